@@ -1,0 +1,23 @@
+// The `osprey` command. Exit codes: 0 ok, 1 failure, 2 bad usage.
+#include <fmt/format.h>
+
+#include "cli/subcommands.h"
+#include "osprey/core/error.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"osprey: train, tune, ensemble and quantize deep-learning models"};
+  app.require_subcommand(1);
+  osprey::cli::add_info(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  } catch (const osprey::ValueError& e) {
+    fmt::print(stderr, "osprey: error: {}\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "osprey: error: {}\n", e.what());
+    return 1;
+  }
+  return 0;
+}

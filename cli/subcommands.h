@@ -1,0 +1,10 @@
+// The `osprey` command's subcommands: each file in cli/ registers one on the CLI11 app.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace osprey::cli {
+
+void add_info(CLI::App& app);
+
+}  // namespace osprey::cli

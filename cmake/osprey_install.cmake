@@ -1,0 +1,21 @@
+# Installs headers, libraries and a CMake package config so a user's project can
+# find_package(osprey) and link osprey::osprey.
+include(GNUInstallDirs)
+include(CMakePackageConfigHelpers)
+set(_targets osprey_osprey)
+foreach(m ${OSPREY_MODULES})
+  list(APPEND _targets osprey_${m})
+endforeach()
+install(TARGETS ${_targets} EXPORT ospreyTargets
+  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+install(DIRECTORY src/osprey DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} FILES_MATCHING PATTERN "*.h"
+  PATTERN "*_test*" EXCLUDE)
+install(EXPORT ospreyTargets NAMESPACE osprey:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/osprey)
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/ospreyConfig.cmake.in
+"@PACKAGE_INIT@\ninclude(CMakeFindDependencyMacro)\nfind_dependency(dnnl)\nfind_dependency(fmt)\nfind_dependency(OpenMP)\ninclude(\"\${CMAKE_CURRENT_LIST_DIR}/ospreyTargets.cmake\")\n")
+configure_package_config_file(${CMAKE_CURRENT_BINARY_DIR}/ospreyConfig.cmake.in
+  ${CMAKE_CURRENT_BINARY_DIR}/ospreyConfig.cmake INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/osprey)
+write_basic_package_version_file(${CMAKE_CURRENT_BINARY_DIR}/ospreyConfigVersion.cmake
+  COMPATIBILITY SameMinorVersion)
+install(FILES ${CMAKE_CURRENT_BINARY_DIR}/ospreyConfig.cmake ${CMAKE_CURRENT_BINARY_DIR}/ospreyConfigVersion.cmake
+  DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/osprey)

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Installs every Debian package osprey's build, tests and main job need; skips what is there.
+set -euo pipefail
+packages=(
+  build-essential cmake pkg-config
+  libdnnl-dev libgtest-dev libgmock-dev libbenchmark-dev
+  nlohmann-json3-dev libfmt-dev libcli11-dev zlib1g-dev
+  dataset-fashion-mnist
+  python3 python3-numpy python3-torch
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}"
+  SUDO=""
+  [[ $(id -u) -ne 0 ]] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi

@@ -1,0 +1,45 @@
+#include "osprey/autograd/ops/common.h"
+
+#include <algorithm>
+
+namespace osprey::autograd::detail {
+
+void check_input(const Variable& v, const char* op, const char* name) {
+  OSPREY_CHECK(v.defined(), "{}: {} is an undefined Variable", op, name);
+}
+
+void check_float_input(const Variable& v, const char* op, const char* name) {
+  check_input(v, op, name);
+  check_floating(v.value(), op, name);
+}
+
+void check_same_dtype(const Tensor& a, const Tensor& b, const char* op) {
+  check_same_device({&a, &b}, op);
+  OSPREY_CHECK(a.dtype() == b.dtype(), "{}: dtypes differ: {} and {}", op, a.describe(),
+               b.describe());
+}
+
+Tensor scalar_like(const Tensor& t, double v) { return full(Shape{}, v, {t.dtype(), t.device()}); }
+
+std::vector<int> normalize_axes(const std::vector<int>& axes, int ndim, const char* op) {
+  std::vector<int> out;
+  if (axes.empty()) {
+    for (int i = 0; i < ndim; ++i) out.push_back(i);
+    return out;
+  }
+  for (int a : axes) {
+    const int n = normalize_axis(a, ndim, op);
+    OSPREY_CHECK(std::find(out.begin(), out.end(), n) == out.end(), "{}: axis {} is repeated", op, a);
+    out.push_back(n);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+Shape keep_dims_shape(const Shape& x, const std::vector<int>& axes) {
+  Shape s = x;
+  for (int a : axes) s[a] = 1;
+  return s;
+}
+
+}  // namespace osprey::autograd::detail

@@ -1,0 +1,24 @@
+// The state a Variable handle shares: value, gradient, flags, the producing node and hooks.
+// Internal to autograd (variable.cpp, node.cpp, engine.cpp); user code goes through Variable.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "osprey/autograd/variable.h"
+
+namespace osprey::autograd::detail {
+
+struct VariableImpl {
+  Tensor value;
+  Tensor grad;
+  bool requires_grad = false;
+  bool retains_grad = false;      // a non-leaf that keeps its gradient (retain_grad())
+  std::shared_ptr<Node> grad_fn;  // null for leaves
+  std::string name;
+  std::vector<std::function<void(const Variable&)>> grad_ready_hooks;
+};
+
+}  // namespace osprey::autograd::detail

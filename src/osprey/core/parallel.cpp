@@ -1,0 +1,81 @@
+#include "osprey/core/parallel.h"
+
+#include <omp.h>
+
+#include <charconv>
+#include <cstdlib>
+#include <exception>
+#include <mutex>
+#include <string_view>
+#include <thread>
+
+#include "osprey/core/error.h"
+
+namespace osprey {
+
+namespace {
+int initial_threads() {
+  for (const char* var : {"OSPREY_NUM_THREADS", "OMP_NUM_THREADS"}) {
+    const char* env = std::getenv(var);
+    if (env == nullptr || *env == '\0') continue;
+    std::string_view s(env);
+    int v = 0;
+    auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (ec == std::errc() && v > 0) return v;
+  }
+  const unsigned hw = std::thread::hardware_concurrency();
+  return hw == 0 ? 1 : static_cast<int>(hw);
+}
+
+int& thread_setting() {
+  static int n = [] {
+    const int v = initial_threads();
+    omp_set_num_threads(v);
+    return v;
+  }();
+  return n;
+}
+}  // namespace
+
+int num_threads() noexcept { return thread_setting(); }
+
+void set_num_threads(int n) {
+  OSPREY_CHECK(n >= 1, "set_num_threads: the thread count must be at least 1. Received: {}", n);
+  thread_setting() = n;
+  omp_set_num_threads(n);
+}
+
+bool in_parallel_region() noexcept { return omp_in_parallel() != 0; }
+
+int64_t num_chunks(int64_t n, int64_t grain) noexcept {
+  if (n <= 0) return 0;
+  if (grain < 1) grain = 1;
+  return (n + grain - 1) / grain;
+}
+
+void parallel_for(int64_t begin, int64_t end, int64_t grain,
+                  const std::function<void(int64_t, int64_t)>& fn) {
+  const int64_t n = end - begin;
+  if (n <= 0) return;
+  if (grain < 1) grain = 1;
+  const int threads = num_threads();
+  if (threads == 1 || n <= grain || in_parallel_region()) {
+    fn(begin, end);
+    return;
+  }
+  const int64_t chunks = std::min<int64_t>(threads, (n + grain - 1) / grain);
+  std::exception_ptr error;
+  std::mutex error_mutex;
+#pragma omp parallel for num_threads(static_cast<int>(chunks)) schedule(static, 1)
+  for (int64_t c = 0; c < chunks; ++c) {
+    try {
+      fn(begin + chunk_begin(n, chunks, c), begin + chunk_begin(n, chunks, c + 1));
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(error_mutex);
+      if (!error) error = std::current_exception();
+    }
+  }
+  if (error) std::rethrow_exception(error);
+}
+
+}  // namespace osprey

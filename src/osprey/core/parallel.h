@@ -1,0 +1,31 @@
+// The thread pool every kernel shares. It is OpenMP's persistent team, on purpose: Debian's
+// oneDNN runs on OpenMP, and a second pool of our own would put four busy threads on two cores
+// (each pool spins while the other works). Work is split into chunks that depend only on the
+// range and the grain, never on the thread count, so a reduction that combines chunk results in
+// chunk order is bitwise identical on any number of threads.
+//   parallel_for(0, n, 4096, [&](int64_t b, int64_t e) { for (auto i = b; i < e; ++i) y[i] = x[i]; });
+#pragma once
+
+#include <cstdint>
+#include <functional>
+
+namespace osprey {
+
+// Threads used by kernels; OSPREY_NUM_THREADS, else OMP_NUM_THREADS, else the core count.
+int num_threads() noexcept;
+void set_num_threads(int n);
+
+// Calls fn(begin, end) over [begin, end) in chunks of at least `grain` elements, in parallel
+// when the range is large enough. Exceptions thrown by fn are rethrown in the caller.
+void parallel_for(int64_t begin, int64_t end, int64_t grain,
+                  const std::function<void(int64_t, int64_t)>& fn);
+
+// Deterministic chunking: the number of chunks used for n elements at a given grain (the same
+// on every thread count). Chunk c covers [chunk_begin(n, k, c), chunk_begin(n, k, c + 1)).
+int64_t num_chunks(int64_t n, int64_t grain) noexcept;
+inline int64_t chunk_begin(int64_t n, int64_t chunks, int64_t c) noexcept { return n * c / chunks; }
+
+// True inside a parallel_for body (nested calls then run serially).
+bool in_parallel_region() noexcept;
+
+}  // namespace osprey

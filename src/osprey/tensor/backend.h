@@ -1,0 +1,171 @@
+// The kernel table. A Backend is a plain table of functions, one per kernel, so a device type
+// plugs in by filling a table (flashlight's TensorBackend idea). Two tables exist for the CPU:
+// `reference` (naive loops, always built, the oracle every fast kernel is tested against) and
+// `cpu` (oneDNN primitives and vectorized loops; it starts as a copy of `reference` and overrides
+// what it accelerates). Later `cuda` fills the same table.
+//
+// Contract for every kernel: the op layer (tensor/ops.cpp) has already checked shapes, dtypes
+// and devices, broadcast inputs to the output shape (stride-0 views) where stated, and allocated
+// outputs as contiguous tensors. Inputs may be arbitrary strided views unless stated. Kernels
+// are dtype-generic: float kernels accept float64/float32 and, where noted, bfloat16/float16.
+#pragma once
+
+#include <cstdint>
+
+#include "osprey/tensor/tensor.h"
+
+namespace osprey {
+
+enum class UnaryOp : uint8_t {
+  neg, exp, log, sqrt, rsqrt, abs, sign, square, reciprocal,
+  relu, sigmoid, tanh, gelu_tanh, gelu_erf,
+  add_scalar,  // x + alpha
+  mul_scalar,  // x * alpha
+  pow_scalar,  // x ^ alpha
+  rsub_scalar, // alpha - x
+  clamp,       // min(max(x, alpha), beta); NaN stays NaN
+};
+
+enum class BinaryOp : uint8_t {
+  add, sub, mul, div, pow, maximum, minimum,
+  eq, ne, lt, le, gt, ge,  // output dtype bool
+  // Backward helpers: a is the incoming gradient dy, b the saved input x or output y.
+  relu_backward,       // dy * (x > 0)
+  sigmoid_backward,    // dy * y * (1 - y)
+  tanh_backward,       // dy * (1 - y^2)
+  gelu_tanh_backward,  // dy * d/dx gelu_tanh(x)
+  gelu_erf_backward,   // dy * d/dx gelu_erf(x)
+};
+
+enum class ReduceOp : uint8_t { sum, mean, max, min };
+
+// An activation fused into matmul/linear/conv outputs.
+enum class Activation : uint8_t { none, relu, gelu_tanh, gelu_erf, sigmoid, tanh };
+
+struct UnaryParams {
+  double alpha = 0.0;
+  double beta = 0.0;
+};
+
+struct MatmulParams {
+  bool accumulate = false;  // out += a @ b instead of out = a @ b
+  Activation activation = Activation::none;
+};
+
+// Geometry of a 2-D convolution. Data is NHWC when channels_last, else NCHW; the kernel is
+// always [kh, kw, in_channels / groups, out_channels] (Keras's HWIO).
+struct Conv2dParams {
+  int64_t stride_h = 1, stride_w = 1;
+  int64_t pad_top = 0, pad_bottom = 0, pad_left = 0, pad_right = 0;
+  int64_t dilation_h = 1, dilation_w = 1;
+  int64_t groups = 1;
+  bool channels_last = true;
+};
+
+struct Pool2dParams {
+  int64_t kernel_h = 2, kernel_w = 2;
+  int64_t stride_h = 2, stride_w = 2;
+  int64_t pad_top = 0, pad_bottom = 0, pad_left = 0, pad_right = 0;
+  bool channels_last = true;
+  // Average pooling divides by the number of real (unpadded) elements, as Keras and
+  // PyTorch's count_include_pad=False.
+};
+
+enum class RandomKind : uint8_t { uniform, normal, bernoulli };
+
+struct Backend {
+  const char* name = "";
+
+  // dst = cast(src); same shape, any strides on both sides, any dtype pair.
+  void (*copy)(const Tensor& src, Tensor& dst) = nullptr;
+  // Every element of dst (any strides) = value.
+  void (*fill)(Tensor& dst, double value) = nullptr;
+  // y = op(x); y contiguous with x's shape and dtype.
+  void (*unary)(UnaryOp op, const Tensor& x, Tensor& y, const UnaryParams& p) = nullptr;
+  // out = op(a, b); a and b already expanded to out's shape and of one dtype; out has that dtype,
+  // or bool for comparisons.
+  void (*binary)(BinaryOp op, const Tensor& a, const Tensor& b, Tensor& out) = nullptr;
+  // out = cond ? a : b; all expanded to out's shape; cond is bool.
+  void (*where)(const Tensor& cond, const Tensor& a, const Tensor& b, Tensor& out) = nullptr;
+  // out has x's rank with size 1 on every reduced axis (keepdims); axes whose sizes differ
+  // between x and out are reduced. Sums accumulate in double for float64, float for the rest.
+  void (*reduce)(ReduceOp op, const Tensor& x, Tensor& out) = nullptr;
+  // Index of the max (or min) along axis; out is int64 with size 1 on axis. Ties: first index.
+  void (*arg_reduce)(bool is_max, const Tensor& x, int axis, Tensor& out) = nullptr;
+
+  // out[..., M, N] = a[..., M, K] @ b[..., K, N] (+ bias[N]) (then activation). Batch dims of a,
+  // b and out are identical (already broadcast); a and b may be transposed views. bias may be null.
+  void (*matmul)(const Tensor& a, const Tensor& b, const Tensor* bias, Tensor& out,
+                 const MatmulParams& p) = nullptr;
+
+  void (*conv2d_forward)(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y,
+                         const Conv2dParams& p) = nullptr;
+  void (*conv2d_backward_data)(const Tensor& dy, const Tensor& w, Tensor& dx,
+                               const Conv2dParams& p) = nullptr;
+  // dbias may be null.
+  void (*conv2d_backward_weights)(const Tensor& dy, const Tensor& x, Tensor& dw, Tensor* dbias,
+                                  const Conv2dParams& p) = nullptr;
+
+  // workspace: when non-null, the kernel stores there (allocating it, in a layout of its own
+  // choice) what its own max_pool2d_backward needs; only that backend's backward reads it.
+  void (*max_pool2d_forward)(const Tensor& x, Tensor& y, Tensor* workspace,
+                             const Pool2dParams& p) = nullptr;
+  void (*max_pool2d_backward)(const Tensor& dy, const Tensor& x, const Tensor& workspace,
+                              Tensor& dx, const Pool2dParams& p) = nullptr;
+  void (*avg_pool2d_forward)(const Tensor& x, Tensor& y, const Pool2dParams& p) = nullptr;
+  void (*avg_pool2d_backward)(const Tensor& dy, Tensor& dx, const Pool2dParams& p) = nullptr;
+
+  // Batch normalization over every axis but channel_axis. Training (mean/invstd outputs are
+  // defined): statistics of the batch (biased variance) go to mean [C] and invstd [C] = 1/sqrt(var+eps).
+  // Inference: uses the given mean and var [C] (then invstd is an input computed by the caller).
+  // gamma/beta [C] may be null (scale 1, shift 0).
+  void (*batch_norm_forward)(const Tensor& x, const Tensor* gamma, const Tensor* beta,
+                             Tensor& mean, Tensor& invstd, bool training, double eps,
+                             int channel_axis, Tensor& y) = nullptr;
+  // dgamma/dbeta may be null. Training-mode gradient (through the batch statistics).
+  void (*batch_norm_backward)(const Tensor& dy, const Tensor& x, const Tensor* gamma,
+                              const Tensor& mean, const Tensor& invstd, int channel_axis,
+                              Tensor& dx, Tensor* dgamma, Tensor* dbeta) = nullptr;
+  // Normalizes over the trailing `norm_size` elements of each row: x viewed as [rows, norm_size].
+  // gamma/beta [norm_size] may be null; mean/rstd are [rows] float32 (float64 for float64 x).
+  void (*layer_norm_forward)(const Tensor& x, const Tensor* gamma, const Tensor* beta,
+                             int64_t norm_size, double eps, Tensor& y, Tensor& mean,
+                             Tensor& rstd) = nullptr;
+  void (*layer_norm_backward)(const Tensor& dy, const Tensor& x, const Tensor* gamma,
+                              const Tensor& mean, const Tensor& rstd, int64_t norm_size,
+                              Tensor& dx, Tensor* dgamma, Tensor* dbeta) = nullptr;
+
+  // Softmax (or log-softmax) along axis, x and y of one shape.
+  void (*softmax_forward)(const Tensor& x, int axis, bool log, Tensor& y) = nullptr;
+  void (*softmax_backward)(const Tensor& dy, const Tensor& y, int axis, bool log,
+                           Tensor& dx) = nullptr;
+  // Fused softmax cross-entropy on logits [N, C]. labels: int32/int64 [N] class indices, or a
+  // float [N, C] distribution. Label smoothing mixes the target with the uniform distribution.
+  // losses [N] (float32, or float64 for float64 logits); probs [N, C] = softmax(logits), kept for
+  // backward. An index outside [0, C) throws ValueError naming the sample and the class count.
+  void (*cross_entropy_forward)(const Tensor& logits, const Tensor& labels,
+                                double label_smoothing, Tensor& losses, Tensor& probs) = nullptr;
+  // dlogits[n, :] = dloss[n] * (probs[n, :] - target[n, :]).
+  void (*cross_entropy_backward)(const Tensor& probs, const Tensor& labels,
+                                 double label_smoothing, const Tensor& dloss,
+                                 Tensor& dlogits) = nullptr;
+
+  // out[i, :] = table[indices[i], :]; indices int32/int64 (any shape, flattened), out [n, D].
+  // An index outside [0, V) throws ValueError naming it and V.
+  void (*gather_rows)(const Tensor& table, const Tensor& indices, Tensor& out) = nullptr;
+  // dtable[indices[i], :] += grad[i, :] (dtable is zeroed by the caller).
+  void (*scatter_add_rows)(const Tensor& grad, const Tensor& indices, Tensor& dtable) = nullptr;
+
+  // Fills dst (contiguous) with counter-based random numbers: element i depends only on
+  // (seed, i), never on threads. uniform in [a, b); normal with mean a, stddev b; bernoulli
+  // with P(1) = a.
+  void (*random)(RandomKind kind, uint64_t seed, double a, double b, Tensor& dst) = nullptr;
+};
+
+// The reference table (naive loops) and the fast CPU table.
+const Backend& reference_backend();
+const Backend& cpu_backend();
+// The table ops use for a device: cpu_backend() for cpu:*, unless OSPREY_BACKEND=reference.
+const Backend& backend_for(Device device);
+
+}  // namespace osprey
