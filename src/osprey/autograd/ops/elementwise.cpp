@@ -166,7 +166,7 @@ Variable div(const Variable& a, double b) {
 }
 
 Variable pow(const Variable& a, double p) {
-  return unary_chain("pow", a, [p](const Tensor& x) { return osprey::pow(x, p); }, p != 0.0, false,
+  return unary_chain("pow", a, [p](const Tensor& x) { return osprey::pow(x, p); }, true, false,
                      [p](const Tensor& x, const Tensor&) {
                        // d(x^p)/dx = p * x^(p-1); x^0 is constant.
                        return p == 0.0 ? scalar_like(x, 0.0) : osprey::mul(osprey::pow(x, p - 1.0), p);

@@ -351,7 +351,7 @@ TEST(ReferenceNormTest, BatchNormTrainingComputesBatchStatisticsByHand) {
                                 invstd, true, 0.0, 1, y);
   expect_values(mean, {2.5, 2});
   expect_values(invstd, {r, 0.5});
-  expect_values(y, {-3 * r, -1, -r, 1, r, -1, 3 * r, 1});
+  expect_values(y, {-1.5 * r, -1, -0.5 * r, 1, 0.5 * r, -1, 1.5 * r, 1});
 }
 
 TEST(ReferenceNormTest, BatchNormInferenceUsesTheGivenStatistics) {

@@ -1,0 +1,41 @@
+// Differentiable normalization: batch norm (training and inference, running statistics with
+// Keras's conventions) and layer norm over the trailing axes.
+//   Tensor mean = zeros({C}), var = ones({C});
+//   Variable y = batch_norm(x, gamma, beta, mean, var, {.training = true});  // updates mean, var
+//   Variable z = layer_norm(h, ln_gamma, ln_beta);                          // over the last axis
+#pragma once
+
+#include "osprey/autograd/variable.h"
+
+namespace osprey::autograd {
+
+struct BatchNormOptions {
+  bool training = true;
+  // Keras: moving = moving * momentum + batch * (1 - momentum).
+  double momentum = 0.99;
+  double epsilon = 1e-3;
+  int axis = -1;  // the channel axis: -1 for NHWC / [N, C], 1 for NCHW
+};
+
+// x [..., C, ...] normalized per channel; gamma, beta [C] may be undefined (scale 1, shift 0).
+// Training: normalizes with the batch mean and biased variance (as Keras), and, when the running
+// statistics are defined, updates them in place with the batch mean and biased variance;
+// the gradient flows through the batch statistics. Inference: normalizes with the running
+// statistics (required then), which are constants for the gradient.
+Variable batch_norm(const Variable& x, const Variable& gamma, const Variable& beta,
+                    Tensor& running_mean, Tensor& running_var, const BatchNormOptions& options = {});
+// Training mode without running statistics.
+Variable batch_norm(const Variable& x, const Variable& gamma, const Variable& beta,
+                    const BatchNormOptions& options = {});
+
+struct LayerNormOptions {
+  int begin_axis = -1;     // normalizes over axes [begin_axis, ndim)
+  double epsilon = 1e-3;   // Keras's default
+};
+
+// gamma, beta hold one value per normalized element (shape x.shape()[begin_axis:] or flat);
+// either may be undefined.
+Variable layer_norm(const Variable& x, const Variable& gamma, const Variable& beta,
+                    const LayerNormOptions& options = {});
+
+}  // namespace osprey::autograd
