@@ -40,8 +40,10 @@ TEST(DeviceTest, ParseRejectsMalformedSpecsWithTheSpecInTheMessage) {
   EXPECT_EQ(message_of("gpu:0"), "invalid device 'gpu:0'. Expected 'cpu', 'cpu:N' or 'cuda:N'");
   EXPECT_EQ(message_of("cpu:"), "invalid device 'cpu:'. Expected 'cpu', 'cpu:N' or 'cuda:N'");
   EXPECT_EQ(message_of("cpu0"), "invalid device 'cpu0'. Expected 'cpu', 'cpu:N' or 'cuda:N'");
-  EXPECT_EQ(message_of("cpu:-1"), "invalid device 'cpu:-1': the index must be a non-negative integer");
-  EXPECT_EQ(message_of("cpu:1x"), "invalid device 'cpu:1x': the index must be a non-negative integer");
+  EXPECT_EQ(message_of("cpu:-1"),
+            "invalid device 'cpu:-1': the index must be a non-negative integer");
+  EXPECT_EQ(message_of("cpu:1x"),
+            "invalid device 'cpu:1x': the index must be a non-negative integer");
   EXPECT_EQ(message_of("cuda:99999999999"),
             "invalid device 'cuda:99999999999': the index must be a non-negative integer");
   EXPECT_THROW(Device::parse(""), ValueError);

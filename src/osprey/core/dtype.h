@@ -3,6 +3,8 @@
 // CLI flags round-trip. Promotion follows PyTorch's table (see promote_types below).
 #pragma once
 
+#include <bit>
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -77,13 +79,27 @@ template <class T> inline double to_double(T v) noexcept {
     return static_cast<double>(static_cast<float>(v));
   }
 }
+namespace detail {
+// double -> float rounding to odd: a second rounding (float -> bf16/f16/f8, all narrower than
+// float by more than one bit) then gives the correctly rounded result, never a double rounding.
+inline float to_float_round_odd(double v) noexcept {
+  float f = static_cast<float>(v);
+  if (std::isfinite(f) && static_cast<double>(f) != v) {
+    uint32_t u = std::bit_cast<uint32_t>(f);
+    if (std::fabs(static_cast<double>(f)) > std::fabs(v)) u -= 1;  // truncate toward zero
+    f = std::bit_cast<float>(u | 1u);
+  }
+  return f;
+}
+}  // namespace detail
+
 template <class T> inline T from_double(double v) noexcept {
   if constexpr (std::is_same_v<T, bool>) {
     return v != 0.0;
   } else if constexpr (std::is_arithmetic_v<T>) {
     return static_cast<T>(v);
   } else {
-    return T(static_cast<float>(v));
+    return T(detail::to_float_round_odd(v));
   }
 }
 

@@ -13,8 +13,9 @@ constexpr DType kAll[] = {DType::float64,       DType::float32,     DType::bfloa
                           DType::int32,         DType::int64,       DType::boolean};
 
 TEST(DTypeTest, NamesAreTheConfigStringsAndParseBack) {
-  const char* names[] = {"float64", "float32", "bfloat16", "float16", "float8_e4m3fn",
-                         "float8_e5m2", "int8", "uint8", "int32", "int64", "bool"};
+  const char* names[] = {"float64",       "float32",     "bfloat16", "float16",
+                         "float8_e4m3fn", "float8_e5m2", "int8",     "uint8",
+                         "int32",         "int64",       "bool"};
   static_assert(std::size(kAll) == kNumDTypes);
   for (int i = 0; i < kNumDTypes; ++i) {
     EXPECT_EQ(dtype_name(kAll[i]), names[i]);
@@ -37,15 +38,21 @@ TEST(DTypeTest, SizesAndKindsAreThoseOfTheElementTypes) {
 }
 
 TEST(DTypeTest, ParseAcceptsTheShortAliases) {
-  const std::pair<const char*, DType> aliases[] = {
-      {"f64", DType::float64},           {"double", DType::float64},
-      {"f32", DType::float32},           {"float", DType::float32},
-      {"bf16", DType::bfloat16},         {"f16", DType::float16},
-      {"half", DType::float16},          {"e4m3", DType::float8_e4m3fn},
-      {"float8_e4m3", DType::float8_e4m3fn}, {"e5m2", DType::float8_e5m2},
-      {"i8", DType::int8},               {"u8", DType::uint8},
-      {"i32", DType::int32},             {"i64", DType::int64},
-      {"boolean", DType::boolean}};
+  const std::pair<const char*, DType> aliases[] = {{"f64", DType::float64},
+                                                   {"double", DType::float64},
+                                                   {"f32", DType::float32},
+                                                   {"float", DType::float32},
+                                                   {"bf16", DType::bfloat16},
+                                                   {"f16", DType::float16},
+                                                   {"half", DType::float16},
+                                                   {"e4m3", DType::float8_e4m3fn},
+                                                   {"float8_e4m3", DType::float8_e4m3fn},
+                                                   {"e5m2", DType::float8_e5m2},
+                                                   {"i8", DType::int8},
+                                                   {"u8", DType::uint8},
+                                                   {"i32", DType::int32},
+                                                   {"i64", DType::int64},
+                                                   {"boolean", DType::boolean}};
   for (const auto& [alias, d] : aliases) EXPECT_EQ(parse_dtype(alias), d) << alias;
 }
 
@@ -121,5 +128,19 @@ TEST(DTypeTest, DoubleRoundTripsThroughEveryElementType) {
   EXPECT_TRUE(from_double<bool>(0.5));
 }
 
+}  // namespace
+}  // namespace osprey
+
+namespace osprey {
+namespace {
+TEST(DTypeTest, FromDoubleRoundsOnceForNarrowFloats) {
+  // Just above a bfloat16 tie, by less than a float ulp: rounding through float first would land
+  // on the tie and round to even (1.0); a single correct rounding goes up.
+  const double v = 1.0 + 0x1.0p-8 + 0x1.0p-30;
+  EXPECT_EQ(static_cast<float>(from_double<bfloat16>(v)), 1.0f + 0x1.0p-7f);
+  EXPECT_EQ(static_cast<float>(from_double<bfloat16>(-v)), -(1.0f + 0x1.0p-7f));
+  EXPECT_EQ(static_cast<float>(from_double<bfloat16>(1.0 + 0x1.0p-8)), 1.0f);  // an exact tie: even
+  EXPECT_EQ(static_cast<float>(from_double<float16>(1.0 + 0x1.0p-11 + 0x1.0p-40)), 1.0f + 0x1.0p-10f);
+}
 }  // namespace
 }  // namespace osprey

@@ -12,6 +12,7 @@
 #include "osprey/core/error.h"
 
 #define OSPREY_AVX512 __attribute__((target("avx512f,avx512bf16,avx512bw,avx512vl")))
+#define OSPREY_INLINE inline __attribute__((always_inline))
 
 namespace osprey {
 
@@ -53,7 +54,7 @@ constexpr int kF32Inf = 0x7f800000;
 
 // ---------------------------------------------------------------- AVX2 + F16C (the baseline)
 
-__m256i bf16_round_avx2(__m256 x) {
+OSPREY_INLINE __m256i bf16_round_avx2(__m256 x) {
   const __m256i u = _mm256_castps_si256(x);
   const __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1));
   const __m256i biased = _mm256_add_epi32(_mm256_add_epi32(u, _mm256_set1_epi32(0x7fff)), lsb);
@@ -97,14 +98,15 @@ void f32_to_f16_avx2(const float* s, float16* d, int64_t n) {
 void f16_to_f32_avx2(const float16* s, float* d, int64_t n) {
   int64_t i = 0;
   for (; i + 8 <= n; i += 8) {
-    _mm256_storeu_ps(d + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i))));
+    _mm256_storeu_ps(d + i,
+                     _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i))));
   }
   decode_scalar(s + i, d + i, n - i);
 }
 
 // detail::f8_round_magnitude and the NaN / overflow cases of f32_to_e*_bits, eight lanes at once.
 template <class F>
-__m256i f8_encode_avx2(__m256 x) {
+OSPREY_INLINE __m256i f8_encode_avx2(__m256 x) {
   const __m256i one = _mm256_set1_epi32(1);
   const __m256i u = _mm256_castps_si256(x);
   const __m256i a = _mm256_and_si256(u, _mm256_set1_epi32(0x7fffffff));
@@ -155,7 +157,7 @@ void f32_to_f8_avx2(const float* s, T* d, int64_t n) {
 
 // Sixteen f8 codes (as 16-bit lanes) to the float16 bit patterns of their value times 2^-8 (e4m3fn)
 // or of their value (e5m2); see detail::e4m3fn_bits_to_f32.
-__m256i e4m3fn_to_f16_scaled(__m256i b) {
+OSPREY_INLINE __m256i e4m3fn_to_f16_scaled(__m256i b) {
   const __m256i sign = _mm256_slli_epi16(_mm256_and_si256(b, _mm256_set1_epi16(0x80)), 8);
   const __m256i mag = _mm256_and_si256(b, _mm256_set1_epi16(0x7f));
   const __m256i nan = _mm256_cmpeq_epi16(mag, _mm256_set1_epi16(0x7f));
@@ -170,7 +172,8 @@ void e4m3fn_to_f32_avx2(const float8_e4m3fn* s, float* d, int64_t n) {
     const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i));
     const __m256i h = e4m3fn_to_f16_scaled(_mm256_cvtepu8_epi16(b));
     _mm256_storeu_ps(d + i, _mm256_mul_ps(_mm256_cvtph_ps(_mm256_castsi256_si128(h)), scale));
-    _mm256_storeu_ps(d + i + 8, _mm256_mul_ps(_mm256_cvtph_ps(_mm256_extracti128_si256(h, 1)), scale));
+    _mm256_storeu_ps(d + i + 8,
+                     _mm256_mul_ps(_mm256_cvtph_ps(_mm256_extracti128_si256(h, 1)), scale));
   }
   decode_scalar(s + i, d + i, n - i);
 }
@@ -244,7 +247,7 @@ OSPREY_AVX512 void f16_to_f32_avx512(const float16* s, float* d, int64_t n) {
 
 // f8_encode_avx2 with sixteen lanes and mask registers instead of blends.
 template <class F>
-OSPREY_AVX512 __m128i f8_encode_avx512(__m512 x) {
+OSPREY_AVX512 OSPREY_INLINE __m128i f8_encode_avx512(__m512 x) {
   const __m512i one = _mm512_set1_epi32(1);
   const __m512i u = _mm512_castps_si512(x);
   const __m512i a = _mm512_and_si512(u, _mm512_set1_epi32(0x7fffffff));
@@ -276,7 +279,8 @@ template <class F, class T>
 OSPREY_AVX512 void f32_to_f8_avx512(const float* s, T* d, int64_t n) {
   int64_t i = 0;
   for (; i + 16 <= n; i += 16) {
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(d + i), f8_encode_avx512<F>(_mm512_loadu_ps(s + i)));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(d + i),
+                     f8_encode_avx512<F>(_mm512_loadu_ps(s + i)));
   }
   encode_scalar(s + i, d + i, n - i);
 }
@@ -323,9 +327,12 @@ constexpr Kernels kAvx512{detail::ConvertPath::avx512,
 
 const Kernels* kernels_for(detail::ConvertPath path) noexcept {
   switch (path) {
-    case detail::ConvertPath::avx512: return &kAvx512;
-    case detail::ConvertPath::avx2: return &kAvx2;
-    case detail::ConvertPath::scalar: break;
+    case detail::ConvertPath::avx512:
+      return &kAvx512;
+    case detail::ConvertPath::avx2:
+      return &kAvx2;
+    case detail::ConvertPath::scalar:
+      break;
   }
   return &kScalar;
 }
@@ -353,7 +360,8 @@ bool cpu_supports(ConvertPath path) noexcept {
              __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bf16");
     case ConvertPath::avx2:
       return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c");
-    case ConvertPath::scalar: return true;
+    case ConvertPath::scalar:
+      return true;
   }
   return false;
 }
@@ -373,16 +381,24 @@ void set_convert_path(ConvertPath path) {
 
 }  // namespace detail
 
-void convert(const float* src, bfloat16* dst, int64_t n) noexcept { kernels().bf16.encode(src, dst, n); }
-void convert(const float* src, float16* dst, int64_t n) noexcept { kernels().f16.encode(src, dst, n); }
+void convert(const float* src, bfloat16* dst, int64_t n) noexcept {
+  kernels().bf16.encode(src, dst, n);
+}
+void convert(const float* src, float16* dst, int64_t n) noexcept {
+  kernels().f16.encode(src, dst, n);
+}
 void convert(const float* src, float8_e4m3fn* dst, int64_t n) noexcept {
   kernels().e4m3fn.encode(src, dst, n);
 }
 void convert(const float* src, float8_e5m2* dst, int64_t n) noexcept {
   kernels().e5m2.encode(src, dst, n);
 }
-void convert(const bfloat16* src, float* dst, int64_t n) noexcept { kernels().bf16.decode(src, dst, n); }
-void convert(const float16* src, float* dst, int64_t n) noexcept { kernels().f16.decode(src, dst, n); }
+void convert(const bfloat16* src, float* dst, int64_t n) noexcept {
+  kernels().bf16.decode(src, dst, n);
+}
+void convert(const float16* src, float* dst, int64_t n) noexcept {
+  kernels().f16.decode(src, dst, n);
+}
 void convert(const float8_e4m3fn* src, float* dst, int64_t n) noexcept {
   kernels().e4m3fn.decode(src, dst, n);
 }

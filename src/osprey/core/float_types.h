@@ -16,7 +16,9 @@ namespace detail {
 
 inline uint16_t f32_to_bf16_bits(float f) noexcept {
   uint32_t u = std::bit_cast<uint32_t>(f);
-  if ((u & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((u >> 16) | 0x40u);  // quiet NaN
+  if ((u & 0x7fffffffu) > 0x7f800000u) {
+    return static_cast<uint16_t>((u >> 16) | 0x40u);  // NaN: keep sign and payload top, quiet it
+  }
   u += 0x7fffu + ((u >> 16) & 1u);
   return static_cast<uint16_t>(u >> 16);
 }

@@ -1,8 +1,9 @@
 // The thread pool every kernel shares. It is OpenMP's persistent team, on purpose: Debian's
 // oneDNN runs on OpenMP, and a second pool of our own would put four busy threads on two cores
-// (each pool spins while the other works). Work is split into chunks that depend only on the
-// range and the grain, never on the thread count, so a reduction that combines chunk results in
-// chunk order is bitwise identical on any number of threads.
+// (each pool spins while the other works). parallel_for splits a range by thread count, which is
+// right for elementwise work; reductions instead cut their range with num_chunks/chunk_begin,
+// which depend only on the range and the grain, and combine chunk results in chunk order, so a
+// sum is bitwise identical on any number of threads.
 //   parallel_for(0, n, 4096, [&](int64_t b, int64_t e) { for (auto i = b; i < e; ++i) y[i] = x[i]; });
 #pragma once
 

@@ -56,7 +56,8 @@ TEST_F(ParallelTest, AnExceptionInTheBodyReachesTheCallerWithItsType) {
                               }),
                  ValueError);
     try {
-      parallel_for(0, 100000, 10, [](int64_t, int64_t) { throw std::runtime_error("every chunk"); });
+      parallel_for(0, 100000, 10,
+                   [](int64_t, int64_t) { throw std::runtime_error("every chunk"); });
       FAIL() << "no exception";
     } catch (const std::runtime_error& e) {
       EXPECT_STREQ(e.what(), "every chunk");

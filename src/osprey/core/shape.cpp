@@ -1,5 +1,7 @@
 #include "osprey/core/shape.h"
 
+#include <algorithm>
+
 #include "osprey/core/error.h"
 
 namespace osprey {

@@ -52,7 +52,9 @@ TEST(ShapeTest, EditingAndComparingKeepsTheDimsInOrder) {
 }
 
 TEST(ShapeTest, MoreThanEightDimsIsAValueError) {
-  EXPECT_EQ(value_error_of([] { Shape({1, 2, 3, 4, 5, 6, 7, 8, 9}); }),
+  EXPECT_EQ(value_error_of([] {
+              Shape({1, 2, 3, 4, 5, 6, 7, 8, 9});
+            }),
             "Shape: at most 8 dimensions are supported. Received: 9 dimensions");
   Shape s = Shape::filled(kMaxDims, 1);
   EXPECT_EQ(value_error_of([&] { s.push_back(2); }), "Shape: at most 8 dimensions are supported");
@@ -69,10 +71,13 @@ TEST(ShapeTest, BroadcastFollowsNumPyRules) {
 }
 
 TEST(ShapeTest, BroadcastErrorNamesTheOpAndBothShapes) {
-  EXPECT_EQ(value_error_of([] { broadcast_shapes(Shape({2, 3}), Shape({4, 3}), "add"); }),
+  EXPECT_EQ(value_error_of([] {
+              broadcast_shapes(Shape({2, 3}), Shape({4, 3}), "add");
+            }),
             "add: shapes [2, 3] and [4, 3] cannot be broadcast together (dimension 0: 2 vs 4)");
-  const std::string msg =
-      value_error_of([] { broadcast_shapes(Shape({5, 2}), Shape({3}), "maximum"); });
+  const std::string msg = value_error_of([] {
+    broadcast_shapes(Shape({5, 2}), Shape({3}), "maximum");
+  });
   EXPECT_NE(msg.find("maximum"), std::string::npos) << msg;
   EXPECT_NE(msg.find("[5, 2]"), std::string::npos) << msg;
   EXPECT_NE(msg.find("[3]"), std::string::npos) << msg;
@@ -86,8 +91,9 @@ TEST(ShapeTest, NormalizeAxisWrapsNegativesAndRejectsOutOfRange) {
   EXPECT_EQ(normalize_axis(-1, 0, "sum"), 0);
   EXPECT_EQ(value_error_of([] { normalize_axis(3, 3, "sum"); }),
             "sum: axis 3 is out of range for a tensor of rank 3 (expected an axis in [-3, 2])");
-  EXPECT_EQ(value_error_of([] { normalize_axis(-4, 3, "softmax"); }),
-            "softmax: axis -4 is out of range for a tensor of rank 3 (expected an axis in [-3, 2])");
+  EXPECT_EQ(
+      value_error_of([] { normalize_axis(-4, 3, "softmax"); }),
+      "softmax: axis -4 is out of range for a tensor of rank 3 (expected an axis in [-3, 2])");
   EXPECT_THROW(Shape({2, 2}).at(2), ValueError);
 }
 

@@ -117,7 +117,8 @@ struct Backend {
 
   // Batch normalization over every axis but channel_axis. Training (mean/invstd outputs are
   // defined): statistics of the batch (biased variance) go to mean [C] and invstd [C] = 1/sqrt(var+eps).
-  // Inference: uses the given mean and var [C] (then invstd is an input computed by the caller).
+  // Inference: mean [C] and invstd [C] are inputs (the caller derives invstd from its running
+  // variance), and the kernel only normalizes.
   // gamma/beta [C] may be null (scale 1, shift 0).
   void (*batch_norm_forward)(const Tensor& x, const Tensor* gamma, const Tensor* beta,
                              Tensor& mean, Tensor& invstd, bool training, double eps,
@@ -145,7 +146,8 @@ struct Backend {
   // backward. An index outside [0, C) throws ValueError naming the sample and the class count.
   void (*cross_entropy_forward)(const Tensor& logits, const Tensor& labels,
                                 double label_smoothing, Tensor& losses, Tensor& probs) = nullptr;
-  // dlogits[n, :] = dloss[n] * (probs[n, :] - target[n, :]).
+  // dlogits[n, :] = dloss[n] * (probs[n, :] - target[n, :]): the true gradient when each row of a
+  // float label distribution sums to 1, which the op layer requires.
   void (*cross_entropy_backward)(const Tensor& probs, const Tensor& labels,
                                  double label_smoothing, const Tensor& dloss,
                                  Tensor& dlogits) = nullptr;

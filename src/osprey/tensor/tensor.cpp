@@ -92,6 +92,7 @@ Shape infer_shape(const Shape& requested, int64_t numel, const Shape& from, cons
 // each run of merged old dimensions must be contiguous within itself).
 bool view_strides(const Shape& old_shape, const Shape& old_strides, const Shape& shape, Shape& out) {
   out = Shape::filled(shape.ndim(), 1);
+  if (old_shape.ndim() == 0) return true;  // a 0-d tensor: any all-ones shape views it (PyTorch)
   if (old_shape.numel() == 0) {
     out = contiguous_strides(shape);
     return true;

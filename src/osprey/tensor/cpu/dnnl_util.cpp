@@ -112,10 +112,10 @@ DnnlOp::DnnlOp(const dnnl::primitive_desc_base& pd, std::vector<Arg> args)
   note_primitive_created();
   impl_ = pd.impl_info_str();
   mems_.reserve(args_.size());
-  for (const Arg& a : args_) mems_.emplace_back(a.md, engine(), DNNL_MEMORY_NONE);
+  for (const Arg& a : args_) mems_.emplace_back(a.md, engine(), static_cast<void*>(DNNL_MEMORY_NONE));
   scratch_md_ = pd.scratchpad_desc();
   scratch_bytes_ = scratch_md_.get_size();
-  if (scratch_bytes_ > 0) scratch_mem_ = dnnl::memory(scratch_md_, engine(), DNNL_MEMORY_NONE);
+  if (scratch_bytes_ > 0) scratch_mem_ = dnnl::memory(scratch_md_, engine(), static_cast<void*>(DNNL_MEMORY_NONE));
 }
 
 void DnnlOp::execute(std::initializer_list<void*> ptrs) const {

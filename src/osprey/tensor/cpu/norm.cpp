@@ -87,6 +87,36 @@ Tensor invstd_to_variance(const Tensor& invstd) {
 // A scratch float32 [n] for an output oneDNN insists on writing but nobody asked for.
 Tensor scratch_vec(int64_t n) { return Tensor::empty({n}, {DType::float32, Device::cpu(0)}); }
 
+// A zero-filled float32 [n] (oneDNN's backward insists on a shift input when use_shift is set).
+Tensor zeros_vec(int64_t n) {
+  Tensor t = scratch_vec(n);
+  float* p = t.data<float>();
+  for (int64_t i = 0; i < n; ++i) p[i] = 0.0f;
+  return t;
+}
+
+// Executes a norm backward primitive with its optional arguments in the order the entry lists
+// them: src, mean, variance, diff_dst, diff_src, [scale, [diff_scale]], [shift, diff_shift].
+void run_backward(const DnnlOp& op, std::initializer_list<void*> base, void* gp, void* dgp, void* sp, void* dbp,
+                  bool use_scale, bool full, bool use_shift) {
+  void* a[9];
+  int n = 0;
+  for (void* p : base) a[n++] = p;
+  if (use_scale) a[n++] = gp;
+  if (use_scale && full) a[n++] = dgp;
+  if (use_shift) {
+    a[n++] = sp;
+    a[n++] = dbp;
+  }
+  switch (n) {
+    case 5: return op.execute({a[0], a[1], a[2], a[3], a[4]});
+    case 6: return op.execute({a[0], a[1], a[2], a[3], a[4], a[5]});
+    case 7: return op.execute({a[0], a[1], a[2], a[3], a[4], a[5], a[6]});
+    case 8: return op.execute({a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7]});
+    default: return op.execute({a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8]});
+  }
+}
+
 }  // namespace
 
 void batch_norm_forward(const Tensor& x_in, const Tensor* gamma, const Tensor* beta, Tensor& mean,
@@ -169,6 +199,7 @@ void batch_norm_backward(const Tensor& dy_in, const Tensor& x_in, const Tensor* 
                                   {DNNL_ARG_DIFF_DST, md}, {DNNL_ARG_DIFF_SRC, md}};
     if (use_scale) args.push_back({DNNL_ARG_SCALE, vec_md(c)});
     if (use_scale && full) args.push_back({DNNL_ARG_DIFF_SCALE, vec_md(c)});
+    if (use_shift) args.push_back({DNNL_ARG_SHIFT, vec_md(c)});  // required, though unused
     if (use_shift) args.push_back({DNNL_ARG_DIFF_SHIFT, vec_md(c)});
     return std::make_unique<DnnlOp>(pd, std::move(args));
   });
@@ -188,22 +219,11 @@ void batch_norm_backward(const Tensor& dy_in, const Tensor& x_in, const Tensor* 
     if (dgamma == nullptr) dg_tmp = scratch_vec(c);
     dgp = dgamma != nullptr ? dgamma->raw_data() : dg_tmp.raw_data();
   }
-  void* base[5] = {x.raw_data(), mean.raw_data(), var.raw_data(), dy.raw_data(), dx.raw_data()};
   void* gp = use_scale ? g.raw_data() : nullptr;
   void* dbp = dbeta != nullptr ? dbeta->raw_data() : nullptr;
-  if (use_scale && full && use_shift) {
-    e->op->execute({base[0], base[1], base[2], base[3], base[4], gp, dgp, dbp});
-  } else if (use_scale && full) {
-    e->op->execute({base[0], base[1], base[2], base[3], base[4], gp, dgp});
-  } else if (use_scale && use_shift) {
-    e->op->execute({base[0], base[1], base[2], base[3], base[4], gp, dbp});
-  } else if (use_scale) {
-    e->op->execute({base[0], base[1], base[2], base[3], base[4], gp});
-  } else if (use_shift) {
-    e->op->execute({base[0], base[1], base[2], base[3], base[4], dbp});
-  } else {
-    e->op->execute({base[0], base[1], base[2], base[3], base[4]});
-  }
+  const Tensor shift = use_shift ? zeros_vec(dbeta->numel()) : Tensor();
+  run_backward(*e->op, {x.raw_data(), mean.raw_data(), var.raw_data(), dy.raw_data(), dx.raw_data()}, gp, dgp,
+               use_shift ? shift.raw_data() : nullptr, dbp, use_scale, full, use_shift);
 }
 
 void layer_norm_forward(const Tensor& x_in, const Tensor* gamma, const Tensor* beta, int64_t norm_size,
@@ -286,6 +306,7 @@ void layer_norm_backward(const Tensor& dy_in, const Tensor& x_in, const Tensor* 
                                   {DNNL_ARG_DIFF_DST, md}, {DNNL_ARG_DIFF_SRC, md}};
     if (use_scale) args.push_back({DNNL_ARG_SCALE, vec_md(norm_size)});
     if (use_scale && full) args.push_back({DNNL_ARG_DIFF_SCALE, vec_md(norm_size)});
+    if (use_shift) args.push_back({DNNL_ARG_SHIFT, vec_md(norm_size)});  // required, though unused
     if (use_shift) args.push_back({DNNL_ARG_DIFF_SHIFT, vec_md(norm_size)});
     return std::make_unique<DnnlOp>(pd, std::move(args));
   });
@@ -305,22 +326,11 @@ void layer_norm_backward(const Tensor& dy_in, const Tensor& x_in, const Tensor* 
     if (dgamma == nullptr) dg_tmp = scratch_vec(norm_size);
     dgp = dgamma != nullptr ? dgamma->raw_data() : dg_tmp.raw_data();
   }
-  void* base[5] = {x.raw_data(), mean.raw_data(), var.raw_data(), dy.raw_data(), dx.raw_data()};
   void* gp = use_scale ? g.raw_data() : nullptr;
   void* dbp = dbeta != nullptr ? dbeta->raw_data() : nullptr;
-  if (use_scale && full && use_shift) {
-    e->op->execute({base[0], base[1], base[2], base[3], base[4], gp, dgp, dbp});
-  } else if (use_scale && full) {
-    e->op->execute({base[0], base[1], base[2], base[3], base[4], gp, dgp});
-  } else if (use_scale && use_shift) {
-    e->op->execute({base[0], base[1], base[2], base[3], base[4], gp, dbp});
-  } else if (use_scale) {
-    e->op->execute({base[0], base[1], base[2], base[3], base[4], gp});
-  } else if (use_shift) {
-    e->op->execute({base[0], base[1], base[2], base[3], base[4], dbp});
-  } else {
-    e->op->execute({base[0], base[1], base[2], base[3], base[4]});
-  }
+  const Tensor shift = use_shift ? zeros_vec(dbeta->numel()) : Tensor();
+  run_backward(*e->op, {x.raw_data(), mean.raw_data(), var.raw_data(), dy.raw_data(), dx.raw_data()}, gp, dgp,
+               use_shift ? shift.raw_data() : nullptr, dbp, use_scale, full, use_shift);
 }
 
 }  // namespace osprey::cpu

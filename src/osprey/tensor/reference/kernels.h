@@ -3,6 +3,8 @@
 // one follows the Backend contract in backend.h literally and handles any strides and dtypes.
 #pragma once
 
+#include <array>
+
 #include "osprey/tensor/backend.h"
 
 namespace osprey::reference {
@@ -16,25 +18,31 @@ void reduce(ReduceOp op, const Tensor& x, Tensor& out);
 void arg_reduce(bool is_max, const Tensor& x, int axis, Tensor& out);
 void random(RandomKind kind, uint64_t seed, double a, double b, Tensor& dst);
 
-void matmul(const Tensor& a, const Tensor& b, const Tensor* bias, Tensor& out, const MatmulParams& p);
+void matmul(const Tensor& a, const Tensor& b, const Tensor* bias, Tensor& out,
+            const MatmulParams& p);
 
-void conv2d_forward(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y, const Conv2dParams& p);
+void conv2d_forward(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y,
+                    const Conv2dParams& p);
 void conv2d_backward_data(const Tensor& dy, const Tensor& w, Tensor& dx, const Conv2dParams& p);
-void conv2d_backward_weights(const Tensor& dy, const Tensor& x, Tensor& dw, Tensor* dbias, const Conv2dParams& p);
+void conv2d_backward_weights(const Tensor& dy, const Tensor& x, Tensor& dw, Tensor* dbias,
+                             const Conv2dParams& p);
 
 void max_pool2d_forward(const Tensor& x, Tensor& y, Tensor* workspace, const Pool2dParams& p);
-void max_pool2d_backward(const Tensor& dy, const Tensor& x, const Tensor& workspace, Tensor& dx, const Pool2dParams& p);
+void max_pool2d_backward(const Tensor& dy, const Tensor& x, const Tensor& workspace, Tensor& dx,
+                         const Pool2dParams& p);
 void avg_pool2d_forward(const Tensor& x, Tensor& y, const Pool2dParams& p);
 void avg_pool2d_backward(const Tensor& dy, Tensor& dx, const Pool2dParams& p);
 
 void batch_norm_forward(const Tensor& x, const Tensor* gamma, const Tensor* beta, Tensor& mean,
                         Tensor& invstd, bool training, double eps, int channel_axis, Tensor& y);
 void batch_norm_backward(const Tensor& dy, const Tensor& x, const Tensor* gamma, const Tensor& mean,
-                         const Tensor& invstd, int channel_axis, Tensor& dx, Tensor* dgamma, Tensor* dbeta);
+                         const Tensor& invstd, int channel_axis, Tensor& dx, Tensor* dgamma,
+                         Tensor* dbeta);
 void layer_norm_forward(const Tensor& x, const Tensor* gamma, const Tensor* beta, int64_t norm_size,
                         double eps, Tensor& y, Tensor& mean, Tensor& rstd);
 void layer_norm_backward(const Tensor& dy, const Tensor& x, const Tensor* gamma, const Tensor& mean,
-                         const Tensor& rstd, int64_t norm_size, Tensor& dx, Tensor* dgamma, Tensor* dbeta);
+                         const Tensor& rstd, int64_t norm_size, Tensor& dx, Tensor* dgamma,
+                         Tensor* dbeta);
 
 void softmax_forward(const Tensor& x, int axis, bool log, Tensor& y);
 void softmax_backward(const Tensor& dy, const Tensor& y, int axis, bool log, Tensor& dx);

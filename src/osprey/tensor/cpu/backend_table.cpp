@@ -1,0 +1,41 @@
+// The fast CPU table: a copy of the reference table with the kernels of tensor/cpu/ put in
+// where they accelerate something (each of them still hands its unusual cases back to the
+// reference kernel). Kernels not listed here (where, arg_reduce, random, scatter_add_rows) are
+// the reference ones.
+#include "osprey/tensor/backend.h"
+#include "osprey/tensor/cpu/kernels.h"
+
+namespace osprey {
+
+const Backend& cpu_backend() {
+  static const Backend table = [] {
+    Backend b = reference_backend();
+    b.name = "cpu";
+    b.copy = cpu::copy;
+    b.fill = cpu::fill;
+    b.unary = cpu::unary;
+    b.binary = cpu::binary;
+    b.reduce = cpu::reduce;
+    b.matmul = cpu::matmul;
+    b.conv2d_forward = cpu::conv2d_forward;
+    b.conv2d_backward_data = cpu::conv2d_backward_data;
+    b.conv2d_backward_weights = cpu::conv2d_backward_weights;
+    b.max_pool2d_forward = cpu::max_pool2d_forward;
+    b.max_pool2d_backward = cpu::max_pool2d_backward;
+    b.avg_pool2d_forward = cpu::avg_pool2d_forward;
+    b.avg_pool2d_backward = cpu::avg_pool2d_backward;
+    b.batch_norm_forward = cpu::batch_norm_forward;
+    b.batch_norm_backward = cpu::batch_norm_backward;
+    b.layer_norm_forward = cpu::layer_norm_forward;
+    b.layer_norm_backward = cpu::layer_norm_backward;
+    b.softmax_forward = cpu::softmax_forward;
+    b.softmax_backward = cpu::softmax_backward;
+    b.cross_entropy_forward = cpu::cross_entropy_forward;
+    b.cross_entropy_backward = cpu::cross_entropy_backward;
+    b.gather_rows = cpu::gather_rows;
+    return b;
+  }();
+  return table;
+}
+
+}  // namespace osprey

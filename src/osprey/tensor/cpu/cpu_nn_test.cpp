@@ -1,0 +1,385 @@
+// The fast CPU backend's oneDNN kernels (matmul, convolution, pooling, batch/layer norm,
+// softmax) and fused loops (cross-entropy, gather) against the reference kernels, on several
+// shapes and layouts; and the primitive cache: a repeated call creates no primitive.
+#include <gtest/gtest.h>
+
+#include "osprey/tensor/cpu/cpu_test_util.h"
+#include "osprey/tensor/cpu/dnnl_info.h"
+#include "osprey/tensor/cpu/primitive_cache.h"
+#include "osprey/tensor/ops.h"
+
+namespace osprey::cpu::testing {
+namespace {
+
+// ---- matmul ----------------------------------------------------------------------------------
+
+void check_matmul(const Tensor& a, const Tensor& b, const Tensor* bias, const MatmulParams& p, const Shape& out_shape,
+                  double tol, const std::string& what) {
+  const DType d = a.dtype();
+  Tensor want = Tensor::empty(out_shape, {d}), got = Tensor::empty(out_shape, {d});
+  if (p.accumulate) {
+    const Tensor init = randn(out_shape, 999, 1.0, 0.0, d);
+    ref().copy(init, want);
+    ref().copy(init, got);
+  }
+  ref().matmul(a, b, bias, want, p);
+  fast().matmul(a, b, bias, got, p);
+  EXPECT_TRUE(all_close(got, want, tol, tol)) << what;
+}
+
+TEST(CpuMatmulTest, MatchesReferenceForShapesTransposesBiasActivationsAndAccumulate) {
+  struct Mnk { int64_t m, n, k; };
+  uint64_t seed = 1;
+  for (const Mnk& s : {Mnk{128, 512, 784}, Mnk{128, 10, 256}, Mnk{1, 7, 3}, Mnk{33, 65, 17}}) {
+    const Tensor a = randn({s.m, s.k}, seed++), b = randn({s.k, s.n}, seed++);
+    const Tensor at = randn({s.k, s.m}, seed++).transpose(0, 1), bt = randn({s.n, s.k}, seed++).transpose(0, 1);
+    const Tensor bias = randn({s.n}, seed++);
+    const double tol = 2e-5 * std::sqrt(static_cast<double>(s.k));
+    for (const auto& [x, y] : {std::pair{a, b}, std::pair{at, b}, std::pair{a, bt}, std::pair{at, bt}}) {
+      for (Activation act : {Activation::none, Activation::relu, Activation::gelu_tanh, Activation::gelu_erf,
+                             Activation::sigmoid, Activation::tanh}) {
+        for (bool acc : {false, true}) {
+          for (const Tensor* bp : {static_cast<const Tensor*>(nullptr), &bias}) {
+            check_matmul(x, y, bp, {.accumulate = acc, .activation = act}, {s.m, s.n}, tol,
+                         "mnk " + std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k) +
+                             " act " + std::to_string(static_cast<int>(act)) + " acc " + std::to_string(acc));
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(CpuMatmulTest, BatchedWithBroadcastAndStridedOperands) {
+  const Tensor a = randn({4, 3, 20, 30}, 1), b = randn({4, 3, 30, 25}, 2);
+  check_matmul(a, b, nullptr, {}, {4, 3, 20, 25}, 1e-4, "4-D batched");
+  const Tensor w = randn({30, 25}, 3);
+  check_matmul(a, w.unsqueeze(0).unsqueeze(0).expand({4, 3, 30, 25}), nullptr, {}, {4, 3, 20, 25}, 1e-4,
+               "weight broadcast over the batch");
+  const Tensor a1 = randn({20, 30}, 4);
+  check_matmul(a1.unsqueeze(0).expand({6, 20, 30}), randn({6, 30, 25}, 5), nullptr, {}, {6, 20, 25}, 1e-4,
+               "lhs broadcast");
+  const Tensor at = randn({5, 30, 20}, 6).transpose(1, 2), bt = randn({5, 25, 30}, 7).transpose(1, 2);
+  const Tensor bias = randn({25}, 8);
+  check_matmul(at, bt, &bias, {.activation = Activation::relu}, {5, 20, 25}, 1e-4, "batched transposes");
+  const Tensor sliced = randn({8, 40, 60}, 9).slice(2, 5, 35);
+  check_matmul(sliced, randn({8, 30, 25}, 10), nullptr, {}, {8, 40, 25}, 1e-4, "row-padded lhs");
+  const Tensor odd = randn({30, 40}, 11).slice(1, 0, 40, 2).slice(0, 0, 20);  // no unit stride
+  check_matmul(odd, randn({20, 25}, 12), nullptr, {}, {20, 25}, 1e-4, "no unit stride");
+}
+
+TEST(CpuMatmulTest, Bfloat16AndFloat64) {
+  if (avx512_available()) {
+    const Tensor a = randn({64, 96}, 1, 1.0, 0.0, DType::bfloat16), b = randn({96, 48}, 2, 1.0, 0.0, DType::bfloat16);
+    const Tensor bias = randn({48}, 3, 1.0, 0.0, DType::bfloat16);
+    check_matmul(a, b, &bias, {.activation = Activation::relu}, {64, 48}, 2e-2, "bf16");
+  }
+  const Tensor a = randn({31, 47}, 4, 1.0, 0.0, DType::float64), b = randn({47, 13}, 5, 1.0, 0.0, DType::float64);
+  check_matmul(a, b, nullptr, {}, {31, 13}, 1e-12, "f64 goes to the reference");
+}
+
+// ---- convolution -----------------------------------------------------------------------------
+
+struct ConvCase {
+  int64_t n, h, w, c, o, kh, kw;
+  Conv2dParams p;
+};
+
+Shape data_shape(int64_t n, int64_t h, int64_t w, int64_t c, bool cl) {
+  return cl ? Shape{n, h, w, c} : Shape{n, c, h, w};
+}
+
+TEST(CpuConvTest, ForwardAndBothBackwardsMatchReference) {
+  std::vector<ConvCase> cases;
+  for (bool cl : {true, false}) {
+    cases.push_back({4, 12, 12, 1, 8, 3, 3, {.pad_top = 1, .pad_bottom = 1, .pad_left = 1, .pad_right = 1, .channels_last = cl}});
+    cases.push_back({2, 9, 11, 16, 32, 3, 3, {.channels_last = cl}});
+    cases.push_back({2, 13, 10, 8, 12, 3, 2,
+                     {.stride_h = 2, .stride_w = 1, .pad_top = 0, .pad_bottom = 2, .pad_left = 1, .pad_right = 0, .channels_last = cl}});
+    cases.push_back({2, 15, 15, 6, 9, 3, 3,
+                     {.pad_top = 2, .pad_bottom = 2, .pad_left = 2, .pad_right = 2, .dilation_h = 2, .dilation_w = 2, .channels_last = cl}});
+    cases.push_back({3, 10, 10, 12, 18, 3, 3, {.pad_top = 1, .pad_bottom = 1, .pad_left = 1, .pad_right = 1, .groups = 3, .channels_last = cl}});
+    cases.push_back({2, 8, 8, 16, 16, 3, 3, {.pad_top = 1, .pad_bottom = 1, .pad_left = 1, .pad_right = 1, .groups = 16, .channels_last = cl}});
+    cases.push_back({2, 7, 7, 10, 20, 1, 1, {.stride_h = 2, .stride_w = 2, .channels_last = cl}});
+  }
+  uint64_t seed = 50;
+  for (const ConvCase& c : cases) {
+    const std::string what = "conv n" + std::to_string(c.n) + " hw" + std::to_string(c.h) + "x" + std::to_string(c.w) +
+                             " c" + std::to_string(c.c) + " o" + std::to_string(c.o) + " g" + std::to_string(c.p.groups) +
+                             (c.p.channels_last ? " NHWC" : " NCHW");
+    const Tensor x = randn(data_shape(c.n, c.h, c.w, c.c, c.p.channels_last), seed++);
+    const Tensor w = randn({c.kh, c.kw, c.c / c.p.groups, c.o}, seed++, 0.3);
+    const Tensor bias = randn({c.o}, seed++);
+    const Shape ys = conv2d_output_shape(x.shape(), w.shape(), c.p);
+    const double tol = 1e-5 * std::sqrt(static_cast<double>(c.kh * c.kw * c.c));
+    for (const Tensor* bp : {static_cast<const Tensor*>(nullptr), &bias}) {
+      Tensor want = Tensor::empty(ys), got = Tensor::empty(ys);
+      ref().conv2d_forward(x, w, bp, want, c.p);
+      fast().conv2d_forward(x, w, bp, got, c.p);
+      EXPECT_TRUE(all_close(got, want, tol, tol)) << what << " forward";
+    }
+    const Tensor dy = randn(ys, seed++);
+    Tensor dx_w = Tensor::empty(x.shape()), dx_g = Tensor::empty(x.shape());
+    ref().conv2d_backward_data(dy, w, dx_w, c.p);
+    fast().conv2d_backward_data(dy, w, dx_g, c.p);
+    EXPECT_TRUE(all_close(dx_g, dx_w, tol, tol)) << what << " backward data";
+    const double wtol = 1e-5 * std::sqrt(static_cast<double>(ys.numel() / c.o));
+    for (bool with_bias : {false, true}) {
+      Tensor dw_w = Tensor::empty(w.shape()), dw_g = Tensor::empty(w.shape());
+      Tensor db_w = Tensor::empty({c.o}), db_g = Tensor::empty({c.o});
+      ref().conv2d_backward_weights(dy, x, dw_w, with_bias ? &db_w : nullptr, c.p);
+      fast().conv2d_backward_weights(dy, x, dw_g, with_bias ? &db_g : nullptr, c.p);
+      EXPECT_TRUE(all_close(dw_g, dw_w, wtol, wtol)) << what << " backward weights";
+      if (with_bias) {
+        EXPECT_TRUE(all_close(db_g, db_w, wtol, wtol)) << what << " backward bias";
+      }
+    }
+  }
+}
+
+TEST(CpuConvTest, NonContiguousInputsAreHandled) {
+  const Conv2dParams p{.pad_top = 1, .pad_bottom = 1, .pad_left = 1, .pad_right = 1};
+  const Tensor x = randn({2, 3, 10, 10}, 1).permute({0, 2, 3, 1});  // NCHW memory seen as NHWC
+  const Tensor w = randn({3, 3, 3, 5}, 2);
+  const Shape ys = conv2d_output_shape(x.shape(), w.shape(), p);
+  Tensor want = Tensor::empty(ys), got = Tensor::empty(ys);
+  ref().conv2d_forward(x, w, nullptr, want, p);
+  fast().conv2d_forward(x, w, nullptr, got, p);
+  EXPECT_TRUE(all_close(got, want, 1e-4, 1e-4));
+}
+
+// ---- pooling ---------------------------------------------------------------------------------
+
+TEST(CpuPoolTest, MaxAndAveragePoolingForwardAndBackwardMatchReference) {
+  struct PoolCase { Shape x; Pool2dParams p; };
+  std::vector<PoolCase> cases;
+  for (bool cl : {true, false}) {
+    cases.push_back({data_shape(4, 12, 12, 8, cl), {.channels_last = cl}});
+    cases.push_back({data_shape(2, 11, 9, 5, cl), {.kernel_h = 3, .kernel_w = 3, .stride_h = 2, .stride_w = 2,
+                                                   .pad_top = 1, .pad_bottom = 1, .pad_left = 1, .pad_right = 1, .channels_last = cl}});
+    cases.push_back({data_shape(3, 7, 8, 16, cl), {.kernel_h = 2, .kernel_w = 3, .stride_h = 1, .stride_w = 2,
+                                                   .pad_top = 0, .pad_bottom = 1, .pad_left = 1, .pad_right = 0, .channels_last = cl}});
+  }
+  uint64_t seed = 70;
+  for (const PoolCase& c : cases) {
+    const Tensor x = randn(c.x, seed++);
+    const Shape ys = pool2d_output_shape(c.x, c.p);
+    const Tensor dy = randn(ys, seed++);
+    // Max: forward with a workspace, backward from it.
+    Tensor yw = Tensor::empty(ys), yg = Tensor::empty(ys), ws_w, ws_g;
+    ref().max_pool2d_forward(x, yw, &ws_w, c.p);
+    fast().max_pool2d_forward(x, yg, &ws_g, c.p);
+    EXPECT_TRUE(all_close(yg, yw, 0, 0)) << "max forward " << c.x.to_string();
+    Tensor dxw = Tensor::empty(c.x), dxg = Tensor::empty(c.x);
+    ref().max_pool2d_backward(dy, x, ws_w, dxw, c.p);
+    fast().max_pool2d_backward(dy, x, ws_g, dxg, c.p);
+    EXPECT_TRUE(all_close(dxg, dxw, 1e-6, 1e-6)) << "max backward " << c.x.to_string();
+    // Without a workspace (inference forward; backward recomputes).
+    Tensor yi = Tensor::empty(ys);
+    fast().max_pool2d_forward(x, yi, nullptr, c.p);
+    EXPECT_TRUE(all_close(yi, yw, 0, 0));
+    fast().max_pool2d_backward(dy, x, Tensor(), dxg, c.p);
+    EXPECT_TRUE(all_close(dxg, dxw, 1e-6, 1e-6)) << "max backward without workspace";
+    // Average.
+    ref().avg_pool2d_forward(x, yw, c.p);
+    fast().avg_pool2d_forward(x, yg, c.p);
+    EXPECT_TRUE(all_close(yg, yw, 1e-6, 1e-6)) << "avg forward " << c.x.to_string();
+    ref().avg_pool2d_backward(dy, dxw, c.p);
+    fast().avg_pool2d_backward(dy, dxg, c.p);
+    EXPECT_TRUE(all_close(dxg, dxw, 1e-6, 1e-6)) << "avg backward " << c.x.to_string();
+  }
+}
+
+// ---- normalization ---------------------------------------------------------------------------
+
+TEST(CpuNormTest, BatchNormTrainingInferenceAndBackwardMatchReference) {
+  struct BnCase { Shape x; int axis; };
+  uint64_t seed = 90;
+  for (const BnCase& c : {BnCase{{8, 6, 6, 16}, 3}, BnCase{{8, 16, 6, 6}, 1}, BnCase{{64, 10}, 1}, BnCase{{4, 5, 7}, -1}}) {
+    const int axis = c.axis < 0 ? c.axis + c.x.ndim() : c.axis;
+    const int64_t ch = c.x[axis];
+    const Tensor x = randn(c.x, seed++, 2.0, 0.5);
+    const Tensor gamma = randn({ch}, seed++, 0.5, 1.0), beta = randn({ch}, seed++);
+    const Tensor dy = randn(c.x, seed++);
+    for (bool affine : {false, true}) {
+      const Tensor* g = affine ? &gamma : nullptr;
+      const Tensor* b = affine ? &beta : nullptr;
+      Tensor yw = Tensor::empty(c.x), yg = Tensor::empty(c.x);
+      Tensor mw = Tensor::empty({ch}), mg = Tensor::empty({ch}), iw = Tensor::empty({ch}), ig = Tensor::empty({ch});
+      ref().batch_norm_forward(x, g, b, mw, iw, true, 1e-3, c.axis, yw);
+      fast().batch_norm_forward(x, g, b, mg, ig, true, 1e-3, c.axis, yg);
+      EXPECT_TRUE(all_close(yg, yw, 1e-4, 1e-4)) << "training forward " << c.x.to_string();
+      EXPECT_TRUE(all_close(mg, mw, 1e-5, 1e-5));
+      EXPECT_TRUE(all_close(ig, iw, 1e-5, 1e-5));
+      // Inference from the statistics just computed.
+      ref().batch_norm_forward(x, g, b, mw, iw, false, 1e-3, c.axis, yw);
+      fast().batch_norm_forward(x, g, b, mw, iw, false, 1e-3, c.axis, yg);
+      EXPECT_TRUE(all_close(yg, yw, 1e-5, 1e-5)) << "inference " << c.x.to_string();
+      for (bool grads : {false, true}) {
+        Tensor dxw = Tensor::empty(c.x), dxg = Tensor::empty(c.x);
+        Tensor dgw = Tensor::empty({ch}), dgg = Tensor::empty({ch}), dbw = Tensor::empty({ch}), dbg = Tensor::empty({ch});
+        ref().batch_norm_backward(dy, x, g, mw, iw, c.axis, dxw, grads ? &dgw : nullptr, grads ? &dbw : nullptr);
+        fast().batch_norm_backward(dy, x, g, mw, iw, c.axis, dxg, grads ? &dgg : nullptr, grads ? &dbg : nullptr);
+        EXPECT_TRUE(all_close(dxg, dxw, 1e-4, 1e-4)) << "backward " << c.x.to_string();
+        if (grads) {
+          EXPECT_TRUE(all_close(dgg, dgw, 1e-4, 1e-4));
+          EXPECT_TRUE(all_close(dbg, dbw, 1e-4, 1e-4));
+        }
+      }
+    }
+  }
+}
+
+TEST(CpuNormTest, LayerNormForwardAndBackwardMatchReference) {
+  uint64_t seed = 120;
+  for (const auto& [shape, norm] : {std::pair{Shape{32, 64}, int64_t{64}}, std::pair{Shape{4, 9, 30}, int64_t{30}},
+                                    std::pair{Shape{6, 5, 8}, int64_t{40}}}) {
+    const int64_t rows = shape.numel() / norm;
+    const Tensor x = randn(shape, seed++, 3.0, 1.0), dy = randn(shape, seed++);
+    const Tensor gamma = randn({norm}, seed++, 0.5, 1.0), beta = randn({norm}, seed++);
+    for (bool affine : {false, true}) {
+      const Tensor* g = affine ? &gamma : nullptr;
+      const Tensor* b = affine ? &beta : nullptr;
+      Tensor yw = Tensor::empty(shape), yg = Tensor::empty(shape);
+      Tensor mw = Tensor::empty({rows}), mg = Tensor::empty({rows}), rw = Tensor::empty({rows}), rg = Tensor::empty({rows});
+      ref().layer_norm_forward(x, g, b, norm, 1e-5, yw, mw, rw);
+      fast().layer_norm_forward(x, g, b, norm, 1e-5, yg, mg, rg);
+      EXPECT_TRUE(all_close(yg, yw, 1e-4, 1e-4)) << shape.to_string();
+      EXPECT_TRUE(all_close(mg, mw, 1e-5, 1e-5));
+      EXPECT_TRUE(all_close(rg, rw, 1e-5, 1e-5));
+      for (bool grads : {false, true}) {
+        Tensor dxw = Tensor::empty(shape), dxg = Tensor::empty(shape);
+        Tensor dgw = Tensor::empty({norm}), dgg = Tensor::empty({norm}), dbw = Tensor::empty({norm}), dbg = Tensor::empty({norm});
+        ref().layer_norm_backward(dy, x, g, mw, rw, norm, dxw, grads ? &dgw : nullptr, grads ? &dbw : nullptr);
+        fast().layer_norm_backward(dy, x, g, mw, rw, norm, dxg, grads ? &dgg : nullptr, grads ? &dbg : nullptr);
+        EXPECT_TRUE(all_close(dxg, dxw, 1e-4, 1e-4)) << "backward " << shape.to_string();
+        if (grads) {
+          EXPECT_TRUE(all_close(dgg, dgw, 1e-4, 1e-4));
+          EXPECT_TRUE(all_close(dbg, dbw, 1e-4, 1e-4));
+        }
+      }
+    }
+  }
+}
+
+// ---- softmax, cross-entropy, gather ----------------------------------------------------------
+
+TEST(CpuSoftmaxTest, SoftmaxAndLogSoftmaxAlongAnyAxisMatchReference) {
+  uint64_t seed = 140;
+  for (const auto& [shape, axis] : {std::pair{Shape{128, 10}, 1}, std::pair{Shape{7, 33, 5}, 1},
+                                    std::pair{Shape{7, 33, 5}, 0}, std::pair{Shape{3, 1000}, -1}}) {
+    const Tensor x = randn(shape, seed++, 4.0), dy = randn(shape, seed++);
+    const int a = axis < 0 ? axis + shape.ndim() : axis;
+    for (bool log : {false, true}) {
+      Tensor yw = Tensor::empty(shape), yg = Tensor::empty(shape);
+      ref().softmax_forward(x, a, log, yw);
+      fast().softmax_forward(x, a, log, yg);
+      // log-softmax near 0 is x - lse of two numbers near 12: float rounding alone is ~1e-6.
+      EXPECT_TRUE(all_close(yg, yw, 1e-5, log ? 1e-5 : 1e-6)) << shape.to_string() << " axis " << a << " log " << log;
+      Tensor dw = Tensor::empty(shape), dg = Tensor::empty(shape);
+      ref().softmax_backward(dy, yw, a, log, dw);
+      fast().softmax_backward(dy, yw, a, log, dg);
+      EXPECT_TRUE(all_close(dg, dw, 1e-5, 1e-6)) << "backward";
+    }
+  }
+  const Tensor xt = randn({20, 30}, 150).transpose(0, 1);
+  Tensor yw = Tensor::empty({30, 20}), yg = Tensor::empty({30, 20});
+  ref().softmax_forward(xt, 1, false, yw);
+  fast().softmax_forward(xt, 1, false, yg);
+  EXPECT_TRUE(all_close(yg, yw, 1e-5, 1e-6)) << "transposed input";
+}
+
+TEST(CpuCrossEntropyTest, FusedLossAndGradientMatchReference) {
+  uint64_t seed = 160;
+  for (const auto& [n, c] : {std::pair<int64_t, int64_t>{128, 10}, {37, 1000}, {5, 3}}) {
+    const Tensor logits = randn({n, c}, seed++, 3.0);
+    Tensor idx64 = Tensor::empty({n}, {DType::int64});
+    ref().random(RandomKind::uniform, seed++, 0, static_cast<double>(c), idx64);
+    Tensor idx32 = Tensor::empty({n}, {DType::int32});
+    ref().copy(idx64, idx32);
+    Tensor dist = Tensor::empty({n, c});
+    ref().softmax_forward(randn({n, c}, seed++), 1, false, dist);
+    const Tensor dloss = randn({n}, seed++);
+    for (const Tensor& labels : {idx64, idx32, dist}) {
+      for (double ls : {0.0, 0.1}) {
+        Tensor lw = Tensor::empty({n}), lg = Tensor::empty({n}), pw = Tensor::empty({n, c}), pg = Tensor::empty({n, c});
+        ref().cross_entropy_forward(logits, labels, ls, lw, pw);
+        fast().cross_entropy_forward(logits, labels, ls, lg, pg);
+        EXPECT_TRUE(all_close(lg, lw, 1e-5, 1e-5)) << n << "x" << c << " " << dtype_name(labels.dtype()) << " ls " << ls;
+        EXPECT_TRUE(all_close(pg, pw, 1e-5, 1e-7));
+        Tensor dw = Tensor::empty({n, c}), dg = Tensor::empty({n, c});
+        ref().cross_entropy_backward(pw, labels, ls, dloss, dw);
+        fast().cross_entropy_backward(pw, labels, ls, dloss, dg);
+        EXPECT_TRUE(all_close(dg, dw, 1e-6, 1e-7)) << "backward";
+      }
+    }
+  }
+  Tensor bad = from_vector<int64_t>({1, 10, 2});
+  Tensor l = Tensor::empty({3}), p = Tensor::empty({3, 10});
+  EXPECT_THROW(fast().cross_entropy_forward(randn({3, 10}, 1), bad, 0.0, l, p), ValueError);
+}
+
+TEST(CpuGatherTest, GatherRowsMatchesReferenceAndChecksIndices) {
+  const Tensor table = randn({50, 24}, 1);
+  Tensor idx = Tensor::empty({3, 7}, {DType::int64});
+  ref().random(RandomKind::uniform, 2, 0, 50, idx);
+  Tensor want = Tensor::empty({21, 24}), got = Tensor::empty({21, 24});
+  ref().gather_rows(table, idx, want);
+  fast().gather_rows(table, idx, got);
+  EXPECT_TRUE(bitwise_equal(got, want));
+  Tensor bad = from_vector<int32_t>({3, 50});
+  Tensor out = Tensor::empty({2, 24});
+  EXPECT_THROW(fast().gather_rows(table, bad, out), ValueError);
+}
+
+// ---- the primitive cache ---------------------------------------------------------------------
+
+TEST(CpuPrimitiveCacheTest, ASecondIdenticalCallCreatesNoPrimitive) {
+  const Tensor a = randn({64, 48}, 1), b = randn({48, 32}, 2), bias = randn({32}, 3);
+  const Conv2dParams cp{.pad_top = 1, .pad_bottom = 1, .pad_left = 1, .pad_right = 1};
+  const Tensor x = randn({2, 8, 8, 4}, 4), w = randn({3, 3, 4, 6}, 5);
+  const Shape ys = conv2d_output_shape(x.shape(), w.shape(), cp);
+  const Tensor dy = randn(ys, 6);
+  const Pool2dParams pp{};
+  const Tensor lx = randn({16, 20}, 7);
+  auto step = [&] {
+    Tensor out = Tensor::empty({64, 32});
+    fast().matmul(a, b, &bias, out, {.activation = Activation::relu});
+    Tensor y = Tensor::empty(ys), dx = Tensor::empty(x.shape()), dw = Tensor::empty(w.shape()), db = Tensor::empty({6});
+    fast().conv2d_forward(x, w, nullptr, y, cp);
+    fast().conv2d_backward_data(dy, w, dx, cp);
+    fast().conv2d_backward_weights(dy, x, dw, &db, cp);
+    Tensor py = Tensor::empty(pool2d_output_shape(x.shape(), pp)), ws;
+    fast().max_pool2d_forward(x, py, &ws, pp);
+    Tensor pdx = Tensor::empty(x.shape());
+    fast().max_pool2d_backward(py, x, ws, pdx, pp);
+    Tensor sy = Tensor::empty(lx.shape());
+    fast().softmax_forward(lx, 1, true, sy);
+    Tensor t = Tensor::empty(lx.shape());
+    fast().unary(UnaryOp::exp, lx, t, {});
+    Tensor m = Tensor::empty({16}), r = Tensor::empty({16});
+    fast().layer_norm_forward(lx, nullptr, nullptr, 20, 1e-5, t, m, r);
+    return std::vector<Tensor>{out, y, dx, dw, db, py, pdx, sy, t};
+  };
+  const std::vector<Tensor> first = step();
+  const int64_t created = dnnl_primitives_created();
+  EXPECT_GT(created, 0);
+  const std::vector<Tensor> second = step();
+  EXPECT_EQ(dnnl_primitives_created(), created);
+  for (size_t i = 0; i < first.size(); ++i) {
+    EXPECT_TRUE(bitwise_equal(first[i], second[i])) << "output " << i << " differs between identical calls";
+  }
+}
+
+TEST(CpuPrimitiveCacheTest, OpsThroughThePublicApiUseTheCpuBackend) {
+  EXPECT_STREQ(backend_for(Device::cpu(0)).name, getenv("OSPREY_BACKEND") ? backend_for(Device::cpu(0)).name : "cpu");
+  const Tensor x = randn({32, 16}, 1), w = randn({16, 8}, 2);
+  const Tensor y1 = linear(x, w, nullptr, Activation::relu);
+  const int64_t created = dnnl_primitives_created();
+  const Tensor y2 = linear(x, w, nullptr, Activation::relu);
+  EXPECT_EQ(dnnl_primitives_created(), created);
+  EXPECT_TRUE(bitwise_equal(y1, y2));
+}
+
+}  // namespace
+}  // namespace osprey::cpu::testing

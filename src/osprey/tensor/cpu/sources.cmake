@@ -1,0 +1,19 @@
+# The fast CPU backend (oneDNN + vectorized loops), included by src/osprey/tensor/CMakeLists.txt.
+# Paths are relative to src/osprey/tensor.
+set(OSPREY_TENSOR_CPU_SRCS
+  cpu/backend_table.cpp
+  cpu/conv.cpp
+  cpu/copy.cpp
+  cpu/dnnl_info.cpp
+  cpu/dnnl_util.cpp
+  cpu/elementwise.cpp
+  cpu/loss.cpp
+  cpu/matmul.cpp
+  cpu/norm.cpp
+  cpu/pool.cpp
+  cpu/primitive_cache.cpp
+  cpu/reduce.cpp
+  cpu/softmax.cpp)
+set(OSPREY_TENSOR_CPU_TESTS
+  cpu/cpu_backend_test.cpp
+  cpu/cpu_nn_test.cpp)
