@@ -11,7 +11,9 @@
 #include <unordered_map>
 #include <vector>
 
+#include "osprey/autograd/ops.h"
 #include "osprey/core/parallel.h"
+#include "osprey/tensor/backend.h"
 #include "osprey/tensor/factory.h"
 #include "osprey/tensor/ops.h"
 
@@ -72,6 +74,32 @@ void BM_Linear_Osprey(benchmark::State& st) {
   set_flops(st, 2.0 * s.m * s.n * s.k);
 }
 
+// Through autograd: weights that require gradients, so every call records a graph node.
+void BM_LinearAutograd_Osprey(benchmark::State& st) {
+  namespace ag = osprey::autograd;
+  const Mnk s = kShapes[st.range(0)];
+  const ag::Variable x(randn({s.m, s.k}, 1)), w(randn({s.k, s.n}, 2), true), b(randn({s.n}, 3), true);
+  for (auto _ : st) {
+    ag::Variable y = ag::linear(x, w, b, osprey::Activation::relu);
+    benchmark::DoNotOptimize(y.value().raw_data());
+  }
+  set_flops(st, 2.0 * s.m * s.n * s.k);
+}
+
+// The backend kernel alone (output preallocated): the op layer's share of the overhead is the
+// difference to BM_Matmul_Osprey.
+void BM_MatmulKernel_Osprey(benchmark::State& st) {
+  const Mnk s = kShapes[st.range(0)];
+  const Tensor a = randn({s.m, s.k}, 1), b = randn({s.k, s.n}, 2);
+  Tensor c = Tensor::empty({s.m, s.n});
+  const osprey::Backend& be = osprey::cpu_backend();
+  for (auto _ : st) {
+    be.matmul(a, b, nullptr, c, {});
+    benchmark::DoNotOptimize(c.raw_data());
+  }
+  set_flops(st, 2.0 * s.m * s.n * s.k);
+}
+
 // The same product on the bare primitive: plain row-major operands, created once.
 void dnnl_matmul(benchmark::State& st, bool linear) {
   const Mnk s = kShapes[st.range(0)];
@@ -102,8 +130,10 @@ void BM_Linear_Dnnl(benchmark::State& st) { dnnl_matmul(st, true); }
 
 BENCHMARK(BM_Matmul_Osprey)->DenseRange(0, 3)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_Matmul_Dnnl)->DenseRange(0, 3)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_MatmulKernel_Osprey)->DenseRange(0, 3)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_Linear_Osprey)->DenseRange(0, 3)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_Linear_Dnnl)->DenseRange(0, 3)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_LinearAutograd_Osprey)->DenseRange(0, 3)->Unit(benchmark::kMicrosecond);
 
 // ---- conv2d ----------------------------------------------------------------------------------
 

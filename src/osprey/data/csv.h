@@ -22,12 +22,12 @@ struct CsvOptions {
   char delimiter = ',';
   // The label column, by header name, or by 0-based index (negative counts from the end);
   // neither: every column is a feature and y stays undefined.
-  std::string label_column;
-  std::optional<int> label_index;
+  std::string label_column = {};
+  std::optional<int> label_index = std::nullopt;
   DType dtype = DType::float32;        // of the features
   DType label_dtype = DType::float32;  // int64 for class ids (the field must be an integer)
   // Value for empty fields; unset: an empty field is an error.
-  std::optional<double> missing_value;
+  std::optional<double> missing_value = std::nullopt;
 };
 
 // x [rows, features], y [rows] (when a label column was chosen), and the column names (from

@@ -38,7 +38,7 @@ using GeneratorFactory = std::function<Generator(uint64_t epoch)>;
 struct ShuffleOptions {
   // Fixed seed for a reproducible order; unset: drawn from osprey::next_seed() when the
   // transform is created (reproducible under set_global_seed).
-  std::optional<uint64_t> seed;
+  std::optional<uint64_t> seed = std::nullopt;
   // A new order every epoch (derived from the seed and the epoch), as tf.data's default.
   bool reshuffle_each_iteration = true;
 };

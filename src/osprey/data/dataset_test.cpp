@@ -59,6 +59,19 @@ TEST(DatasetTest, IteratingTwiceGivesTwoFullEpochs) {
   EXPECT_FALSE(it.next().has_value());  // stays at the end
 }
 
+TEST(DatasetTest, AnIteratorIsARangeAndCanSkip) {
+  auto it = Dataset::range(10).iterator();
+  EXPECT_EQ(it.skip(3), 3);
+  std::vector<int64_t> rest;
+  for (Element& e : it) {
+    rest.push_back(static_cast<int64_t>(e[0].item()));
+    if (rest.size() == 2) break;
+  }
+  EXPECT_EQ(rest, (std::vector<int64_t>{3, 4}));
+  EXPECT_EQ(it.next()->x().item(), 5.0);  // a cursor reads ahead only when advanced
+  EXPECT_EQ(it.skip(100), 4);
+}
+
 TEST(DatasetTest, DefaultDatasetIsEmpty) {
   Dataset ds;
   EXPECT_EQ(ds.cardinality(), 0);

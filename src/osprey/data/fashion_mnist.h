@@ -24,7 +24,7 @@ inline constexpr std::array<std::string_view, 10> kClassNames{
 struct Options {
   // Where the four files are ({train,t10k}-{images-idx3,labels-idx1}-ubyte, gzip or not).
   // Empty: $OSPREY_DATA_DIR/fashion-mnist, then $OSPREY_DATA_DIR, then kDebianDirectory.
-  std::string directory;
+  std::string directory = {};
   bool flatten = false;  // images [N, 784] instead of [N, 28, 28]
 };
 

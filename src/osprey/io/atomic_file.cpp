@@ -25,8 +25,13 @@ AtomicFileWriter::AtomicFileWriter(std::filesystem::path target, AtomicFileOptio
   // O_EXCL + a random suffix: two writers of the same target never share a temporary.
   for (int attempt = 0; !file_.is_open(); ++attempt) {
     tmp_ = detail::random_sibling(target_, "tmp");
-    bool exists = false;
-    file_ = File::create_exclusive(tmp_, attempt + 1 < kCreateAttempts ? &exists : nullptr);
+    int err = 0;
+    file_ = File::try_create_exclusive(tmp_, err);
+    if (!file_.is_open() && (err != EEXIST || attempt + 1 >= kCreateAttempts)) {
+      const std::filesystem::path tmp = std::move(tmp_);
+      tmp_.clear();
+      detail::throw_errno(target_, fmt::format("cannot create temporary file {}", tmp.string()), err);
+    }
   }
   buffer_.reserve(kBufferBytes);
 }

@@ -66,15 +66,27 @@ File File::open_read(const std::filesystem::path& path) {
   return File(fd, path);
 }
 
-File File::create_exclusive(const std::filesystem::path& path, bool* exists) {
+File File::try_create_exclusive(const std::filesystem::path& path, int& err) noexcept {
   int fd;
   do {
     fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
   } while (fd < 0 && errno == EINTR);
-  if (exists != nullptr) *exists = fd < 0 && errno == EEXIST;
-  if (fd < 0 && exists != nullptr && *exists) return File();
-  if (fd < 0) detail::throw_errno(path, "cannot create", errno);
-  return File(fd, path);
+  err = fd < 0 ? errno : 0;
+  if (fd < 0) return File();
+  try {
+    return File(fd, path);
+  } catch (...) {  // copying the path ran out of memory
+    ::close(fd);
+    err = ENOMEM;
+    return File();
+  }
+}
+
+File File::create_exclusive(const std::filesystem::path& path) {
+  int err = 0;
+  File f = try_create_exclusive(path, err);
+  if (!f.is_open()) detail::throw_errno(path, "cannot create", err);
+  return f;
 }
 
 uint64_t File::size() const {

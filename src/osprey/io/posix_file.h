@@ -23,9 +23,10 @@ class File {
   File& operator=(const File&) = delete;
 
   static File open_read(const std::filesystem::path& path);
-  // Creates a new file (O_EXCL: fails when it exists) with mode 0666 & ~umask. When `exists` is
-  // given, an existing path sets it and returns a closed File instead of throwing.
-  static File create_exclusive(const std::filesystem::path& path, bool* exists = nullptr);
+  // Creates a new file (O_EXCL: fails when it exists) with mode 0666 & ~umask.
+  static File create_exclusive(const std::filesystem::path& path);
+  // The same without throwing: a closed File and the errno on failure.
+  static File try_create_exclusive(const std::filesystem::path& path, int& err) noexcept;
 
   bool is_open() const noexcept { return fd_ >= 0; }
   int fd() const noexcept { return fd_; }

@@ -33,7 +33,9 @@ TEST(AllocatorTest, RoundSizeWastesAtMostAnEighth) {
   for (size_t n : {1ul, 63ul, 4097ul, 100000ul, 1999999ul, 3000000ul}) {
     const size_t r = Allocator::round_size(n);
     EXPECT_GE(r, n);
-    if (n > 4096 && n < (size_t{2} << 20)) EXPECT_LE(r, n + n / 8 + 1);
+    if (n > 4096 && n < (size_t{2} << 20)) {
+      EXPECT_LE(r, n + n / 8 + 1);
+    }
   }
 }
 

@@ -66,6 +66,8 @@ TEST(CpuMatmulTest, BatchedWithBroadcastAndStridedOperands) {
   check_matmul(sliced, randn({8, 30, 25}, 10), nullptr, {}, {8, 40, 25}, 1e-4, "row-padded lhs");
   const Tensor odd = randn({30, 40}, 11).slice(1, 0, 40, 2).slice(0, 0, 20);  // no unit stride
   check_matmul(odd, randn({20, 25}, 12), nullptr, {}, {20, 25}, 1e-4, "no unit stride");
+  const Tensor bias_bcast = randn({1}, 13).expand({25});
+  check_matmul(randn({20, 30}, 14), randn({30, 25}, 15), &bias_bcast, {}, {20, 25}, 1e-4, "broadcast bias");
 }
 
 TEST(CpuMatmulTest, Bfloat16AndFloat64) {

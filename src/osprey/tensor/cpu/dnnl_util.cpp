@@ -37,7 +37,7 @@ bool dnnl_float_ok(DType d) noexcept {
 
 void fix_unit_strides(const dnnl_dims& dims, dnnl_dims& strides) {
   for (size_t i = 0; i < dims.size(); ++i) {
-    if (dims[i] != 1) continue;
+    if (dims[i] != 1 || strides[i] > 0) continue;
     int64_t extent = 1;
     for (size_t j = 0; j < dims.size(); ++j) {
       if (j != i && dims[j] > 1) extent = std::max(extent, dims[j] * strides[j]);

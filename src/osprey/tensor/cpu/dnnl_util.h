@@ -34,8 +34,9 @@ dnnl_dt to_dnnl(DType d) noexcept;
 // reference kernel, which the reference backend does as well).
 bool dnnl_float_ok(DType d) noexcept;
 
-// Gives size-1 dims the stride a dense layout would have: any stride is valid there, but
-// oneDNN's layout checks (plain, transposed) look at every stride.
+// Gives size-1 dims with stride 0 (from expand) an outermost stride: any stride is valid there,
+// but oneDNN's layout checks look at every stride. Positive strides are kept: they carry the
+// layout (an NHWC tensor with C = 1 has C stride 1, which makes oneDNN see nhwc, not nchw).
 void fix_unit_strides(const dnnl_dims& dims, dnnl_dims& strides);
 // A memory descriptor with the given sizes and strides (in elements), size-1 dims fixed as
 // above. Throws dnnl::error if oneDNN rejects the layout.

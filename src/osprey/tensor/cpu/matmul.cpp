@@ -142,11 +142,15 @@ std::unique_ptr<MatmulEntry> make_entry(const Tensor& a, const Tensor& b, const 
 
 }  // namespace
 
-void matmul(const Tensor& a, const Tensor& b, const Tensor* bias, Tensor& out, const MatmulParams& p) {
+void matmul(const Tensor& a, const Tensor& b, const Tensor* bias_in, Tensor& out, const MatmulParams& p) {
+  // A broadcast bias (stride 0) is not a layout oneDNN reads: give it a dense copy.
+  Tensor bias_t;
+  if (bias_in != nullptr) bias_t = dnnl_layout_ok(*bias_in) ? *bias_in : bias_in->contiguous();
+  const Tensor* bias = bias_in != nullptr ? &bias_t : nullptr;
   const int nd = out.ndim();
   const DType d = a.dtype();
   const bool fast = nd >= 2 && nd <= 10 && dnnl_float_ok(d) && b.dtype() == d && out.dtype() == d &&
-                    (bias == nullptr || (bias->dtype() == d && bias->ndim() == 1 && bias->strides()[0] >= 0)) &&
+                    (bias == nullptr || (bias->dtype() == d && bias->ndim() == 1)) &&
                     a.shape()[nd - 1] > 0 && dnnl_layout_ok(out);
   if (out.numel() == 0) return;
   if (!fast) return reference::matmul(a, b, bias, out, p);
