@@ -42,6 +42,7 @@ Tensor Tensor::from_storage(std::shared_ptr<Storage> storage, const Shape& shape
 }
 
 bool Tensor::is_contiguous() const noexcept {
+  if (numel() == 0) return true;
   int64_t expected = 1;
   for (int i = ndim() - 1; i >= 0; --i) {
     if (shape_[i] == 1) continue;

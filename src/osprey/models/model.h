@@ -1,0 +1,111 @@
+// Model: a layer made of layers (Keras's Model), the architecture that train/ fits and
+// models/saving.h saves. Sequential chains layers; Functional runs a graph built with the
+// functional API. A Model names its weights under its own path: `sequential/dense_1/kernel`.
+// Training is not here: train::Model (osprey::Model) holds one of these plus a Trainer.
+//   auto m = std::make_shared<models::Sequential>(std::vector<std::shared_ptr<nn::Layer>>{
+//       layers::Dense(64, "relu"), layers::Dense(10)});
+//   Variable logits = (*m)(x);          // builds every layer from x's shape
+//   fmt::print("{}", m->summary());
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "osprey/nn/layer.h"
+
+namespace osprey::models {
+
+using autograd::Variable;
+
+class Model : public nn::Layer {
+ public:
+  using nn::Layer::Layer;
+
+  // The layers directly inside this model, in order.
+  virtual std::vector<std::shared_ptr<nn::Layer>> layers() const = 0;
+  std::vector<std::shared_ptr<nn::Layer>> sublayers() const override { return layers(); }
+  // ValueError naming the model and its layers when none has this name.
+  std::shared_ptr<nn::Layer> get_layer(const std::string& name) const;
+  // Runs the model on several inputs and returns every output (one each for Sequential).
+  virtual std::vector<Variable> call_all(const std::vector<Variable>& inputs, bool training) = 0;
+  virtual size_t num_inputs() const { return 1; }
+  virtual size_t num_outputs() const { return 1; }
+
+  void set_path_prefix(const std::string& prefix) override;
+
+  // Keras's table: layer (type), output shape, params; totals with bytes.
+  std::string summary() const;
+  // One row per direct layer: name, class, output shape (batch -1), parameter count.
+  struct LayerRow {
+    std::string name, class_name;
+    Shape output_shape;
+    int64_t params;
+  };
+  virtual std::vector<LayerRow> summary_rows() const = 0;
+
+  // All weights in variables() order, as copies; set_weights checks count, shapes and dtypes.
+  std::vector<Tensor> get_weights() const;
+  void set_weights(const std::vector<Tensor>& weights);
+
+ protected:
+  Variable call(const std::vector<Variable>& inputs, bool training) override;
+  // Called by subclasses whenever a layer joins the model.
+  void adopt(const std::shared_ptr<nn::Layer>& layer);
+};
+
+struct SequentialOptions {
+  std::string name;       // default "sequential", "sequential_1", ...
+  Shape input_shape;      // without the batch axis; when given, the model builds immediately
+  bool trainable = true;
+};
+
+class Sequential : public Model {
+ public:
+  explicit Sequential(std::vector<std::shared_ptr<nn::Layer>> layers = {}, SequentialOptions options = {});
+  void add(std::shared_ptr<nn::Layer> layer);
+  void pop();
+  std::vector<std::shared_ptr<nn::Layer>> layers() const override { return layers_; }
+  std::vector<Variable> call_all(const std::vector<Variable>& inputs, bool training) override;
+  Shape compute_output_shape(const std::vector<Shape>& input_shapes) override;
+  std::vector<LayerRow> summary_rows() const override;
+  nlohmann::json get_config() const override;
+  static std::shared_ptr<nn::Layer> from_config(const nlohmann::json& config);
+
+ protected:
+  void build_impl(const std::vector<Shape>& input_shapes) override;
+
+ private:
+  std::vector<std::shared_ptr<nn::Layer>> layers_;
+};
+
+// A graph of layer calls from inputs to outputs, made with the functional API:
+//   auto in = nn::Input({784});
+//   auto h = layers::Dense(64, "relu")(in);
+//   auto m = std::make_shared<models::Functional>(std::vector{in}, std::vector{layers::Dense(10)(h)});
+// A layer called several times (shared) keeps one set of weights.
+class Functional : public Model {
+ public:
+  Functional(std::vector<nn::SymbolicTensor> inputs, std::vector<nn::SymbolicTensor> outputs,
+             std::string name = "");
+  std::vector<std::shared_ptr<nn::Layer>> layers() const override { return layers_; }
+  std::vector<Variable> call_all(const std::vector<Variable>& inputs, bool training) override;
+  size_t num_inputs() const override { return inputs_.size(); }
+  size_t num_outputs() const override { return outputs_.size(); }
+  Shape compute_output_shape(const std::vector<Shape>& input_shapes) override;
+  std::vector<LayerRow> summary_rows() const override;
+  nlohmann::json get_config() const override;
+  static std::shared_ptr<nn::Layer> from_config(const nlohmann::json& config);
+
+ private:
+  using Node = nn::SymbolicTensor::Node;
+  std::vector<nn::SymbolicTensor> inputs_, outputs_;
+  std::vector<const Node*> order_;  // layer-call nodes in execution order
+  std::vector<std::shared_ptr<nn::Layer>> layers_;
+};
+
+// Registers Sequential and Functional with the layer registry (idempotent), so saved models
+// and nested models can be rebuilt.
+void register_model_classes();
+
+}  // namespace osprey::models

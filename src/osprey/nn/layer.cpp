@@ -1,0 +1,216 @@
+#include "osprey/nn/layer.h"
+
+#include <map>
+#include <mutex>
+
+#include "osprey/autograd/grad_mode.h"
+#include "osprey/autograd/ops.h"
+#include "osprey/core/rng.h"
+#include "osprey/tensor/factory.h"
+
+namespace osprey::nn {
+
+namespace {
+std::mutex g_names_mutex;
+std::map<std::string, int>& name_counters() {
+  static std::map<std::string, int> counters;
+  return counters;
+}
+}  // namespace
+
+std::string unique_name(const std::string& base) {
+  std::lock_guard<std::mutex> lock(g_names_mutex);
+  const int n = name_counters()[base]++;
+  return n == 0 ? base : base + "_" + std::to_string(n);
+}
+
+void clear_session() {
+  std::lock_guard<std::mutex> lock(g_names_mutex);
+  name_counters().clear();
+}
+
+std::string to_snake_case(const std::string& class_name) {
+  std::string out;
+  for (size_t i = 0; i < class_name.size(); ++i) {
+    const char c = class_name[i];
+    if (std::isupper(static_cast<unsigned char>(c))) {
+      const bool prev_lower = i > 0 && std::islower(static_cast<unsigned char>(class_name[i - 1]));
+      const bool next_lower = i + 1 < class_name.size() && std::islower(static_cast<unsigned char>(class_name[i + 1]));
+      const bool prev_upper = i > 0 && std::isupper(static_cast<unsigned char>(class_name[i - 1]));
+      if (i > 0 && (prev_lower || (prev_upper && next_lower)) && !std::isdigit(static_cast<unsigned char>(class_name[i - 1]))) out += '_';
+      out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+SymbolicTensor Input(const Shape& shape, const std::string& name, DType dtype) {
+  for (int i = 0; i < shape.ndim(); ++i) {
+    OSPREY_CHECK(shape[i] > 0, "Input: sizes must be positive (the batch dimension is implicit). Received: {}",
+                 shape.to_string());
+  }
+  Shape s = shape;
+  s.insert(0, -1);
+  auto node = std::make_shared<SymbolicTensor::Node>();
+  node->input_name = name.empty() ? unique_name("input_layer") : name;
+  return SymbolicTensor(s, dtype, std::move(node));
+}
+
+Layer::Layer(std::string class_name, const LayerOptions& options)
+    : class_name_(std::move(class_name)),
+      name_(options.name.empty() ? unique_name(to_snake_case(class_name_)) : options.name),
+      trainable_(options.trainable) {
+  if (!options.dtype.empty()) {
+    const DType d = parse_dtype(options.dtype);
+    OSPREY_CHECK(is_floating(d), "{}: dtype must be floating point. Received: '{}'", name_, options.dtype);
+    variable_dtype_ = compute_dtype_ = d;
+  }
+}
+
+void Layer::set_path_prefix(const std::string& prefix) {
+  prefix_ = prefix;
+  for (Weight& w : weights_) w.variable.set_name(path() + "/" + w.name);
+}
+
+void Layer::check_num_inputs(size_t received, size_t expected) const {
+  OSPREY_CHECK(received == expected, "{}: expected {} input(s), received {}", name_, expected, received);
+}
+
+void Layer::build(const std::vector<Shape>& input_shapes) {
+  if (built_) return;
+  build_impl(input_shapes);
+  build_shapes_ = input_shapes;
+  built_ = true;
+}
+
+Variable Layer::operator()(const Variable& x, bool training) {
+  return (*this)(std::vector<Variable>{x}, training);
+}
+
+Variable Layer::operator()(const std::vector<Variable>& xs, bool training) {
+  if (!built_) {
+    std::vector<Shape> shapes;
+    for (const Variable& x : xs) {
+      OSPREY_CHECK(x.defined(), "{}: received an undefined input", name_);
+      shapes.push_back(x.shape());
+    }
+    build(shapes);
+  }
+  return call(xs, training);
+}
+
+Shape Layer::compute_output_shape(const std::vector<Shape>& input_shapes) {
+  std::vector<Variable> dummies;
+  for (Shape s : input_shapes) {
+    if (s.ndim() > 0 && s[0] < 0) s[0] = 1;
+    dummies.emplace_back(zeros(s, {compute_dtype_}));
+  }
+  autograd::NoGradGuard no_grad;
+  Shape out = (*this)(dummies, false).shape();
+  if (!input_shapes.empty() && input_shapes[0].ndim() > 0 && input_shapes[0][0] < 0 && out.ndim() > 0) out[0] = -1;
+  return out;
+}
+
+SymbolicTensor Layer::operator()(const SymbolicTensor& x) { return (*this)(std::vector<SymbolicTensor>{x}); }
+
+SymbolicTensor Layer::operator()(const std::vector<SymbolicTensor>& xs) {
+  std::vector<Shape> shapes;
+  for (const SymbolicTensor& x : xs) {
+    OSPREY_CHECK(x.defined(), "{}: received an undefined symbolic input", name_);
+    shapes.push_back(x.shape());
+  }
+  build(shapes);
+  const Shape out = compute_output_shape(shapes);
+  auto node = std::make_shared<SymbolicTensor::Node>();
+  node->layer = shared_from_this();
+  node->inputs = xs;
+  return SymbolicTensor(out, compute_dtype_, std::move(node));
+}
+
+Variable Layer::add_weight(const std::string& name, const Shape& shape, const Initializer& initializer,
+                           bool trainable, Regularizer regularizer) {
+  for (const Weight& w : weights_) {
+    OSPREY_CHECK(w.name != name, "{}: a weight named '{}' already exists", name_, name);
+  }
+  Tensor value = initializer(shape, variable_dtype_, next_seed());
+  Variable v(value, trainable, path() + "/" + name);
+  weights_.push_back({v, name, trainable, std::move(regularizer)});
+  return v;
+}
+
+std::vector<Variable> Layer::variables() const {
+  std::vector<Variable> out;
+  for (const Weight& w : weights_) out.push_back(w.variable);
+  for (const auto& l : sublayers()) {
+    for (const Variable& v : l->variables()) out.push_back(v);
+  }
+  return out;
+}
+
+std::vector<Variable> Layer::trainable_variables() const {
+  std::vector<Variable> out;
+  if (!trainable_) return out;
+  for (const Weight& w : weights_) {
+    if (w.trainable) out.push_back(w.variable);
+  }
+  for (const auto& l : sublayers()) {
+    for (const Variable& v : l->trainable_variables()) out.push_back(v);
+  }
+  return out;
+}
+
+std::vector<Variable> Layer::non_trainable_variables() const {
+  std::vector<Variable> all = variables();
+  std::vector<Variable> trainable = trainable_variables();
+  std::vector<Variable> out;
+  for (const Variable& v : all) {
+    bool found = false;
+    for (const Variable& t : trainable) found = found || t.is_same(v);
+    if (!found) out.push_back(v);
+  }
+  return out;
+}
+
+int64_t Layer::count_params() const {
+  int64_t n = 0;
+  for (const Variable& v : variables()) n += v.numel();
+  return n;
+}
+
+std::vector<Variable> Layer::regularization_losses() const {
+  std::vector<Variable> out;
+  if (!trainable_) return out;
+  for (const Weight& w : weights_) {
+    if (w.trainable && w.regularizer) out.push_back(w.regularizer(w.variable));
+  }
+  for (const auto& l : sublayers()) {
+    for (const Variable& v : l->regularization_losses()) out.push_back(v);
+  }
+  return out;
+}
+
+void Layer::set_trainable(bool trainable) {
+  trainable_ = trainable;
+  for (Weight& w : weights_) {
+    if (w.variable.is_leaf()) w.variable.set_requires_grad(trainable && w.trainable);
+  }
+  for (const auto& l : sublayers()) l->set_trainable(trainable);
+}
+
+nlohmann::json Layer::get_config() const {
+  return {{"name", name_}, {"trainable", trainable_}, {"dtype", std::string(dtype_name(variable_dtype_))}};
+}
+
+void SingleInputLayer::build_impl(const std::vector<Shape>& input_shapes) {
+  check_num_inputs(input_shapes.size(), 1);
+  build_single(input_shapes[0]);
+}
+
+Variable SingleInputLayer::call(const std::vector<Variable>& inputs, bool training) {
+  check_num_inputs(inputs.size(), 1);
+  return call_single(inputs[0], training);
+}
+
+}  // namespace osprey::nn

@@ -1,0 +1,180 @@
+// Layer: the building block of models, as in Keras. A layer owns named weights (created lazily
+// by build() on the first call, from the input shape), computes call() on Variables, and
+// describes itself with get_config() so a model can be saved and rebuilt. Weights are named by
+// path, `sequential/dense_1/kernel`: checkpoints, layout maps, parameter-server shards and
+// quantization all key on these paths.
+//   auto dense = layers::Dense(64, "relu");         // LayerRef<Dense>: nothing built yet
+//   Variable y = dense(x, /*training=*/true);        // builds kernel [in, 64] and bias [64]
+//   for (auto& v : dense->variables()) fmt::print("{}\n", v.name());  // dense/kernel, dense/bias
+//   SymbolicTensor h = dense(Input({784}));          // the functional API (models/functional.h)
+// Subclasses implement build_impl() and call(); single-input layers derive from
+// SingleInputLayer and implement build_single() and call_single().
+#pragma once
+
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "osprey/autograd/variable.h"
+#include "osprey/nn/initializers.h"
+#include "osprey/nn/regularizer.h"
+
+namespace osprey::nn {
+
+using autograd::Variable;
+class Layer;
+
+struct LayerOptions {
+  std::string name;   // default: unique snake_case of the class name (dense, dense_1, ...)
+  std::string dtype;  // default: float32 (the dtype-policy issue adds the mixed policies)
+  bool trainable = true;
+};
+
+// A placeholder in the functional API (Keras's KerasTensor): a shape whose batch dimension is
+// -1, and the layer call that produces it.
+class SymbolicTensor {
+ public:
+  struct Node {
+    std::shared_ptr<Layer> layer;  // null for a model input
+    std::vector<SymbolicTensor> inputs;
+    std::string input_name;        // for model inputs
+  };
+  SymbolicTensor() = default;
+  SymbolicTensor(Shape shape, DType dtype, std::shared_ptr<const Node> node)
+      : shape_(shape), dtype_(dtype), node_(std::move(node)) {}
+  const Shape& shape() const { return shape_; }
+  DType dtype() const { return dtype_; }
+  const std::shared_ptr<const Node>& node() const { return node_; }
+  bool defined() const { return node_ != nullptr; }
+
+ private:
+  Shape shape_;
+  DType dtype_ = DType::float32;
+  std::shared_ptr<const Node> node_;
+};
+
+// A model input: shape without the batch dimension, as keras.Input.
+SymbolicTensor Input(const Shape& shape, const std::string& name = "", DType dtype = DType::float32);
+
+struct Weight {
+  Variable variable;
+  std::string name;  // "kernel", "bias", "moving_mean"
+  bool trainable = true;
+  Regularizer regularizer;
+};
+
+class Layer : public std::enable_shared_from_this<Layer> {
+ public:
+  Layer(std::string class_name, const LayerOptions& options);
+  virtual ~Layer() = default;
+  Layer(const Layer&) = delete;
+  Layer& operator=(const Layer&) = delete;
+
+  const std::string& name() const { return name_; }
+  const std::string& class_name() const { return class_name_; }
+  // Where this layer's weights live: "<prefix>/<name>"; the prefix is set by the enclosing model.
+  std::string path() const { return prefix_.empty() ? name_ : prefix_ + "/" + name_; }
+  // Renames existing weights too, so a layer built standalone can join a model.
+  virtual void set_path_prefix(const std::string& prefix);
+
+  // Runs the layer, building it first when needed.
+  Variable operator()(const Variable& x, bool training = false);
+  Variable operator()(const std::vector<Variable>& xs, bool training = false);
+  // Records a call in the functional graph (builds the layer from the symbolic shape).
+  SymbolicTensor operator()(const SymbolicTensor& x);
+  SymbolicTensor operator()(const std::vector<SymbolicTensor>& xs);
+
+  // Creates the weights for inputs of these shapes (batch dimension may be -1). Idempotent.
+  void build(const std::vector<Shape>& input_shapes);
+  bool built() const { return built_; }
+  const std::vector<Shape>& build_input_shapes() const { return build_shapes_; }
+  // Output shape for inputs of these shapes (batch -1 allowed). The default runs call() once on
+  // a zero batch of one, without gradients; layers override it when that is wasteful.
+  virtual Shape compute_output_shape(const std::vector<Shape>& input_shapes);
+
+  // This layer's weights and those of its sublayers, in creation order.
+  virtual std::vector<Variable> variables() const;
+  std::vector<Variable> trainable_variables() const;
+  std::vector<Variable> non_trainable_variables() const;
+  const std::vector<Weight>& own_weights() const { return weights_; }
+  virtual std::vector<std::shared_ptr<Layer>> sublayers() const { return {}; }
+  int64_t count_params() const;
+  // The regularization penalties of every regularized trainable weight (empty when none).
+  std::vector<Variable> regularization_losses() const;
+
+  bool trainable() const { return trainable_; }
+  virtual void set_trainable(bool trainable);
+  DType variable_dtype() const { return variable_dtype_; }
+  DType compute_dtype() const { return compute_dtype_; }
+
+  // Keras-like config: {"name", "trainable", "dtype", ...layer fields}.
+  virtual nlohmann::json get_config() const;
+
+ protected:
+  virtual void build_impl(const std::vector<Shape>& input_shapes) {}
+  virtual Variable call(const std::vector<Variable>& inputs, bool training) = 0;
+  // Creates a weight at path()/name, initialized with a seed drawn from the global seed.
+  Variable add_weight(const std::string& name, const Shape& shape, const Initializer& initializer,
+                      bool trainable = true, Regularizer regularizer = {});
+  // ValueError "<name>: expected N input(s), received M" unless the count matches.
+  void check_num_inputs(size_t received, size_t expected) const;
+
+ private:
+  std::string class_name_;
+  std::string name_;
+  std::string prefix_;
+  bool trainable_ = true;
+  bool built_ = false;
+  DType variable_dtype_ = DType::float32;
+  DType compute_dtype_ = DType::float32;
+  std::vector<Shape> build_shapes_;
+  std::vector<Weight> weights_;
+};
+
+// A layer with one input and one output.
+class SingleInputLayer : public Layer {
+ public:
+  using Layer::Layer;
+
+ protected:
+  virtual void build_single(const Shape& input_shape) {}
+  virtual Variable call_single(const Variable& x, bool training) = 0;
+
+ private:
+  void build_impl(const std::vector<Shape>& input_shapes) final;
+  Variable call(const std::vector<Variable>& inputs, bool training) final;
+};
+
+// A shared handle to a concrete layer that can be called like one:
+//   LayerRef<Dense> d = layers::Dense(10);  Variable y = d(x);  d->units();
+template <class T>
+class LayerRef {
+ public:
+  LayerRef() = default;
+  explicit LayerRef(std::shared_ptr<T> p) : p_(std::move(p)) {}
+  T* operator->() const { return p_.get(); }
+  T& operator*() const { return *p_; }
+  const std::shared_ptr<T>& ptr() const { return p_; }
+  operator std::shared_ptr<Layer>() const { return p_; }  // NOLINT: Sequential({...}) takes these
+  template <class... Args>
+  auto operator()(Args&&... args) const {
+    return (*p_)(std::forward<Args>(args)...);
+  }
+
+ private:
+  std::shared_ptr<T> p_;
+};
+
+template <class T, class... Args>
+LayerRef<T> make_layer(Args&&... args) {
+  return LayerRef<T>(std::make_shared<T>(std::forward<Args>(args)...));
+}
+
+// Unique layer names per base name ("dense", "dense_1", ...), as Keras; clear_session() resets.
+std::string unique_name(const std::string& base);
+void clear_session();
+// "BatchNormalization" -> "batch_normalization".
+std::string to_snake_case(const std::string& class_name);
+
+}  // namespace osprey::nn

@@ -1,0 +1,52 @@
+#include "osprey/nn/layer_registry.h"
+
+#include <map>
+#include <mutex>
+
+#include "osprey/nn/layers/all.h"
+
+namespace osprey::nn {
+
+namespace {
+struct Registry {
+  std::mutex mutex;
+  std::map<std::string, LayerFactory> factories;
+};
+
+Registry& registry() {
+  static Registry* r = [] {
+    auto* reg = new Registry();
+    for (const auto& [name, factory] : builtin_layer_factories()) reg->factories[name] = factory;
+    return reg;
+  }();
+  return *r;
+}
+}  // namespace
+
+void register_layer(const std::string& class_name, LayerFactory factory) {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  r.factories[class_name] = std::move(factory);
+}
+
+std::shared_ptr<Layer> layer_from_config(const std::string& class_name, const nlohmann::json& config) {
+  Registry& r = registry();
+  LayerFactory f;
+  {
+    std::lock_guard<std::mutex> lock(r.mutex);
+    auto it = r.factories.find(class_name);
+    if (it == r.factories.end()) {
+      std::string known;
+      for (const auto& [k, v] : r.factories) known += (known.empty() ? "" : ", ") + k;
+      OSPREY_THROW(ValueError, "unknown layer class '{}'. Registered layers: {}", class_name, known);
+    }
+    f = it->second;
+  }
+  return f(config);
+}
+
+nlohmann::json serialize_layer(const Layer& layer) {
+  return {{"class_name", layer.class_name()}, {"config", layer.get_config()}};
+}
+
+}  // namespace osprey::nn

@@ -1,0 +1,149 @@
+#include "osprey/train/model.h"
+
+#include "osprey/train/trainer.h"
+
+namespace osprey::train {
+
+std::shared_ptr<optim::Optimizer> OptimizerArg::resolve() const {
+  return optimizer ? optimizer : std::shared_ptr<optim::Optimizer>(optim::get(name));
+}
+
+std::shared_ptr<losses::Loss> LossArg::resolve() const {
+  return loss ? loss : std::shared_ptr<losses::Loss>(losses::get(name));
+}
+
+Model::Model(std::shared_ptr<models::Model> network) : network_(std::move(network)) {
+  OSPREY_CHECK(network_ != nullptr, "Model: the network is null");
+}
+
+models::Model& Model::network() const {
+  OSPREY_CHECK(network_ != nullptr, "Model: this model is empty; assign a built model to it first");
+  return *network_;
+}
+
+void Model::compile(OptimizerArg optimizer, LossArg loss, std::vector<MetricArg> metrics, CompileOptions options) {
+  auto opt = optimizer.resolve();
+  auto l = loss.resolve();
+  std::vector<std::shared_ptr<metrics::Metric>> ms;
+  for (const MetricArg& m : metrics) ms.push_back(m.metric ? m.metric : metrics::get(m.name, l->name()));
+  trainer_ = std::make_shared<Trainer>(network_ptr(), std::move(opt), std::move(l), std::move(ms), options);
+}
+
+Trainer& Model::trainer() const {
+  OSPREY_CHECK(trainer_ != nullptr, "{}: the model must be compiled before training or evaluating; call compile() first",
+               network().name());
+  return *trainer_;
+}
+
+namespace {
+uint64_t fit_seed(const FitOptions& o) { return o.seed ? *o.seed : next_seed(); }
+}  // namespace
+
+History Model::fit(const Tensor& x, const Tensor& y, const FitOptions& o) {
+  Trainer& t = trainer();
+  OSPREY_CHECK(o.validation_split >= 0.0 && o.validation_split < 1.0,
+               "fit: validation_split must be in [0, 1). Received: {}", o.validation_split);
+  OSPREY_CHECK(!(o.validation_split > 0 && o.validation_data), "fit: give validation_split or validation_data, not both");
+  Tensor xt = x, yt = y;
+  std::optional<BatchSource> val;
+  const int64_t vb = o.validation_batch_size > 0 ? o.validation_batch_size : o.batch_size;
+  if (o.validation_split > 0) {
+    const int64_t n = x.size(0);
+    const auto nv = static_cast<int64_t>(static_cast<double>(n) * o.validation_split);
+    OSPREY_CHECK(nv > 0 && nv < n, "fit: validation_split={} leaves {} validation and {} training samples out of {}",
+                 o.validation_split, nv, n - nv, n);
+    xt = x.narrow(0, 0, n - nv);
+    yt = y.narrow(0, 0, n - nv);
+    val = tensor_source(x.narrow(0, n - nv, nv), y.narrow(0, n - nv, nv), vb, false, 0);
+  } else if (o.validation_data) {
+    val = o.validation_data->dataset ? dataset_source(*o.validation_data->dataset)
+                                     : tensor_source(o.validation_data->x, o.validation_data->y, vb, false, 0);
+  }
+  return t.fit(*this, tensor_source(xt, yt, o.batch_size, o.shuffle, fit_seed(o)), o, val);
+}
+
+History Model::fit(const data::Dataset& dataset, const FitOptions& o) {
+  Trainer& t = trainer();
+  OSPREY_CHECK(o.validation_split == 0.0, "fit: validation_split is not supported for datasets; pass validation_data");
+  std::optional<BatchSource> val;
+  if (o.validation_data) {
+    const int64_t vb = o.validation_batch_size > 0 ? o.validation_batch_size : o.batch_size;
+    val = o.validation_data->dataset ? dataset_source(*o.validation_data->dataset)
+                                     : tensor_source(o.validation_data->x, o.validation_data->y, vb, false, 0);
+  }
+  return t.fit(*this, dataset_source(dataset), o, val);
+}
+
+Logs Model::evaluate(const Tensor& x, const Tensor& y, const EvaluateOptions& o) {
+  return trainer().evaluate(*this, tensor_source(x, y, o.batch_size, false, 0), o);
+}
+
+Logs Model::evaluate(const data::Dataset& dataset, const EvaluateOptions& o) {
+  return trainer().evaluate(*this, dataset_source(dataset), o);
+}
+
+namespace {
+Tensor predict_with(models::Model& net, const BatchSource& src) {
+  BatchStream stream = src.epoch(0);
+  Tensor bx, by;
+  std::vector<Tensor> outs;
+  autograd::NoGradGuard no_grad;
+  while (stream(bx, by)) outs.push_back(net(autograd::Variable(bx), false).value());
+  OSPREY_CHECK(!outs.empty(), "predict: the data holds no samples");
+  return outs.size() == 1 ? outs[0] : concat(outs, 0);
+}
+}  // namespace
+
+Tensor Model::predict(const Tensor& x, const PredictOptions& o) {
+  const BatchSource src = tensor_source(x, Tensor(), o.batch_size, false, 0);
+  return trainer_ ? trainer_->predict(*this, src, o) : predict_with(network(), src);
+}
+
+Tensor Model::predict(const data::Dataset& dataset, const PredictOptions& o) {
+  const BatchSource src = dataset_source(dataset);
+  return trainer_ ? trainer_->predict(*this, src, o) : predict_with(network(), src);
+}
+
+Logs Model::train_on_batch(const Tensor& x, const Tensor& y) {
+  Trainer& t = trainer();
+  t.reset_metrics();
+  t.train_step(x, y);
+  return t.results();
+}
+
+Logs Model::test_on_batch(const Tensor& x, const Tensor& y) {
+  Trainer& t = trainer();
+  t.reset_metrics();
+  t.test_step(x, y);
+  return t.results();
+}
+
+Tensor Model::predict_on_batch(const Tensor& x) {
+  autograd::NoGradGuard no_grad;
+  return network()(autograd::Variable(x), false).value();
+}
+
+autograd::Variable Model::operator()(const autograd::Variable& x, bool training) const {
+  return network()(x, training);
+}
+
+void Model::build(const Shape& input_shape) const {
+  Shape s = input_shape;
+  s.insert(0, -1);
+  network().build({s});
+}
+
+}  // namespace osprey::train
+
+namespace osprey {
+
+Model Sequential(std::vector<std::shared_ptr<nn::Layer>> layers, models::SequentialOptions options) {
+  return Model(std::make_shared<models::Sequential>(std::move(layers), std::move(options)));
+}
+
+Model Functional(std::vector<nn::SymbolicTensor> inputs, std::vector<nn::SymbolicTensor> outputs,
+                 const std::string& name) {
+  return Model(std::make_shared<models::Functional>(std::move(inputs), std::move(outputs), name));
+}
+
+}  // namespace osprey

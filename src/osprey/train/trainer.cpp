@@ -1,0 +1,255 @@
+#include "osprey/train/trainer.h"
+
+#include <cmath>
+#include <numeric>
+
+#include "osprey/autograd/grad_mode.h"
+#include "osprey/autograd/ops.h"
+#include "osprey/core/rng.h"
+#include "osprey/tensor/ops.h"
+#include "osprey/train/model.h"
+#include "osprey/train/progbar.h"
+
+namespace osprey::train {
+
+namespace {
+
+// Rows idx[b..e) of t [N, ...] as a new [e - b, ...] tensor, in one gather.
+Tensor gather_rows(const Tensor& t, const Tensor& flat, const Tensor& idx) {
+  Shape s = t.shape();
+  s[0] = idx.numel();
+  Tensor out = Tensor::empty({idx.numel(), flat.size(1)}, {t.dtype(), t.device()});
+  backend_for(t.device()).gather_rows(flat, idx, out);
+  return out.view(s);
+}
+
+// A seeded Fisher-Yates permutation of [0, n): the same order on any machine and thread count.
+void permute(std::vector<int64_t>& order, uint64_t seed) {
+  const Philox rng(seed);
+  for (int64_t i = static_cast<int64_t>(order.size()) - 1; i > 0; --i) {
+    const auto w = rng(static_cast<uint64_t>(i));
+    const auto j = static_cast<int64_t>(Philox::to_unit_double(w[0], w[1]) * static_cast<double>(i + 1));
+    std::swap(order[static_cast<size_t>(i)], order[static_cast<size_t>(std::min(j, i))]);
+  }
+}
+
+}  // namespace
+
+BatchSource tensor_source(const Tensor& x_in, const Tensor& y_in, int64_t batch_size, bool shuffle, uint64_t seed) {
+  OSPREY_CHECK(x_in.defined() && x_in.ndim() >= 1, "fit: x must be a tensor with a batch axis");
+  OSPREY_CHECK(batch_size > 0, "fit: batch_size must be positive. Received: {}", batch_size);
+  const int64_t n = x_in.size(0);
+  OSPREY_CHECK(n > 0, "fit: x holds no samples (shape {})", x_in.shape().to_string());
+  if (y_in.defined()) {
+    OSPREY_CHECK(y_in.ndim() >= 1 && y_in.size(0) == n,
+                 "fit: x and y must have the same number of samples. Received: x {} and y {}",
+                 x_in.shape().to_string(), y_in.shape().to_string());
+  }
+  const Tensor x = x_in.contiguous();
+  const Tensor y = y_in.defined() ? y_in.contiguous() : Tensor();
+  const Tensor xf = x.reshape({n, -1});
+  const Tensor yf = y.defined() ? y.reshape({n, -1}) : Tensor();
+  BatchSource src;
+  src.steps = (n + batch_size - 1) / batch_size;
+  src.epoch = [=](int epoch) -> BatchStream {
+    auto pos = std::make_shared<int64_t>(0);
+    if (!shuffle) {
+      return [=](Tensor& bx, Tensor& by) {
+        if (*pos >= n) return false;
+        const int64_t len = std::min(batch_size, n - *pos);
+        bx = x.narrow(0, *pos, len);
+        by = y.defined() ? y.narrow(0, *pos, len) : Tensor();
+        *pos += len;
+        return true;
+      };
+    }
+    auto order = std::make_shared<std::vector<int64_t>>(static_cast<size_t>(n));
+    std::iota(order->begin(), order->end(), 0);
+    permute(*order, seed + 0x9E3779B97F4A7C15ull * static_cast<uint64_t>(epoch + 1));
+    auto idx = std::make_shared<Tensor>();
+    return [=](Tensor& bx, Tensor& by) {
+      if (*pos >= n) return false;
+      const int64_t len = std::min(batch_size, n - *pos);
+      if (!idx->defined() || idx->numel() != len) *idx = Tensor::empty({len}, {DType::int64});
+      std::copy_n(order->begin() + *pos, len, idx->data<int64_t>());
+      bx = gather_rows(x, xf, *idx);
+      by = y.defined() ? gather_rows(y, yf, *idx) : Tensor();
+      *pos += len;
+      return true;
+    };
+  };
+  return src;
+}
+
+BatchSource dataset_source(const data::Dataset& dataset) {
+  BatchSource src;
+  const int64_t c = dataset.cardinality();
+  src.steps = c >= 0 ? c : -1;
+  src.epoch = [dataset](int epoch) -> BatchStream {
+    auto it = std::make_shared<data::Iterator>(dataset.iterator(static_cast<uint64_t>(epoch)));
+    return [it](Tensor& bx, Tensor& by) {
+      auto e = it->next();
+      if (!e) return false;
+      OSPREY_CHECK(e->size() >= 1, "fit: dataset elements must hold (x, y) or x; received an empty element");
+      bx = (*e)[0];
+      by = e->size() >= 2 ? (*e)[1] : Tensor();
+      return true;
+    };
+  };
+  return src;
+}
+
+Trainer::Trainer(std::shared_ptr<models::Model> network, std::shared_ptr<optim::Optimizer> optimizer,
+                 std::shared_ptr<losses::Loss> loss, std::vector<std::shared_ptr<metrics::Metric>> metrics,
+                 CompileOptions options)
+    : network_(std::move(network)),
+      optimizer_(std::move(optimizer)),
+      loss_(std::move(loss)),
+      metrics_(std::move(metrics)),
+      options_(options) {
+  OSPREY_CHECK(options_.steps_per_execution >= 1, "compile: steps_per_execution must be at least 1. Received: {}",
+               options_.steps_per_execution);
+}
+
+autograd::Variable Trainer::compute_loss(const Tensor& y, const autograd::Variable& y_pred, bool training) {
+  autograd::Variable loss = (*loss_)(y, y_pred);
+  if (training) {
+    for (const autograd::Variable& r : network_->regularization_losses()) loss = loss + r;
+  }
+  return loss;
+}
+
+void Trainer::train_step(const Tensor& x, const Tensor& y) {
+  OSPREY_CHECK(y.defined(), "fit: the training data has no targets (y)");
+  if (trainable_.empty()) trainable_ = network_->trainable_variables();
+  autograd::Variable y_pred = (*network_)(autograd::Variable(x), true);
+  if (trainable_.empty()) trainable_ = network_->trainable_variables();  // built by this call
+  autograd::Variable loss = compute_loss(y, y_pred, true);
+  for (autograd::Variable& v : trainable_) v.zero_grad();
+  optimizer_->scale_loss(loss).backward();
+  optimizer_->apply(trainable_);
+  loss_sum_ += loss.item() * static_cast<double>(x.size(0));
+  loss_count_ += static_cast<double>(x.size(0));
+  for (auto& m : metrics_) m->update_state(y, y_pred.value());
+}
+
+void Trainer::test_step(const Tensor& x, const Tensor& y) {
+  OSPREY_CHECK(y.defined(), "evaluate: the data has no targets (y)");
+  autograd::NoGradGuard no_grad;
+  autograd::Variable y_pred = (*network_)(autograd::Variable(x), false);
+  autograd::Variable loss = compute_loss(y, y_pred, false);
+  loss_sum_ += loss.item() * static_cast<double>(x.size(0));
+  loss_count_ += static_cast<double>(x.size(0));
+  for (auto& m : metrics_) m->update_state(y, y_pred.value());
+}
+
+Tensor Trainer::predict_step(const Tensor& x) {
+  autograd::NoGradGuard no_grad;
+  return (*network_)(autograd::Variable(x), false).value();
+}
+
+Logs Trainer::results(const std::string& prefix) const {
+  Logs logs;
+  logs.set(prefix + "loss", loss_count_ > 0 ? loss_sum_ / loss_count_ : 0.0);
+  for (const auto& m : metrics_) logs.set(prefix + m->name(), m->result());
+  return logs;
+}
+
+void Trainer::reset_metrics() {
+  loss_sum_ = loss_count_ = 0.0;
+  for (auto& m : metrics_) m->reset_state();
+}
+
+History Trainer::fit(Model& model, const BatchSource& train, const FitOptions& o,
+                     const std::optional<BatchSource>& validation) {
+  OSPREY_CHECK(o.epochs >= 0 && o.initial_epoch >= 0, "fit: epochs and initial_epoch must be non-negative");
+  auto history = std::make_shared<History>();
+  std::vector<CallbackPtr> all = o.callbacks;
+  if (o.verbose > 0) all.insert(all.begin(), std::make_shared<ProgbarLogger>());
+  all.push_back(history);
+  const int64_t steps = o.steps_per_epoch > 0 ? o.steps_per_epoch : train.steps;
+  CallbackList callbacks(all, &model, {o.epochs, steps, o.verbose});
+  model.stop_training() = false;
+  callbacks.each([](Callback& c) { c.on_train_begin({}); });
+  Logs epoch_logs;
+  for (int epoch = o.initial_epoch; epoch < o.epochs && !model.stop_training(); ++epoch) {
+    reset_metrics();
+    callbacks.each([&](Callback& c) { c.on_epoch_begin(epoch, {}); });
+    BatchStream stream = train.epoch(epoch);
+    Tensor bx, by;
+    int64_t step = 0;
+    while ((o.steps_per_epoch < 0 || step < o.steps_per_epoch) && stream(bx, by)) {
+      const bool report = (step + 1) % options_.steps_per_execution == 0;
+      if (report || options_.steps_per_execution == 1) {
+        callbacks.each([&](Callback& c) { c.on_train_batch_begin(step, {}); });
+      }
+      train_step(bx, by);
+      if (report) {
+        const Logs logs = results();
+        callbacks.each([&](Callback& c) { c.on_train_batch_end(step, logs); });
+        if (model.stop_training()) {
+          ++step;
+          break;
+        }
+      }
+      ++step;
+    }
+    epoch_logs = results();
+    if (validation) {
+      const Logs val = evaluate(model, *validation, {.batch_size = 0, .verbose = 0});
+      for (const auto& [k, v] : val.items()) epoch_logs.set("val_" + k, v);
+    }
+    callbacks.each([&](Callback& c) { c.on_epoch_end(epoch, epoch_logs); });
+  }
+  callbacks.each([&](Callback& c) { c.on_train_end(epoch_logs); });
+  return *history;
+}
+
+Logs Trainer::evaluate(Model& model, const BatchSource& source, const EvaluateOptions& o) {
+  CallbackList callbacks(o.callbacks, &model, {1, source.steps, o.verbose});
+  // Evaluation keeps its own running sums so that validation inside fit leaves the training
+  // metrics of the epoch intact.
+  const double saved_sum = loss_sum_, saved_count = loss_count_;
+  auto saved_metrics = metrics_;
+  std::vector<std::shared_ptr<metrics::Metric>> fresh;
+  for (const auto& m : metrics_) fresh.push_back(m->clone());
+  metrics_ = fresh;
+  loss_sum_ = loss_count_ = 0.0;
+  callbacks.each([](Callback& c) { c.on_test_begin({}); });
+  BatchStream stream = source.epoch(0);
+  Tensor bx, by;
+  int64_t step = 0;
+  while ((o.steps < 0 || step < o.steps) && stream(bx, by)) {
+    callbacks.each([&](Callback& c) { c.on_test_batch_begin(step, {}); });
+    test_step(bx, by);
+    const Logs logs = results();
+    callbacks.each([&](Callback& c) { c.on_test_batch_end(step, logs); });
+    ++step;
+  }
+  const Logs logs = results();
+  callbacks.each([&](Callback& c) { c.on_test_end(logs); });
+  metrics_ = saved_metrics;
+  loss_sum_ = saved_sum;
+  loss_count_ = saved_count;
+  return logs;
+}
+
+Tensor Trainer::predict(Model& model, const BatchSource& source, const PredictOptions& o) {
+  CallbackList callbacks(o.callbacks, &model, {1, source.steps, o.verbose});
+  callbacks.each([](Callback& c) { c.on_predict_begin({}); });
+  BatchStream stream = source.epoch(0);
+  Tensor bx, by;
+  std::vector<Tensor> outputs;
+  int64_t step = 0;
+  while (stream(bx, by)) {
+    callbacks.each([&](Callback& c) { c.on_predict_batch_begin(step, {}); });
+    outputs.push_back(predict_step(bx));
+    callbacks.each([&](Callback& c) { c.on_predict_batch_end(step, {}); });
+    ++step;
+  }
+  callbacks.each([](Callback& c) { c.on_predict_end({}); });
+  OSPREY_CHECK(!outputs.empty(), "predict: the data holds no samples");
+  return outputs.size() == 1 ? outputs[0] : concat(outputs, 0);
+}
+
+}  // namespace osprey::train

@@ -1,0 +1,67 @@
+// Trainer: what compile() builds and a Model holds: the optimizer, loss and metrics, and the
+// loops of fit, evaluate and predict. One training step is: forward (training=true), loss plus
+// regularization penalties, backward, optimizer update, metric updates, with nothing allocated
+// from the system in steady state (tensors come from the caching allocator).
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "osprey/models/model.h"
+#include "osprey/train/compile_options.h"
+#include "osprey/train/fit_options.h"
+
+namespace osprey::train {
+
+class Model;
+
+// One epoch of (x, y) batches: next() fills them and returns false at the end.
+using BatchStream = std::function<bool(Tensor& x, Tensor& y)>;
+// Makes the stream of a given epoch, and says how many steps it has (-1 unknown).
+struct BatchSource {
+  std::function<BatchStream(int epoch)> epoch;
+  int64_t steps = -1;
+};
+
+// Batches of tensors x [N, ...], y [N, ...]: slices, or row gathers in a seeded order per epoch.
+BatchSource tensor_source(const Tensor& x, const Tensor& y, int64_t batch_size, bool shuffle, uint64_t seed);
+// Batches from a dataset whose elements are (x, y) (or x alone: y is then undefined).
+BatchSource dataset_source(const data::Dataset& dataset);
+
+class Trainer {
+ public:
+  Trainer(std::shared_ptr<models::Model> network, std::shared_ptr<optim::Optimizer> optimizer,
+          std::shared_ptr<losses::Loss> loss, std::vector<std::shared_ptr<metrics::Metric>> metrics,
+          CompileOptions options);
+
+  optim::Optimizer& optimizer() const { return *optimizer_; }
+  losses::Loss& loss() const { return *loss_; }
+  const std::vector<std::shared_ptr<metrics::Metric>>& metrics() const { return metrics_; }
+  const CompileOptions& options() const { return options_; }
+
+  // One step on one batch: updates the weights and the running metrics.
+  void train_step(const Tensor& x, const Tensor& y);
+  void test_step(const Tensor& x, const Tensor& y);
+  Tensor predict_step(const Tensor& x);
+  // "loss" and each metric's running value, keys prefixed (e.g. "val_").
+  Logs results(const std::string& prefix = "") const;
+  void reset_metrics();
+
+  History fit(Model& model, const BatchSource& train, const FitOptions& options,
+              const std::optional<BatchSource>& validation);
+  Logs evaluate(Model& model, const BatchSource& source, const EvaluateOptions& options);
+  Tensor predict(Model& model, const BatchSource& source, const PredictOptions& options);
+
+ private:
+  autograd::Variable compute_loss(const Tensor& y, const autograd::Variable& y_pred, bool training);
+  std::shared_ptr<models::Model> network_;
+  std::shared_ptr<optim::Optimizer> optimizer_;
+  std::shared_ptr<losses::Loss> loss_;
+  std::vector<std::shared_ptr<metrics::Metric>> metrics_;
+  double loss_sum_ = 0.0, loss_count_ = 0.0;  // the running mean of the loss, weighted by batch size
+  std::vector<autograd::Variable> trainable_;
+  CompileOptions options_;
+};
+
+}  // namespace osprey::train
