@@ -128,12 +128,12 @@ void dnnl_matmul(benchmark::State& st, bool linear) {
 void BM_Matmul_Dnnl(benchmark::State& st) { dnnl_matmul(st, false); }
 void BM_Linear_Dnnl(benchmark::State& st) { dnnl_matmul(st, true); }
 
-BENCHMARK(BM_Matmul_Osprey)->DenseRange(0, 3)->Unit(benchmark::kMicrosecond);
-BENCHMARK(BM_Matmul_Dnnl)->DenseRange(0, 3)->Unit(benchmark::kMicrosecond);
-BENCHMARK(BM_MatmulKernel_Osprey)->DenseRange(0, 3)->Unit(benchmark::kMicrosecond);
-BENCHMARK(BM_Linear_Osprey)->DenseRange(0, 3)->Unit(benchmark::kMicrosecond);
-BENCHMARK(BM_Linear_Dnnl)->DenseRange(0, 3)->Unit(benchmark::kMicrosecond);
-BENCHMARK(BM_LinearAutograd_Osprey)->DenseRange(0, 3)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_Matmul_Osprey)->DenseRange(0, 3)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(BM_Matmul_Dnnl)->DenseRange(0, 3)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(BM_MatmulKernel_Osprey)->DenseRange(0, 3)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(BM_Linear_Osprey)->DenseRange(0, 3)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(BM_Linear_Dnnl)->DenseRange(0, 3)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(BM_LinearAutograd_Osprey)->DenseRange(0, 3)->Unit(benchmark::kMicrosecond)->UseRealTime();
 
 // ---- conv2d ----------------------------------------------------------------------------------
 
@@ -220,12 +220,12 @@ void BM_ConvBwdData_Dnnl(benchmark::State& st) { dnnl_conv(st, Pass::backward_da
 void BM_ConvBwdWeights_Osprey(benchmark::State& st) { osprey_conv(st, Pass::backward_weights); }
 void BM_ConvBwdWeights_Dnnl(benchmark::State& st) { dnnl_conv(st, Pass::backward_weights); }
 
-BENCHMARK(BM_ConvFwd_Osprey)->DenseRange(0, 1)->Unit(benchmark::kMicrosecond);
-BENCHMARK(BM_ConvFwd_Dnnl)->DenseRange(0, 1)->Unit(benchmark::kMicrosecond);
-BENCHMARK(BM_ConvBwdData_Osprey)->DenseRange(0, 1)->Unit(benchmark::kMicrosecond);
-BENCHMARK(BM_ConvBwdData_Dnnl)->DenseRange(0, 1)->Unit(benchmark::kMicrosecond);
-BENCHMARK(BM_ConvBwdWeights_Osprey)->DenseRange(0, 1)->Unit(benchmark::kMicrosecond);
-BENCHMARK(BM_ConvBwdWeights_Dnnl)->DenseRange(0, 1)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_ConvFwd_Osprey)->DenseRange(0, 1)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(BM_ConvFwd_Dnnl)->DenseRange(0, 1)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(BM_ConvBwdData_Osprey)->DenseRange(0, 1)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(BM_ConvBwdData_Dnnl)->DenseRange(0, 1)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(BM_ConvBwdWeights_Osprey)->DenseRange(0, 1)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(BM_ConvBwdWeights_Dnnl)->DenseRange(0, 1)->Unit(benchmark::kMicrosecond)->UseRealTime();
 
 // ---- elementwise -----------------------------------------------------------------------------
 
@@ -272,9 +272,9 @@ void BM_Memcpy(benchmark::State& st) {
   set_bytes(st, 2.0 * kElems * sizeof(float));
 }
 
-BENCHMARK(BM_Add_Osprey)->Unit(benchmark::kMicrosecond);
-BENCHMARK(BM_Relu_Osprey)->Unit(benchmark::kMicrosecond);
-BENCHMARK(BM_Memcpy)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_Add_Osprey)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(BM_Relu_Osprey)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(BM_Memcpy)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond)->UseRealTime();
 
 }  // namespace
 

@@ -6,11 +6,17 @@
 # Targets: framework overhead under 5% at batch-128 shapes, under 2% at 1024^3; elementwise at
 # least 70% of memcpy bandwidth.
 set -euo pipefail
+#   bench/run_bench.sh results.json   (only summarizes an earlier run's JSON)
 BIN=${1:-build/bench/bench_ops}
 shift || true
-OUT=$(mktemp /tmp/bench_ops.XXXXXX.json)
-"$BIN" --benchmark_repetitions=5 --benchmark_enable_random_interleaving=true \
-  --benchmark_out="$OUT" --benchmark_out_format=json "$@" >/dev/null
+if [[ "$BIN" == *.json ]]; then
+  OUT=$BIN
+else
+  OUT=$(mktemp /tmp/bench_ops.XXXXXX.json)
+  "$BIN" --benchmark_repetitions=5 --benchmark_enable_random_interleaving=true \
+    --benchmark_out="$OUT" --benchmark_out_format=json "$@" >/dev/null 2>&1
+  echo "raw results: $OUT"
+fi
 python3 - "$OUT" <<'PY'
 import json, re, statistics, sys
 runs = json.load(open(sys.argv[1]))["benchmarks"]
@@ -18,7 +24,7 @@ times, counters = {}, {}
 for r in runs:
     if r.get("run_type") != "iteration":
         continue
-    name = r["run_name"] if "run_name" in r else r["name"]
+    name = (r["run_name"] if "run_name" in r else r["name"]).replace("/real_time", "")
     times.setdefault(name, []).append(r["real_time"])
     for k in ("GFLOPs", "GBps"):
         if k in r:

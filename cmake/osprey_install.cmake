@@ -12,7 +12,7 @@ install(DIRECTORY src/osprey DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} FILES_MATCH
   PATTERN "*_test*" EXCLUDE)
 install(EXPORT ospreyTargets NAMESPACE osprey:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/osprey)
 file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/ospreyConfig.cmake.in
-"@PACKAGE_INIT@\ninclude(CMakeFindDependencyMacro)\nfind_dependency(dnnl)\nfind_dependency(fmt)\nfind_dependency(OpenMP)\nfind_dependency(nlohmann_json)\nfind_dependency(ZLIB)\ninclude(\"\${CMAKE_CURRENT_LIST_DIR}/ospreyTargets.cmake\")\n")
+"@PACKAGE_INIT@\ninclude(CMakeFindDependencyMacro)\nfind_dependency(dnnl)\nfind_dependency(fmt)\nfind_dependency(OpenMP)\nfind_dependency(nlohmann_json)\nfind_dependency(ZLIB)\nfind_dependency(Threads)\ninclude(\"\${CMAKE_CURRENT_LIST_DIR}/ospreyTargets.cmake\")\n")
 configure_package_config_file(${CMAKE_CURRENT_BINARY_DIR}/ospreyConfig.cmake.in
   ${CMAKE_CURRENT_BINARY_DIR}/ospreyConfig.cmake INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/osprey)
 write_basic_package_version_file(${CMAKE_CURRENT_BINARY_DIR}/ospreyConfigVersion.cmake

@@ -55,8 +55,8 @@ class Model : public nn::Layer {
 };
 
 struct SequentialOptions {
-  std::string name;       // default "sequential", "sequential_1", ...
-  Shape input_shape;      // without the batch axis; when given, the model builds immediately
+  std::string name{};     // default "sequential", "sequential_1", ...
+  Shape input_shape{};    // without the batch axis; when given, the model builds immediately
   bool trainable = true;
 };
 

@@ -26,8 +26,8 @@ using autograd::Variable;
 class Layer;
 
 struct LayerOptions {
-  std::string name;   // default: unique snake_case of the class name (dense, dense_1, ...)
-  std::string dtype;  // default: float32 (the dtype-policy issue adds the mixed policies)
+  std::string name{};   // default: unique snake_case of the class name (dense, dense_1, ...)
+  std::string dtype{};  // default: float32 (the dtype-policy issue adds the mixed policies)
   bool trainable = true;
 };
 

@@ -1,5 +1,6 @@
 #include "osprey/optim/adam.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "osprey/core/error.h"
@@ -9,26 +10,27 @@ namespace osprey::optim {
 
 namespace {
 
-template <class C> struct AdamKernel {
+template <class C, bool kAmsgrad> struct AdamRule {
   using Params = AdamStep;
-  explicit AdamKernel(const AdamStep& p)
+  explicit AdamRule(const AdamStep& p)
       : alpha(static_cast<C>(p.alpha)), omb1(static_cast<C>(p.one_minus_beta_1)),
-        omb2(static_cast<C>(p.one_minus_beta_2)), eps(static_cast<C>(p.epsilon)), amsgrad(p.amsgrad) {}
+        omb2(static_cast<C>(p.one_minus_beta_2)), eps(static_cast<C>(p.epsilon)) {}
   // s0: momentum (m), s1: velocity (v), s2: velocity_hat (amsgrad only).
   C operator()(C g, C w, C* __restrict m, C* __restrict v, C* __restrict v_hat, int64_t i) const {
     const C mi = m[i] + (g - m[i]) * omb1;
     C vi = v[i] + (g * g - v[i]) * omb2;
     m[i] = mi;
     v[i] = vi;
-    if (amsgrad) {
+    if constexpr (kAmsgrad) {
       vi = std::max(v_hat[i], vi);
       v_hat[i] = vi;
     }
     return w - (mi * alpha) / (std::sqrt(vi) + eps);
   }
   C alpha, omb1, omb2, eps;
-  bool amsgrad;
 };
+template <class C> using AdamPlain = AdamRule<C, false>;
+template <class C> using AdamAmsgrad = AdamRule<C, true>;
 
 void check_unit(const char* owner, const char* field, double v) {
   OSPREY_CHECK(std::isfinite(v) && v >= 0.0 && v < 1.0, "{}: {} must be in [0, 1). Received: {}={}",
@@ -70,12 +72,12 @@ const void* Adam::prepare_step(double learning_rate, int64_t step) {
   step_.one_minus_beta_1 = 1.0 - beta_1_;
   step_.one_minus_beta_2 = 1.0 - beta_2_;
   step_.epsilon = epsilon_;
-  step_.amsgrad = amsgrad_;
   return &step_;
 }
 
 detail::KernelFn Adam::kernel(DType value, DType grad) const {
-  return detail::kernel_for<AdamKernel>(value, grad);
+  return amsgrad_ ? detail::kernel_for<AdamAmsgrad>(value, grad)
+                  : detail::kernel_for<AdamPlain>(value, grad);
 }
 
 void Adam::add_config(nlohmann::json& config) const {
@@ -86,10 +88,7 @@ void Adam::add_config(nlohmann::json& config) const {
 }
 
 AdamW::AdamW(AdamWOptions o)
-    : Adam("AdamW",
-           {o.learning_rate, o.weight_decay, o.clipnorm, o.clipvalue, o.global_clipnorm,
-            o.loss_scale_factor, o.name},
-           o.beta_1, o.beta_2, o.epsilon, o.amsgrad) {}
+    : Adam("AdamW", common(o), o.beta_1, o.beta_2, o.epsilon, o.amsgrad) {}
 
 AdamW AdamW::from_config(const nlohmann::json& config) {
   detail::ConfigReader r(config, "AdamW");

@@ -22,11 +22,11 @@ struct AdamOptions {
   double beta_2 = 0.999;   // in [0, 1)
   double epsilon = 1e-7;   // >= 0
   bool amsgrad = false;
-  std::optional<double> weight_decay;
-  std::optional<double> clipnorm;
-  std::optional<double> clipvalue;
-  std::optional<double> global_clipnorm;
-  std::optional<double> loss_scale_factor;
+  std::optional<double> weight_decay = std::nullopt;
+  std::optional<double> clipnorm = std::nullopt;
+  std::optional<double> clipvalue = std::nullopt;
+  std::optional<double> global_clipnorm = std::nullopt;
+  std::optional<double> loss_scale_factor = std::nullopt;
   std::string name = "adam";
 };
 
@@ -38,10 +38,10 @@ struct AdamWOptions {
   double beta_2 = 0.999;
   double epsilon = 1e-7;
   bool amsgrad = false;
-  std::optional<double> clipnorm;
-  std::optional<double> clipvalue;
-  std::optional<double> global_clipnorm;
-  std::optional<double> loss_scale_factor;
+  std::optional<double> clipnorm = std::nullopt;
+  std::optional<double> clipvalue = std::nullopt;
+  std::optional<double> global_clipnorm = std::nullopt;
+  std::optional<double> loss_scale_factor = std::nullopt;
   std::string name = "adamw";
 };
 
@@ -50,7 +50,6 @@ struct AdamStep {
   double one_minus_beta_1 = 0.0;
   double one_minus_beta_2 = 0.0;
   double epsilon = 0.0;
-  bool amsgrad = false;
 };
 
 class Adam : public Optimizer {

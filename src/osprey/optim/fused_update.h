@@ -37,7 +37,7 @@ struct VarTask {
   int64_t numel = 0;
   double grad_scale = 1.0;  // 1 / loss_scale_factor, times the clipnorm factor
   double clipvalue = std::numeric_limits<double>::infinity();
-  double decay = 0.0;       // weight_decay * learning_rate; 0 when off or excluded
+  double keep = 1.0;        // 1 - weight_decay * learning_rate; exactly 1 when off or excluded
   KernelFn kernel = nullptr;
   SumSquaresFn sum_squares = nullptr;
 };
@@ -61,7 +61,9 @@ template <class T, class C> inline T store(C x) noexcept {
 }
 
 // K<C> is the rule: constructed from K<C>::Params (doubles), called per element as
-// w = k(g, w, s0, s1, s2, i) with the slots' base pointers.
+// w = k(g, w, s0, s1, s2, i) with the slots' base pointers. The loop has no branches (options
+// are template parameters of the rule; clipping is a clamp to +-inf when off; the decay factor
+// is exactly 1 when off), so it vectorizes (optim builds with -fno-math-errno for sqrt).
 template <template <class> class K, class T, class G>
 void run_kernel(const VarTask& t, const void* params, int64_t lo, int64_t hi) {
   using C = Compute<T>;
@@ -72,15 +74,12 @@ void run_kernel(const VarTask& t, const void* params, int64_t lo, int64_t hi) {
   C* __restrict s1 = static_cast<C*>(t.slots[1]);
   C* __restrict s2 = static_cast<C*>(t.slots[2]);
   const C scale = static_cast<C>(t.grad_scale);
-  const C clip = static_cast<C>(t.clipvalue);
-  const C decay = static_cast<C>(t.decay);
-  const bool clipping = std::isfinite(t.clipvalue);
-  const bool decaying = t.decay != 0.0;
+  const C clip_high = static_cast<C>(t.clipvalue);
+  const C clip_low = -clip_high;
+  const C keep = static_cast<C>(t.keep);
   for (int64_t i = lo; i < hi; ++i) {
-    C gi = load<C>(g[i]) * scale;
-    if (clipping) gi = std::min(std::max(gi, -clip), clip);
-    C wi = load<C>(w[i]);
-    if (decaying) wi -= wi * decay;
+    const C gi = std::min(std::max(load<C>(g[i]) * scale, clip_low), clip_high);
+    const C wi = load<C>(w[i]) * keep;  // decoupled weight decay, as torch's AdamW: w * (1 - wd * lr)
     w[i] = store<T>(k(gi, wi, s0, s1, s2, i));
   }
 }

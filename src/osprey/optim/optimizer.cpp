@@ -159,7 +159,7 @@ void Optimizer::apply(const std::vector<Variable>& variables) {
     total += t.numel;
     t.grad_scale = inv_scale;
     if (o_.clipvalue) t.clipvalue = *o_.clipvalue;
-    t.decay = o_.weight_decay && set.decay ? *o_.weight_decay * lr : 0.0;
+    if (o_.weight_decay && set.decay) t.keep = 1.0 - *o_.weight_decay * lr;
     t.kernel = kernel(value.dtype(), grad.dtype());
     t.sum_squares = detail::sum_squares_for(grad.dtype());
   }

@@ -10,6 +10,7 @@
 #include <array>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -31,12 +32,17 @@ class ConfigReader;
 // designated initializers read like Keras's keyword arguments).
 struct OptimizerOptions {
   LearningRate learning_rate = 0.001;
-  std::optional<double> weight_decay;       // decoupled: w -= w * weight_decay * lr, every step
-  std::optional<double> clipnorm;           // per variable: g * clipnorm / max(|g|, clipnorm)
-  std::optional<double> clipvalue;          // g clamped to [-clipvalue, clipvalue]
-  std::optional<double> global_clipnorm;    // all gradients scaled together by their joint norm
-  std::optional<double> loss_scale_factor;  // gradients are divided by it before anything else
-  std::string name;
+  // Decoupled: w -= w * weight_decay * lr, every step.
+  std::optional<double> weight_decay = std::nullopt;
+  // Per variable: g * clipnorm / max(|g|, clipnorm).
+  std::optional<double> clipnorm = std::nullopt;
+  // g clamped to [-clipvalue, clipvalue].
+  std::optional<double> clipvalue = std::nullopt;
+  // All gradients scaled together by clip / max(global norm, clip).
+  std::optional<double> global_clipnorm = std::nullopt;
+  // Gradients are divided by it before anything else.
+  std::optional<double> loss_scale_factor = std::nullopt;
+  std::string name = "";
 };
 
 // Usage (the trainer's step; Adam's options are in adam.h):
@@ -46,7 +52,7 @@ struct OptimizerOptions {
 //   opt.apply(model_weights);            // uses each weight's grad(), skips those without one
 //   for (auto& w : model_weights) w.zero_grad();
 //   opt.set_learning_rate(opt.learning_rate() * 0.1);  // ReduceLROnPlateau
-//   auto saved = opt.state();            // "optimizer/iterations", "optimizer/<path>/m" ...
+//   auto saved = opt.state();            // "optimizer/iterations", "optimizer/<path>/momentum"...
 //   Adam resumed = Adam::from_config(opt.get_config());  resumed.load_state(saved);
 // Order within a step, as Keras: divide by loss_scale_factor, clip (clipnorm, global_clipnorm or
 // clipvalue: at most one), decay the weight with the step's learning rate, then the update rule.
@@ -163,5 +169,9 @@ class Optimizer {
   std::vector<detail::VarTask> tasks_;  // reused every step: no allocation after the first
   std::vector<double> partials_;        // per-block partial sums of the norm pass, reused
 };
+
+// The optimizer named "sgd", "adam", "adamw" or "rmsprop" with Keras's defaults; declared here
+// too so that code holding an Optimizer can build one by name. Documented in factory.h.
+std::unique_ptr<Optimizer> get(std::string_view name);
 
 }  // namespace osprey::optim

@@ -9,33 +9,37 @@ namespace osprey::optim {
 
 namespace {
 
-template <class C> struct RMSpropKernel {
+template <class C, bool kCentered, bool kMomentum> struct RMSpropRule {
   using Params = RMSpropStep;
-  explicit RMSpropKernel(const RMSpropStep& p)
+  explicit RMSpropRule(const RMSpropStep& p)
       : lr(static_cast<C>(p.learning_rate)), rho(static_cast<C>(p.rho)),
         one_minus_rho(static_cast<C>(1.0 - p.rho)), momentum(static_cast<C>(p.momentum)),
-        eps(static_cast<C>(p.epsilon)), use_momentum(p.momentum > 0.0), centered(p.centered) {}
+        eps(static_cast<C>(p.epsilon)) {}
   // s0: velocity, s1: momentum (momentum > 0), s2: average_gradient (centered).
   C operator()(C g, C w, C* __restrict v, C* __restrict mom, C* __restrict avg, int64_t i) const {
     const C vi = rho * v[i] + one_minus_rho * (g * g);
     v[i] = vi;
-    C denominator;
-    if (centered) {
+    C denominator = vi + eps;
+    if constexpr (kCentered) {
       const C ai = rho * avg[i] + one_minus_rho * g;
       avg[i] = ai;
       denominator = vi - ai * ai + eps;
-    } else {
-      denominator = vi + eps;
     }
     const C increment = (lr * g) / std::sqrt(denominator);
-    if (!use_momentum) return w - increment;
-    const C mi = momentum * mom[i] + increment;
-    mom[i] = mi;
-    return w - mi;
+    if constexpr (!kMomentum) {
+      return w - increment;
+    } else {
+      const C mi = momentum * mom[i] + increment;
+      mom[i] = mi;
+      return w - mi;
+    }
   }
   C lr, rho, one_minus_rho, momentum, eps;
-  bool use_momentum, centered;
 };
+template <class C> using RMSpropPlain = RMSpropRule<C, false, false>;
+template <class C> using RMSpropMomentum = RMSpropRule<C, false, true>;
+template <class C> using RMSpropCentered = RMSpropRule<C, true, false>;
+template <class C> using RMSpropCenteredMomentum = RMSpropRule<C, true, true>;
 
 }  // namespace
 
@@ -66,12 +70,18 @@ RMSprop RMSprop::from_config(const nlohmann::json& config) {
 }
 
 const void* RMSprop::prepare_step(double learning_rate, int64_t) {
-  step_ = {learning_rate, rho_, momentum_, epsilon_, centered_};
+  step_ = {learning_rate, rho_, momentum_, epsilon_};
   return &step_;
 }
 
 detail::KernelFn RMSprop::kernel(DType value, DType grad) const {
-  return detail::kernel_for<RMSpropKernel>(value, grad);
+  const bool momentum = momentum_ > 0.0;
+  if (centered_) {
+    return momentum ? detail::kernel_for<RMSpropCenteredMomentum>(value, grad)
+                    : detail::kernel_for<RMSpropCentered>(value, grad);
+  }
+  return momentum ? detail::kernel_for<RMSpropMomentum>(value, grad)
+                  : detail::kernel_for<RMSpropPlain>(value, grad);
 }
 
 void RMSprop::add_config(nlohmann::json& config) const {

@@ -18,11 +18,11 @@ struct RMSpropOptions {
   double momentum = 0.0;  // in [0, 1)
   double epsilon = 1e-7;  // >= 0
   bool centered = false;
-  std::optional<double> weight_decay;
-  std::optional<double> clipnorm;
-  std::optional<double> clipvalue;
-  std::optional<double> global_clipnorm;
-  std::optional<double> loss_scale_factor;
+  std::optional<double> weight_decay = std::nullopt;
+  std::optional<double> clipnorm = std::nullopt;
+  std::optional<double> clipvalue = std::nullopt;
+  std::optional<double> global_clipnorm = std::nullopt;
+  std::optional<double> loss_scale_factor = std::nullopt;
   std::string name = "rmsprop";
 };
 
@@ -31,7 +31,6 @@ struct RMSpropStep {
   double rho = 0.0;
   double momentum = 0.0;
   double epsilon = 0.0;
-  bool centered = false;
 };
 
 class RMSprop final : public Optimizer {

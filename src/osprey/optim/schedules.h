@@ -101,7 +101,7 @@ struct CosineDecayOptions {
   int64_t decay_steps = 0;  // > 0
   double alpha = 0.0;
   std::string name = "CosineDecay";
-  std::optional<double> warmup_target;
+  std::optional<double> warmup_target = std::nullopt;
   int64_t warmup_steps = 0;
 };
 class CosineDecay final : public Schedule {

@@ -9,21 +9,26 @@ namespace osprey::optim {
 
 namespace {
 
-template <class C> struct SGDKernel {
+template <class C, bool kMomentum, bool kNesterov> struct SGDRule {
   using Params = SGDStep;
-  explicit SGDKernel(const SGDStep& p)
-      : lr(static_cast<C>(p.learning_rate)), momentum(static_cast<C>(p.momentum)),
-        use_momentum(p.momentum != 0.0), nesterov(p.nesterov) {}
+  explicit SGDRule(const SGDStep& p)
+      : lr(static_cast<C>(p.learning_rate)), momentum(static_cast<C>(p.momentum)) {}
   // s0: momentum (velocity), present when momentum > 0.
   C operator()(C g, C w, C* __restrict m, C*, C*, int64_t i) const {
-    if (!use_momentum) return w - g * lr;
-    const C mi = m[i] * momentum - g * lr;
-    m[i] = mi;
-    return nesterov ? w + (mi * momentum - g * lr) : w + mi;
+    if constexpr (!kMomentum) {
+      return w - g * lr;
+    } else {
+      const C mi = m[i] * momentum - g * lr;
+      m[i] = mi;
+      if constexpr (kNesterov) return w + (mi * momentum - g * lr);
+      return w + mi;
+    }
   }
   C lr, momentum;
-  bool use_momentum, nesterov;
 };
+template <class C> using SGDPlain = SGDRule<C, false, false>;
+template <class C> using SGDMomentum = SGDRule<C, true, false>;
+template <class C> using SGDNesterov = SGDRule<C, true, true>;
 
 }  // namespace
 
@@ -47,12 +52,14 @@ SGD SGD::from_config(const nlohmann::json& config) {
 }
 
 const void* SGD::prepare_step(double learning_rate, int64_t) {
-  step_ = {learning_rate, momentum_, nesterov_};
+  step_ = {learning_rate, momentum_};
   return &step_;
 }
 
 detail::KernelFn SGD::kernel(DType value, DType grad) const {
-  return detail::kernel_for<SGDKernel>(value, grad);
+  if (momentum_ == 0.0) return detail::kernel_for<SGDPlain>(value, grad);
+  if (nesterov_) return detail::kernel_for<SGDNesterov>(value, grad);
+  return detail::kernel_for<SGDMomentum>(value, grad);
 }
 
 void SGD::add_config(nlohmann::json& config) const {

@@ -15,18 +15,17 @@ struct SGDOptions {
   LearningRate learning_rate = 0.01;
   double momentum = 0.0;  // in [0, 1]
   bool nesterov = false;
-  std::optional<double> weight_decay;
-  std::optional<double> clipnorm;
-  std::optional<double> clipvalue;
-  std::optional<double> global_clipnorm;
-  std::optional<double> loss_scale_factor;
+  std::optional<double> weight_decay = std::nullopt;
+  std::optional<double> clipnorm = std::nullopt;
+  std::optional<double> clipvalue = std::nullopt;
+  std::optional<double> global_clipnorm = std::nullopt;
+  std::optional<double> loss_scale_factor = std::nullopt;
   std::string name = "SGD";
 };
 
 struct SGDStep {
   double learning_rate = 0.0;
   double momentum = 0.0;
-  bool nesterov = false;
 };
 
 class SGD final : public Optimizer {

@@ -6,7 +6,10 @@
 #include <string>
 
 #include "osprey/losses/loss.h"
+#include "osprey/losses/registry.h"
 #include "osprey/metrics/metric.h"
+#include "osprey/metrics/registry.h"
+#include "osprey/optim/factory.h"
 #include "osprey/optim/optimizer.h"
 
 namespace osprey::train {

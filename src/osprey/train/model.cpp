@@ -2,6 +2,10 @@
 
 #include "osprey/train/trainer.h"
 
+#include "osprey/autograd/grad_mode.h"
+#include "osprey/core/rng.h"
+#include "osprey/tensor/ops.h"
+
 namespace osprey::train {
 
 std::shared_ptr<optim::Optimizer> OptimizerArg::resolve() const {
@@ -25,7 +29,7 @@ void Model::compile(OptimizerArg optimizer, LossArg loss, std::vector<MetricArg>
   auto opt = optimizer.resolve();
   auto l = loss.resolve();
   std::vector<std::shared_ptr<metrics::Metric>> ms;
-  for (const MetricArg& m : metrics) ms.push_back(m.metric ? m.metric : metrics::get(m.name, l->name()));
+  for (const MetricArg& m : metrics) ms.push_back(m.metric ? m.metric : std::shared_ptr<metrics::Metric>(metrics::get(m.name, l->name())));
   trainer_ = std::make_shared<Trainer>(network_ptr(), std::move(opt), std::move(l), std::move(ms), options);
 }
 

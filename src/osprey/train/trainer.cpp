@@ -207,14 +207,8 @@ History Trainer::fit(Model& model, const BatchSource& train, const FitOptions& o
 
 Logs Trainer::evaluate(Model& model, const BatchSource& source, const EvaluateOptions& o) {
   CallbackList callbacks(o.callbacks, &model, {1, source.steps, o.verbose});
-  // Evaluation keeps its own running sums so that validation inside fit leaves the training
-  // metrics of the epoch intact.
-  const double saved_sum = loss_sum_, saved_count = loss_count_;
-  auto saved_metrics = metrics_;
-  std::vector<std::shared_ptr<metrics::Metric>> fresh;
-  for (const auto& m : metrics_) fresh.push_back(m->clone());
-  metrics_ = fresh;
-  loss_sum_ = loss_count_ = 0.0;
+  // fit reads the epoch's training logs before validating, so evaluation may reset the metrics.
+  reset_metrics();
   callbacks.each([](Callback& c) { c.on_test_begin({}); });
   BatchStream stream = source.epoch(0);
   Tensor bx, by;
@@ -228,9 +222,6 @@ Logs Trainer::evaluate(Model& model, const BatchSource& source, const EvaluateOp
   }
   const Logs logs = results();
   callbacks.each([&](Callback& c) { c.on_test_end(logs); });
-  metrics_ = saved_metrics;
-  loss_sum_ = saved_sum;
-  loss_count_ = saved_count;
   return logs;
 }
 

@@ -5,13 +5,38 @@
 #include <vector>
 
 #include "osprey/nn/layer_registry.h"
+#include "osprey/nn/layers/activation.h"
+#include "osprey/nn/layers/add.h"
+#include "osprey/nn/layers/batch_normalization.h"
+#include "osprey/nn/layers/concatenate.h"
+#include "osprey/nn/layers/conv2d.h"
 #include "osprey/nn/layers/dense.h"
+#include "osprey/nn/layers/dropout.h"
+#include "osprey/nn/layers/embedding.h"
+#include "osprey/nn/layers/flatten.h"
+#include "osprey/nn/layers/global_average_pooling2d.h"
+#include "osprey/nn/layers/layer_normalization.h"
+#include "osprey/nn/layers/pooling2d.h"
+#include "osprey/nn/layers/reshape.h"
 
 namespace osprey::nn {
 
 inline std::vector<std::pair<std::string, LayerFactory>> builtin_layer_factories() {
   return {
+      {"Activation", &ActivationLayer::from_config},
+      {"Add", &Add::from_config},
+      {"AveragePooling2D", &AveragePooling2D::from_config},
+      {"BatchNormalization", &BatchNormalization::from_config},
+      {"Concatenate", &Concatenate::from_config},
+      {"Conv2D", &Conv2D::from_config},
       {"Dense", &Dense::from_config},
+      {"Dropout", &Dropout::from_config},
+      {"Embedding", &Embedding::from_config},
+      {"Flatten", &Flatten::from_config},
+      {"GlobalAveragePooling2D", &GlobalAveragePooling2D::from_config},
+      {"LayerNormalization", &LayerNormalization::from_config},
+      {"MaxPooling2D", &MaxPooling2D::from_config},
+      {"Reshape", &Reshape::from_config},
   };
 }
 

@@ -8,16 +8,18 @@ namespace osprey::nn {
 BatchNormalization::BatchNormalization(BatchNormalizationOptions options)
     : SingleInputLayer("BatchNormalization", base_options(options)), options_(std::move(options)) {
   OSPREY_CHECK(options_.momentum >= 0.0 && options_.momentum <= 1.0,
-               "BatchNormalization: momentum must be in [0, 1]. Received: momentum={}", options_.momentum);
-  OSPREY_CHECK(options_.epsilon > 0.0, "BatchNormalization: epsilon must be positive. Received: epsilon={}",
+               "BatchNormalization: momentum must be in [0, 1]. Received: momentum={}",
+               options_.momentum);
+  OSPREY_CHECK(options_.epsilon > 0.0,
+               "BatchNormalization: epsilon must be positive. Received: epsilon={}",
                options_.epsilon);
 }
 
 int BatchNormalization::channel_axis(const Shape& s) const {
   const int a = options_.axis < 0 ? options_.axis + s.ndim() : options_.axis;
   OSPREY_CHECK(a >= 1 && a < s.ndim(),
-               "{}: axis {} is out of range for an input of shape {} (expected a non-batch axis)", name(),
-               options_.axis, s.to_string());
+               "{}: axis {} is out of range for an input of shape {} (expected a non-batch axis)",
+               name(), options_.axis, s.to_string());
   return a;
 }
 
@@ -25,10 +27,13 @@ void BatchNormalization::build_single(const Shape& input_shape) {
   const int64_t c = input_shape[channel_axis(input_shape)];
   OSPREY_CHECK(c > 0, "{}: the channel axis must have a known, positive size. Received: {}", name(),
                input_shape.to_string());
-  if (options_.scale) gamma_ = add_weight("gamma", {c}, options_.gamma_initializer, true, options_.gamma_regularizer);
-  if (options_.center) beta_ = add_weight("beta", {c}, options_.beta_initializer, true, options_.beta_regularizer);
+  if (options_.scale)
+    gamma_ = add_weight("gamma", {c}, options_.gamma_initializer, true, options_.gamma_regularizer);
+  if (options_.center)
+    beta_ = add_weight("beta", {c}, options_.beta_initializer, true, options_.beta_regularizer);
   moving_mean_ = add_weight("moving_mean", {c}, options_.moving_mean_initializer, false);
-  moving_variance_ = add_weight("moving_variance", {c}, options_.moving_variance_initializer, false);
+  moving_variance_ =
+      add_weight("moving_variance", {c}, options_.moving_variance_initializer, false);
 }
 
 Shape BatchNormalization::compute_output_shape(const std::vector<Shape>& input_shapes) {
@@ -40,8 +45,8 @@ Shape BatchNormalization::compute_output_shape(const std::vector<Shape>& input_s
 Variable BatchNormalization::call_single(const Variable& x, bool training) {
   const int axis = channel_axis(x.shape());
   const int64_t c = moving_mean_.numel();
-  OSPREY_CHECK(x.size(axis) == c, "{}: expected {} channels on axis {}. Received: {}", name(), c, options_.axis,
-               x.shape().to_string());
+  OSPREY_CHECK(x.size(axis) == c, "{}: expected {} channels on axis {}. Received: {}", name(), c,
+               options_.axis, x.shape().to_string());
   // Handles to the weights' storage: batch_norm updates them in place in training.
   Tensor mean = moving_mean_.value();
   Tensor var = moving_variance_.value();

@@ -22,12 +22,12 @@ struct BatchNormalizationOptions {
   Initializer gamma_initializer = "ones";
   Initializer moving_mean_initializer = "zeros";
   Initializer moving_variance_initializer = "ones";
-  Regularizer beta_regularizer;
-  Regularizer gamma_regularizer;
+  Regularizer beta_regularizer{};
+  Regularizer gamma_regularizer{};
   // Cross-replica statistics. Stored and serialized; the distribution strategies act on it.
   bool synchronized = false;
-  std::string name;
-  std::string dtype;
+  std::string name{};
+  std::string dtype{};
   bool trainable = true;
 };
 
@@ -57,7 +57,8 @@ class BatchNormalization : public SingleInputLayer {
 }  // namespace osprey::nn
 
 namespace osprey::layers {
-inline nn::LayerRef<nn::BatchNormalization> BatchNormalization(nn::BatchNormalizationOptions options = {}) {
+inline nn::LayerRef<nn::BatchNormalization> BatchNormalization(
+    nn::BatchNormalizationOptions options = {}) {
   return nn::make_layer<nn::BatchNormalization>(std::move(options));
 }
 }  // namespace osprey::layers

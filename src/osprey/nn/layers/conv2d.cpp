@@ -18,8 +18,8 @@ Conv2D::Conv2D(int64_t filters, std::array<int64_t, 2> kernel_size, Conv2DOption
   detail::check_padding(options_.padding, "Conv2D");
   detail::kernel_data_format(options_.data_format, "Conv2D");
   OSPREY_CHECK(options_.groups >= 1 && filters % options_.groups == 0,
-               "Conv2D: filters must be divisible by groups. Received: filters={}, groups={}", filters,
-               options_.groups);
+               "Conv2D: filters must be divisible by groups. Received: filters={}, groups={}",
+               filters, options_.groups);
 }
 
 Conv2dOptions Conv2D::conv_options() const {
@@ -33,11 +33,12 @@ Conv2dOptions Conv2D::conv_options() const {
 void Conv2D::check_input_shape(const Shape& s) const {
   const bool last = options_.data_format == "channels_last";
   OSPREY_CHECK(s.ndim() == 4, "{}: expected a 4-D input {}. Received: {}", name(),
-               last ? "[batch, height, width, channels]" : "[batch, channels, height, width]", s.to_string());
+               last ? "[batch, height, width, channels]" : "[batch, channels, height, width]",
+               s.to_string());
   const int64_t c = last ? s[3] : s[1];
   OSPREY_CHECK(c > 0 && c % options_.groups == 0,
-               "{}: input channels must be divisible by groups={}. Received: {} channels in {}", name(),
-               options_.groups, c, s.to_string());
+               "{}: input channels must be divisible by groups={}. Received: {} channels in {}",
+               name(), options_.groups, c, s.to_string());
 }
 
 void Conv2D::build_single(const Shape& input_shape) {
@@ -46,14 +47,16 @@ void Conv2D::build_single(const Shape& input_shape) {
   kernel_ = add_weight("kernel", {kernel_size_[0], kernel_size_[1], c / options_.groups, filters_},
                        options_.kernel_initializer, true, options_.kernel_regularizer);
   if (options_.use_bias) {
-    bias_ = add_weight("bias", {filters_}, options_.bias_initializer, true, options_.bias_regularizer);
+    bias_ =
+        add_weight("bias", {filters_}, options_.bias_initializer, true, options_.bias_regularizer);
   }
 }
 
 Shape Conv2D::compute_output_shape(const std::vector<Shape>& input_shapes) {
   check_num_inputs(input_shapes.size(), 1);
   check_input_shape(input_shapes[0]);
-  const int64_t c = options_.data_format == "channels_last" ? input_shapes[0][3] : input_shapes[0][1];
+  const int64_t c =
+      options_.data_format == "channels_last" ? input_shapes[0][3] : input_shapes[0][1];
   const Shape w{kernel_size_[0], kernel_size_[1], c / options_.groups, filters_};
   return detail::with_batch(input_shapes[0], [&](const Shape& s) {
     return conv2d_output_shape(s, w, resolve_conv2d(s, w, conv_options()));
@@ -94,11 +97,14 @@ std::shared_ptr<Layer> Conv2D::from_config(const nlohmann::json& c) {
   o.groups = c.value("groups", int64_t{1});
   o.activation = c.value("activation", std::string("linear"));
   o.use_bias = c.value("use_bias", true);
-  if (c.contains("kernel_initializer")) o.kernel_initializer = initializers::from_json(c["kernel_initializer"]);
-  if (c.contains("bias_initializer")) o.bias_initializer = initializers::from_json(c["bias_initializer"]);
+  if (c.contains("kernel_initializer"))
+    o.kernel_initializer = initializers::from_json(c["kernel_initializer"]);
+  if (c.contains("bias_initializer"))
+    o.bias_initializer = initializers::from_json(c["bias_initializer"]);
   o.kernel_regularizer = Regularizer::from_json(c.value("kernel_regularizer", nlohmann::json()));
   o.bias_regularizer = Regularizer::from_json(c.value("bias_regularizer", nlohmann::json()));
-  return std::make_shared<Conv2D>(c.at("filters").get<int64_t>(), detail::read_pair(c, "kernel_size", {0, 0}), o);
+  return std::make_shared<Conv2D>(c.at("filters").get<int64_t>(),
+                                  detail::read_pair(c, "kernel_size", {0, 0}), o);
 }
 
 }  // namespace osprey::nn

@@ -10,23 +10,24 @@
 
 #include "osprey/nn/activations.h"
 #include "osprey/nn/layer.h"
+#include "osprey/tensor/ops.h"
 
 namespace osprey::nn {
 
 struct Conv2DOptions {
   std::array<int64_t, 2> strides{1, 1};
-  std::string padding = "valid";               // "valid" or "same"
-  std::string data_format = "channels_last";   // or "channels_first"
+  std::string padding = "valid";              // "valid" or "same"
+  std::string data_format = "channels_last";  // or "channels_first"
   std::array<int64_t, 2> dilation_rate{1, 1};
-  int64_t groups = 1;                          // input channels and filters split into groups
-  ActivationFn activation;
+  int64_t groups = 1;  // input channels and filters split into groups
+  ActivationFn activation{};
   bool use_bias = true;
   Initializer kernel_initializer = "glorot_uniform";
   Initializer bias_initializer = "zeros";
-  Regularizer kernel_regularizer;
-  Regularizer bias_regularizer;
-  std::string name;
-  std::string dtype;
+  Regularizer kernel_regularizer{};
+  Regularizer bias_regularizer{};
+  std::string name{};
+  std::string dtype{};
   bool trainable = true;
 };
 
@@ -64,7 +65,9 @@ inline nn::LayerRef<nn::Conv2D> Conv2D(int64_t filters, std::array<int64_t, 2> k
   return nn::make_layer<nn::Conv2D>(filters, kernel_size, std::move(options));
 }
 // A square kernel: Conv2D(32, 3) is Conv2D(32, {3, 3}).
-inline nn::LayerRef<nn::Conv2D> Conv2D(int64_t filters, int64_t kernel_size, nn::Conv2DOptions options = {}) {
-  return nn::make_layer<nn::Conv2D>(filters, std::array<int64_t, 2>{kernel_size, kernel_size}, std::move(options));
+inline nn::LayerRef<nn::Conv2D> Conv2D(int64_t filters, int64_t kernel_size,
+                                       nn::Conv2DOptions options = {}) {
+  return nn::make_layer<nn::Conv2D>(filters, std::array<int64_t, 2>{kernel_size, kernel_size},
+                                    std::move(options));
 }
 }  // namespace osprey::layers

@@ -12,10 +12,10 @@ struct DenseOptions {
   bool use_bias = true;
   Initializer kernel_initializer = "glorot_uniform";
   Initializer bias_initializer = "zeros";
-  Regularizer kernel_regularizer;
-  Regularizer bias_regularizer;
-  std::string name;
-  std::string dtype;
+  Regularizer kernel_regularizer{};
+  Regularizer bias_regularizer{};
+  std::string name{};
+  std::string dtype{};
   bool trainable = true;
 };
 

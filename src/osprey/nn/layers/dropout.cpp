@@ -7,8 +7,11 @@
 namespace osprey::nn {
 
 Dropout::Dropout(double rate, DropoutOptions options)
-    : SingleInputLayer("Dropout", base_options(options)), rate_(rate), options_(std::move(options)) {
-  OSPREY_CHECK(rate >= 0.0 && rate < 1.0, "Dropout: rate must be in [0, 1). Received: rate={}", rate);
+    : SingleInputLayer("Dropout", base_options(options)),
+      rate_(rate),
+      options_(std::move(options)) {
+  OSPREY_CHECK(rate >= 0.0 && rate < 1.0, "Dropout: rate must be in [0, 1). Received: rate={}",
+               rate);
 }
 
 Shape Dropout::compute_output_shape(const std::vector<Shape>& input_shapes) {
@@ -35,7 +38,7 @@ std::shared_ptr<Layer> Dropout::from_config(const nlohmann::json& c) {
   read_base_options(c, o);
   if (c.contains("seed") && !c["seed"].is_null()) o.seed = c["seed"].get<uint64_t>();
   OSPREY_CHECK_T(NotImplementedError, !c.contains("noise_shape") || c["noise_shape"].is_null(),
-               "Dropout: noise_shape is not supported. Received: {}", c["noise_shape"].dump());
+                 "Dropout: noise_shape is not supported. Received: {}", c["noise_shape"].dump());
   return std::make_shared<Dropout>(c.at("rate").get<double>(), o);
 }
 

@@ -13,9 +13,9 @@
 namespace osprey::nn {
 
 struct DropoutOptions {
-  std::optional<uint64_t> seed;  // none: draw from the global seed
-  std::string name;
-  std::string dtype;
+  std::optional<uint64_t> seed{};  // none: draw from the global seed
+  std::string name{};
+  std::string dtype{};
   bool trainable = true;
 };
 

@@ -11,8 +11,8 @@ namespace osprey::nn {
 
 struct FlattenOptions {
   std::string data_format = "channels_last";  // or "channels_first"
-  std::string name;
-  std::string dtype;
+  std::string name{};
+  std::string dtype{};
   bool trainable = true;
 };
 

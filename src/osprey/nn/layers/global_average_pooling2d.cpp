@@ -7,7 +7,8 @@
 namespace osprey::nn {
 
 GlobalAveragePooling2D::GlobalAveragePooling2D(GlobalAveragePooling2DOptions options)
-    : SingleInputLayer("GlobalAveragePooling2D", base_options(options)), options_(std::move(options)) {
+    : SingleInputLayer("GlobalAveragePooling2D", base_options(options)),
+      options_(std::move(options)) {
   detail::kernel_data_format(options_.data_format, "GlobalAveragePooling2D");
 }
 
@@ -30,8 +31,8 @@ Shape GlobalAveragePooling2D::compute_output_shape(const std::vector<Shape>& inp
 
 Variable GlobalAveragePooling2D::call_single(const Variable& x, bool training) {
   check_input_shape(x.shape());
-  return autograd::global_average_pool2d(x, detail::kernel_data_format(options_.data_format, name()),
-                                         options_.keepdims);
+  return autograd::global_average_pool2d(
+      x, detail::kernel_data_format(options_.data_format, name()), options_.keepdims);
 }
 
 nlohmann::json GlobalAveragePooling2D::get_config() const {

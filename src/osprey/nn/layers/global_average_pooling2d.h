@@ -12,8 +12,8 @@ namespace osprey::nn {
 struct GlobalAveragePooling2DOptions {
   std::string data_format = "channels_last";  // or "channels_first"
   bool keepdims = false;
-  std::string name;
-  std::string dtype;
+  std::string name{};
+  std::string dtype{};
   bool trainable = true;
 };
 
@@ -36,7 +36,8 @@ class GlobalAveragePooling2D : public SingleInputLayer {
 }  // namespace osprey::nn
 
 namespace osprey::layers {
-inline nn::LayerRef<nn::GlobalAveragePooling2D> GlobalAveragePooling2D(nn::GlobalAveragePooling2DOptions options = {}) {
+inline nn::LayerRef<nn::GlobalAveragePooling2D> GlobalAveragePooling2D(
+    nn::GlobalAveragePooling2DOptions options = {}) {
   return nn::make_layer<nn::GlobalAveragePooling2D>(std::move(options));
 }
 }  // namespace osprey::layers

@@ -6,8 +6,11 @@
 
 namespace osprey::nn {
 
-Pooling2D::Pooling2D(std::string class_name, std::array<int64_t, 2> pool_size, Pooling2DOptions options)
-    : SingleInputLayer(class_name, base_options(options)), pool_size_(pool_size), options_(std::move(options)) {
+Pooling2D::Pooling2D(std::string class_name, std::array<int64_t, 2> pool_size,
+                     Pooling2DOptions options)
+    : SingleInputLayer(class_name, base_options(options)),
+      pool_size_(pool_size),
+      options_(std::move(options)) {
   detail::check_positive_pair(pool_size, "pool_size", class_name);
   if (options_.strides[0] == 0 && options_.strides[1] == 0) options_.strides = pool_size;
   detail::check_positive_pair(options_.strides, "strides", class_name);
@@ -76,7 +79,8 @@ Variable AveragePooling2D::call_single(const Variable& x, bool training) {
 }
 
 std::shared_ptr<Layer> AveragePooling2D::from_config(const nlohmann::json& c) {
-  return std::make_shared<AveragePooling2D>(detail::read_pair(c, "pool_size", {2, 2}), read_options(c));
+  return std::make_shared<AveragePooling2D>(detail::read_pair(c, "pool_size", {2, 2}),
+                                            read_options(c));
 }
 
 }  // namespace osprey::nn

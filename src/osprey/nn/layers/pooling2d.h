@@ -8,6 +8,7 @@
 #include <array>
 
 #include "osprey/nn/layer.h"
+#include "osprey/tensor/ops.h"
 
 namespace osprey::nn {
 
@@ -15,8 +16,8 @@ struct Pooling2DOptions {
   std::array<int64_t, 2> strides{0, 0};  // {0, 0}: the pool size, as Keras's strides=None
   std::string padding = "valid";         // "valid" or "same"
   std::string data_format = "channels_last";
-  std::string name;
-  std::string dtype;
+  std::string name{};
+  std::string dtype{};
   bool trainable = true;
 };
 
@@ -50,7 +51,8 @@ class MaxPooling2D : public Pooling2D {
 
 class AveragePooling2D : public Pooling2D {
  public:
-  explicit AveragePooling2D(std::array<int64_t, 2> pool_size = {2, 2}, Pooling2DOptions options = {});
+  explicit AveragePooling2D(std::array<int64_t, 2> pool_size = {2, 2},
+                            Pooling2DOptions options = {});
   static std::shared_ptr<Layer> from_config(const nlohmann::json& config);
 
  protected:
@@ -64,14 +66,17 @@ inline nn::LayerRef<nn::MaxPooling2D> MaxPooling2D(std::array<int64_t, 2> pool_s
                                                    nn::Pooling2DOptions options = {}) {
   return nn::make_layer<nn::MaxPooling2D>(pool_size, std::move(options));
 }
-inline nn::LayerRef<nn::MaxPooling2D> MaxPooling2D(int64_t pool_size, nn::Pooling2DOptions options = {}) {
+inline nn::LayerRef<nn::MaxPooling2D> MaxPooling2D(int64_t pool_size,
+                                                   nn::Pooling2DOptions options = {}) {
   return MaxPooling2D(std::array<int64_t, 2>{pool_size, pool_size}, std::move(options));
 }
-inline nn::LayerRef<nn::AveragePooling2D> AveragePooling2D(std::array<int64_t, 2> pool_size = {2, 2},
+inline nn::LayerRef<nn::AveragePooling2D> AveragePooling2D(std::array<int64_t, 2> pool_size = {2,
+                                                                                               2},
                                                            nn::Pooling2DOptions options = {}) {
   return nn::make_layer<nn::AveragePooling2D>(pool_size, std::move(options));
 }
-inline nn::LayerRef<nn::AveragePooling2D> AveragePooling2D(int64_t pool_size, nn::Pooling2DOptions options = {}) {
+inline nn::LayerRef<nn::AveragePooling2D> AveragePooling2D(int64_t pool_size,
+                                                           nn::Pooling2DOptions options = {}) {
   return AveragePooling2D(std::array<int64_t, 2>{pool_size, pool_size}, std::move(options));
 }
 }  // namespace osprey::layers

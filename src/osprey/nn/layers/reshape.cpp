@@ -9,12 +9,14 @@ Reshape::Reshape(Shape target_shape, ReshapeOptions options)
     : SingleInputLayer("Reshape", base_options(options)), target_shape_(std::move(target_shape)) {
   int unknown = 0;
   for (int64_t d : target_shape_) {
-    OSPREY_CHECK(d > 0 || d == -1,
-                 "Reshape: target_shape sizes must be positive or -1 (inferred). Received: target_shape={}",
-                 target_shape_.to_string());
+    OSPREY_CHECK(
+        d > 0 || d == -1,
+        "Reshape: target_shape sizes must be positive or -1 (inferred). Received: target_shape={}",
+        target_shape_.to_string());
     unknown += d == -1 ? 1 : 0;
   }
-  OSPREY_CHECK(unknown <= 1, "Reshape: target_shape may contain at most one -1. Received: target_shape={}",
+  OSPREY_CHECK(unknown <= 1,
+               "Reshape: target_shape may contain at most one -1. Received: target_shape={}",
                target_shape_.to_string());
 }
 
@@ -33,10 +35,11 @@ Shape Reshape::compute_output_shape(const std::vector<Shape>& input_shapes) {
     }
   }
   const bool ok = inferred >= 0 ? size % known == 0 : size == known;
-  OSPREY_CHECK(ok,
-               "{}: the total size must be unchanged: cannot reshape an input of shape {} ({} values per "
-               "sample) to target_shape {}",
-               name(), s.to_string(), size, target_shape_.to_string());
+  OSPREY_CHECK(
+      ok,
+      "{}: the total size must be unchanged: cannot reshape an input of shape {} ({} values per "
+      "sample) to target_shape {}",
+      name(), s.to_string(), size, target_shape_.to_string());
   Shape out = target_shape_;
   if (inferred >= 0) out[inferred] = size / known;
   out.insert(0, s[0]);

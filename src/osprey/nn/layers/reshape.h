@@ -9,8 +9,8 @@
 namespace osprey::nn {
 
 struct ReshapeOptions {
-  std::string name;
-  std::string dtype;
+  std::string name{};
+  std::string dtype{};
   bool trainable = true;
 };
 

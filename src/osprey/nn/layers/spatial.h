@@ -18,8 +18,10 @@ using Pair = std::array<int64_t, 2>;
 inline std::string kernel_data_format(const std::string& data_format, const std::string& layer) {
   if (data_format == "channels_last") return "NHWC";
   if (data_format == "channels_first") return "NCHW";
-  OSPREY_THROW(ValueError, "{}: data_format must be 'channels_last' or 'channels_first'. Received: data_format='{}'",
-               layer, data_format);
+  OSPREY_THROW(
+      ValueError,
+      "{}: data_format must be 'channels_last' or 'channels_first'. Received: data_format='{}'",
+      layer, data_format);
 }
 
 inline void check_padding(const std::string& padding, const std::string& layer) {
@@ -28,8 +30,8 @@ inline void check_padding(const std::string& padding, const std::string& layer) 
 }
 
 inline void check_positive_pair(const Pair& p, const char* what, const std::string& layer) {
-  OSPREY_CHECK(p[0] > 0 && p[1] > 0, "{}: {} must be positive. Received: {}=[{}, {}]", layer, what, what, p[0],
-               p[1]);
+  OSPREY_CHECK(p[0] > 0 && p[1] > 0, "{}: {} must be positive. Received: {}=[{}, {}]", layer, what,
+               what, p[0], p[1]);
 }
 
 // Reads [h, w] (or a single int, as Keras accepts) from c[key]; fallback when absent or null.
@@ -37,8 +39,8 @@ inline Pair read_pair(const nlohmann::json& c, const char* key, Pair fallback) {
   if (!c.contains(key) || c[key].is_null()) return fallback;
   const nlohmann::json& v = c[key];
   if (v.is_number_integer()) return {v.get<int64_t>(), v.get<int64_t>()};
-  OSPREY_CHECK(v.is_array() && v.size() == 2, "config field '{}' must be an int or a pair. Received: {}", key,
-               v.dump());
+  OSPREY_CHECK(v.is_array() && v.size() == 2,
+               "config field '{}' must be an int or a pair. Received: {}", key, v.dump());
   return {v[0].get<int64_t>(), v[1].get<int64_t>()};
 }
 

@@ -16,4 +16,5 @@ set(OSPREY_TENSOR_CPU_SRCS
   cpu/softmax.cpp)
 set(OSPREY_TENSOR_CPU_TESTS
   cpu/cpu_backend_test.cpp
-  cpu/cpu_nn_test.cpp)
+  cpu/cpu_nn_test.cpp
+  cpu/cpu_primitive_cache_test.cpp)

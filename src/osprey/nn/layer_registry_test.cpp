@@ -1,0 +1,62 @@
+#include "osprey/nn/layer_registry.h"
+
+#include <gtest/gtest.h>
+
+#include "osprey/nn/layers/all.h"
+#include "osprey/nn/layers/layer_test_helpers.h"
+
+namespace osprey::nn {
+namespace {
+
+TEST(LayerRegistryTest, EveryBuiltInLayerRoundTripsThroughItsConfig) {
+  const std::vector<std::shared_ptr<Layer>> all = {layers::Activation("relu"),
+                                                   layers::Add(),
+                                                   layers::AveragePooling2D(3),
+                                                   layers::BatchNormalization(),
+                                                   layers::Concatenate(1),
+                                                   layers::Conv2D(4, 3),
+                                                   layers::Dense(3),
+                                                   layers::Dropout(0.1),
+                                                   layers::Embedding(10, 2),
+                                                   layers::Flatten(),
+                                                   layers::GlobalAveragePooling2D(),
+                                                   layers::LayerNormalization(),
+                                                   layers::MaxPooling2D(),
+                                                   layers::Reshape({2, -1})};
+  std::set<std::string> classes;
+  for (const auto& [name, factory] : builtin_layer_factories()) classes.insert(name);
+  EXPECT_EQ(classes.size(), all.size());
+  for (const auto& layer : all) {
+    SCOPED_TRACE(layer->class_name());
+    EXPECT_TRUE(classes.count(layer->class_name()));
+    const nlohmann::json saved = serialize_layer(*layer);
+    EXPECT_EQ(saved["class_name"], layer->class_name());
+    const auto back = layer_from_config(saved["class_name"], saved["config"]);
+    EXPECT_EQ(back->class_name(), layer->class_name());
+    EXPECT_EQ(back->get_config(), saved["config"]);
+  }
+}
+
+TEST(LayerRegistryTest, UnknownClassesNameTheRegisteredOnes) {
+  const std::string msg =
+      test::value_error([] { layer_from_config("Conv3D", nlohmann::json::object()); });
+  EXPECT_EQ(
+      msg.rfind(
+          "unknown layer class 'Conv3D'. Registered layers: Activation, Add, AveragePooling2D, ",
+          0),
+      0u)
+      << msg;
+}
+
+TEST(LayerRegistryTest, UserLayersRegisterThemselves) {
+  register_layer("MyDense", [](const nlohmann::json& c) -> std::shared_ptr<Layer> {
+    return std::make_shared<Dense>(c.at("units").get<int64_t>(), "linear",
+                                   DenseOptions{.name = c.value("name", "")});
+  });
+  const auto l = layer_from_config("MyDense", {{"units", 3}, {"name", "mine"}});
+  EXPECT_EQ(l->name(), "mine");
+  EXPECT_EQ(l->get_config()["units"], 3);
+}
+
+}  // namespace
+}  // namespace osprey::nn

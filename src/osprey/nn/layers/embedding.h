@@ -1,0 +1,50 @@
+// Embedding: rows of a trainable table looked up by integer index, as keras.layers.Embedding.
+// indices [...] (int32/int64; float indices are truncated, as Keras casts them) -> [...,
+// output_dim]. The table "embeddings" is [input_dim, output_dim], initialized uniform in [-0.05,
+// 0.05].
+//   auto emb = layers::Embedding(1000, 64);        // 64000 parameters
+//   Variable e = emb(Variable(token_ids));         // int64 [8, 20] -> float32 [8, 20, 64]
+#pragma once
+
+#include "osprey/nn/layer.h"
+
+namespace osprey::nn {
+
+struct EmbeddingOptions {
+  Initializer embeddings_initializer =
+      initializers::RandomUniform(-0.05, 0.05);  // Keras's "uniform"
+  Regularizer embeddings_regularizer{};
+  bool mask_zero = false;  // stored for configs; masking is not implemented yet
+  std::string name{};
+  std::string dtype{};
+  bool trainable = true;
+};
+
+class Embedding : public SingleInputLayer {
+ public:
+  Embedding(int64_t input_dim, int64_t output_dim, EmbeddingOptions options = {});
+  int64_t input_dim() const { return input_dim_; }
+  int64_t output_dim() const { return output_dim_; }
+  const Variable& embeddings() const { return embeddings_; }
+  Shape compute_output_shape(const std::vector<Shape>& input_shapes) override;
+  nlohmann::json get_config() const override;
+  static std::shared_ptr<Layer> from_config(const nlohmann::json& config);
+
+ protected:
+  void build_single(const Shape& input_shape) override;
+  Variable call_single(const Variable& x, bool training) override;
+
+ private:
+  int64_t input_dim_, output_dim_;
+  EmbeddingOptions options_;
+  Variable embeddings_;
+};
+
+}  // namespace osprey::nn
+
+namespace osprey::layers {
+inline nn::LayerRef<nn::Embedding> Embedding(int64_t input_dim, int64_t output_dim,
+                                             nn::EmbeddingOptions options = {}) {
+  return nn::make_layer<nn::Embedding>(input_dim, output_dim, std::move(options));
+}
+}  // namespace osprey::layers

@@ -1,0 +1,68 @@
+#include <gtest/gtest.h>
+
+#include "osprey/data/fashion_mnist.h"
+#include "osprey/nn/layers/all.h"
+#include "osprey/tensor/factory.h"
+#include "osprey/core/rng.h"
+#include "osprey/train/model.h"
+
+namespace osprey {
+namespace {
+using train::History;
+using train::Logs;
+
+TEST(FitTest, AnMlpLearnsFashionMnistFromASixThousandImageSubset) {
+  set_global_seed(1);
+  nn::clear_session();
+  auto data = datasets::fashion_mnist::load({.flatten = true});
+  const Tensor x = data.train.x.narrow(0, 0, 6000);
+  const Tensor y = data.train.y.narrow(0, 0, 6000);
+  Model model = Sequential({layers::Dense(128, "relu"), layers::Dense(10, "softmax")});
+  model.compile("adam", "sparse_categorical_crossentropy", {"accuracy"});
+  History h = model.fit(x, y, {.batch_size = 64, .epochs = 2, .verbose = 0});
+  ASSERT_EQ(h.history["loss"].size(), 2u);
+  EXPECT_LT(h.history["loss"][1], h.history["loss"][0]);
+  const Logs test = model.evaluate(data.test.x, data.test.y, {.batch_size = 256});
+  EXPECT_GE(test.at("accuracy"), 0.80);
+  const Tensor probs = model.predict(data.test.x.narrow(0, 0, 10));
+  EXPECT_EQ(probs.shape(), (Shape{10, 10}));
+}
+
+TEST(FitTest, WeightPathsFollowTheModel) {
+  nn::clear_session();
+  Model model = Sequential({layers::Dense(4, "relu"), layers::Dense(2)}, {.input_shape = {3}});
+  std::vector<std::string> names;
+  for (const auto& v : model.variables()) names.push_back(v.name());
+  EXPECT_EQ(names, (std::vector<std::string>{"sequential/dense/kernel", "sequential/dense/bias",
+                                              "sequential/dense_1/kernel", "sequential/dense_1/bias"}));
+  EXPECT_EQ(model.count_params(), 3 * 4 + 4 + 4 * 2 + 2);
+  EXPECT_NE(model.summary().find("dense_1 (Dense)"), std::string::npos);
+}
+
+TEST(FitTest, FunctionalModelWithASharedLayerTrains) {
+  nn::clear_session();
+  auto in = Input({8});
+  auto shared = layers::Dense(8, "relu");
+  auto h = shared(shared(in));
+  Model model = Functional(in, layers::Dense(1)(h));
+  EXPECT_EQ(model.count_params(), 8 * 8 + 8 + 8 + 1);
+  model.compile("sgd", "mse");
+  const Tensor x = random_normal({64, 8}, {.seed = 3});
+  const Tensor y = random_normal({64, 1}, {.seed = 4});
+  const double before = model.evaluate(x, y).at("loss");
+  model.fit(x, y, {.batch_size = 16, .epochs = 5, .verbose = 0});
+  EXPECT_LT(model.evaluate(x, y).at("loss"), before);
+}
+
+TEST(FitTest, FitBeforeCompileIsAClearError) {
+  Model model = Sequential({layers::Dense(2)});
+  try {
+    model.fit(zeros({4, 3}), zeros({4, 2}));
+    FAIL();
+  } catch (const ValueError& e) {
+    EXPECT_NE(std::string(e.what()).find("call compile() first"), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace osprey
