@@ -8,6 +8,7 @@ int main(int argc, char** argv) {
   CLI::App app{"osprey: train, tune, ensemble and quantize deep-learning models"};
   app.require_subcommand(1);
   osprey::cli::add_info(app);
+  osprey::cli::add_train(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

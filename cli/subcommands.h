@@ -6,5 +6,6 @@
 namespace osprey::cli {
 
 void add_info(CLI::App& app);
+void add_train(CLI::App& app);
 
 }  // namespace osprey::cli

@@ -1,6 +1,6 @@
 // The fast CPU table: a copy of the reference table with the kernels of tensor/cpu/ put in
 // where they accelerate something (each of them still hands its unusual cases back to the
-// reference kernel). Kernels not listed here (where, arg_reduce, random, scatter_add_rows) are
+// reference kernel). Kernels not listed here (where, arg_reduce, random) are
 // the reference ones.
 #include "osprey/tensor/backend.h"
 #include "osprey/tensor/cpu/kernels.h"
@@ -33,6 +33,7 @@ const Backend& cpu_backend() {
     b.cross_entropy_forward = cpu::cross_entropy_forward;
     b.cross_entropy_backward = cpu::cross_entropy_backward;
     b.gather_rows = cpu::gather_rows;
+    b.scatter_add_rows = cpu::scatter_add_rows;
     return b;
   }();
   return table;

@@ -336,7 +336,7 @@ TEST(CpuCrossEntropyTest, FusedLossAndGradientMatchReference) {
   EXPECT_THROW(fast().cross_entropy_forward(randn({3, 10}, 1), bad, 0.0, l, p), ValueError);
 }
 
-TEST(CpuGatherTest, GatherRowsMatchesReferenceAndChecksIndices) {
+TEST(CpuGatherTest, GatherAndScatterAddRowsMatchReferenceAndCheckIndices) {
   const Tensor table = randn({50, 24}, 1);
   Tensor idx = Tensor::empty({3, 7}, {DType::int64});
   ref().random(RandomKind::uniform, 2, 0, 50, idx);
@@ -347,6 +347,15 @@ TEST(CpuGatherTest, GatherRowsMatchesReferenceAndChecksIndices) {
   Tensor bad = from_vector<int32_t>({3, 50});
   Tensor out = Tensor::empty({2, 24});
   EXPECT_THROW(fast().gather_rows(table, bad, out), ValueError);
+  // The adjoint, with repeated indices (21 draws from 50 rows, and a forced repeat).
+  idx.set({0, 1}, idx.at({0, 0}));
+  const Tensor grad = randn({21, 24}, 3);
+  Tensor tw = randn({50, 24}, 4), tg = Tensor::empty({50, 24});
+  ref().copy(tw, tg);
+  ref().scatter_add_rows(grad, idx, tw);
+  fast().scatter_add_rows(grad, idx, tg);
+  EXPECT_TRUE(all_close(tg, tw, 1e-6, 1e-6));
+  EXPECT_THROW(fast().scatter_add_rows(grad.slice(0, 0, 2), bad, tg), ValueError);
 }
 
 }  // namespace

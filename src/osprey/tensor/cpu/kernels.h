@@ -43,5 +43,6 @@ void cross_entropy_backward(const Tensor& probs, const Tensor& labels, double la
                             const Tensor& dloss, Tensor& dlogits);
 
 void gather_rows(const Tensor& table, const Tensor& indices, Tensor& out);
+void scatter_add_rows(const Tensor& grad, const Tensor& indices, Tensor& dtable);
 
 }  // namespace osprey::cpu

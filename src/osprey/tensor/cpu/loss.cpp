@@ -1,6 +1,6 @@
 // Fused softmax cross-entropy (forward: row max, vectorized exp, log-sum-exp, loss and probs in
-// one pass over each row; backward: dloss * (probs - target)) and the row gather of embeddings,
-// for float32 logits / any-dtype tables. Labels are validated serially first so that the error
+// one pass over each row; backward: dloss * (probs - target)), the row gather of embeddings
+// (any dtype) and its adjoint, the float32 row scatter-add. Labels are validated serially first so that the error
 // names the first bad sample, as the reference kernel's does.
 #include <cmath>
 #include <cstring>
@@ -153,6 +153,34 @@ void gather_rows(const Tensor& table_in, const Tensor& indices_in, Tensor& out) 
                                src + static_cast<size_t>(label_at(indices, i)) * row_bytes, row_bytes);
                  }
                });
+}
+
+void scatter_add_rows(const Tensor& grad_in, const Tensor& indices_in, Tensor& dtable) {
+  const bool fast = dtable.ndim() == 2 && dtable.is_contiguous() && dtable.dtype() == DType::float32 &&
+                    grad_in.dtype() == DType::float32 && index_dtype(indices_in.dtype()) &&
+                    grad_in.numel() == indices_in.numel() * dtable.shape()[1];
+  if (!fast) return reference::scatter_add_rows(grad_in, indices_in, dtable);
+  const Tensor grad = grad_in.contiguous(), indices = indices_in.contiguous();
+  const int64_t rows = dtable.shape()[0], dim = dtable.shape()[1], n = indices.numel();
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t v = label_at(indices, i);
+    OSPREY_CHECK(v >= 0 && v < rows,
+                 "{}: index {} at position {} is out of range for a table of {} rows "
+                 "(expected 0 <= index < {})",
+                 "scatter_add_rows", v, i, rows, rows);
+  }
+  const float* g = grad.data<float>();
+  float* t = dtable.data<float>();
+  // Split by columns: repeated indices then never race, and each element adds its rows in
+  // index order whatever the thread count.
+  parallel_for(0, dim, std::max<int64_t>(16, kGrain / std::max<int64_t>(n, 1)), [&](int64_t b, int64_t e) {
+    for (int64_t i = 0; i < n; ++i) {
+      float* dst = t + label_at(indices, i) * dim;
+      const float* src = g + i * dim;
+#pragma omp simd
+      for (int64_t d = b; d < e; ++d) dst[d] += src[d];
+    }
+  });
 }
 
 }  // namespace osprey::cpu

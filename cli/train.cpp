@@ -1,0 +1,65 @@
+// `osprey train`: trains the default Fashion-MNIST model (the seeds' MLP, or a small CNN),
+// printing the summary, Keras progress bars and the test accuracy.
+#include <fmt/format.h>
+
+#include "cli/subcommands.h"
+#include "osprey/core/rng.h"
+#include "osprey/data/fashion_mnist.h"
+#include "osprey/nn/layers/all.h"
+#include "osprey/optim/factory.h"
+#include "osprey/train/model.h"
+
+namespace osprey::cli {
+
+namespace {
+struct TrainArgs {
+  std::string model = "mlp";
+  int epochs = 3;
+  int64_t batch_size = 128;
+  std::string optimizer = "adam";
+  double lr = 1e-3;
+  uint64_t seed = 42;
+  std::string data;
+};
+
+Model build(const std::string& kind) {
+  if (kind == "mlp") {
+    return Sequential({layers::Flatten(), layers::Dense(512, "relu"), layers::Dense(256, "relu"),
+                       layers::Dense(10, "softmax")},
+                      {.input_shape = {28, 28}});
+  }
+  return Sequential({layers::Reshape({28, 28, 1}), layers::Conv2D(32, 3, {.activation = "relu"}),
+                     layers::MaxPooling2D(2), layers::Conv2D(64, 3, {.activation = "relu"}),
+                     layers::MaxPooling2D(2), layers::Flatten(), layers::Dense(128, "relu"),
+                     layers::Dense(10, "softmax")},
+                    {.input_shape = {28, 28}});
+}
+
+void run(const TrainArgs& a) {
+  set_global_seed(a.seed);
+  auto data = datasets::fashion_mnist::load({.directory = a.data});
+  Model model = build(a.model);
+  fmt::print("{}", model.summary());
+  std::shared_ptr<optim::Optimizer> opt = optim::get(a.optimizer);
+  opt->set_learning_rate(a.lr);
+  model.compile(opt, "sparse_categorical_crossentropy", {"accuracy"});
+  model.fit(data.train.x, data.train.y, {.batch_size = a.batch_size, .epochs = a.epochs, .seed = a.seed});
+  const train::Logs test = model.evaluate(data.test.x, data.test.y, {.batch_size = 256});
+  fmt::print("test loss: {:.4f} - test accuracy: {:.4f}\n", test.at("loss"), test.at("accuracy"));
+}
+}  // namespace
+
+void add_train(CLI::App& app) {
+  auto args = std::make_shared<TrainArgs>();
+  auto* cmd = app.add_subcommand("train", "Train a model on Fashion-MNIST");
+  cmd->add_option("--model", args->model, "mlp (784-512-256-10) or cnn")->check(CLI::IsMember({"mlp", "cnn"}));
+  cmd->add_option("--epochs", args->epochs, "Epochs")->check(CLI::PositiveNumber);
+  cmd->add_option("--batch-size", args->batch_size, "Batch size")->check(CLI::PositiveNumber);
+  cmd->add_option("--optimizer", args->optimizer, "sgd, adam, adamw or rmsprop");
+  cmd->add_option("--lr", args->lr, "Learning rate")->check(CLI::PositiveNumber);
+  cmd->add_option("--seed", args->seed, "Random seed");
+  cmd->add_option("--data", args->data, "Directory with the Fashion-MNIST IDX files");
+  cmd->callback([args] { run(*args); });
+}
+
+}  // namespace osprey::cli
