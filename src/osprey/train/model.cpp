@@ -2,6 +2,8 @@
 
 #include "osprey/train/trainer.h"
 
+#include "osprey/models/saving.h"
+
 #include "osprey/autograd/grad_mode.h"
 #include "osprey/core/rng.h"
 #include "osprey/tensor/ops.h"
@@ -137,9 +139,43 @@ void Model::build(const Shape& input_shape) const {
   network().build({s});
 }
 
+void Model::save(const std::string& dir) const {
+  models::SaveExtras extras;
+  if (trainer_) {
+    nlohmann::json metric_names = nlohmann::json::array();
+    for (const auto& m : trainer_->metrics()) metric_names.push_back(m->name());
+    extras.config["compile_config"] = {{"optimizer", optim::serialize(trainer_->optimizer())},
+                                       {"loss", trainer_->loss().name()},
+                                       {"metrics", metric_names},
+                                       {"steps_per_execution", trainer_->options().steps_per_execution}};
+    extras.files.emplace_back("optimizer.safetensors", trainer_->optimizer().state());
+  }
+  models::save_model(network(), dir, extras);
+}
+
 }  // namespace osprey::train
 
 namespace osprey {
+
+Model load_model(const std::string& dir) {
+  models::LoadedModel loaded = models::load_model(dir);
+  Model model(loaded.model);
+  if (loaded.config.contains("compile_config")) {
+    const auto& c = loaded.config["compile_config"];
+    std::shared_ptr<optim::Optimizer> opt = optim::deserialize(c.at("optimizer"));
+    std::vector<train::MetricArg> metrics;
+    for (const auto& m : c.value("metrics", nlohmann::json::array())) metrics.emplace_back(m.get<std::string>());
+    model.compile(opt, c.at("loss").get<std::string>(), metrics,
+                  {.steps_per_execution = c.value("steps_per_execution", int64_t{1})});
+    const auto state_path = std::filesystem::path(dir) / "optimizer.safetensors";
+    if (std::filesystem::exists(state_path)) {
+      const io::SafetensorsFile f = io::load_safetensors(state_path);
+      if (!f.tensors.empty()) opt->load_state(f.tensors);
+    }
+  }
+  return model;
+}
+
 
 Model Sequential(std::vector<std::shared_ptr<nn::Layer>> layers, models::SequentialOptions options) {
   return Model(std::make_shared<models::Sequential>(std::move(layers), std::move(options)));

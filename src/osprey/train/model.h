@@ -60,6 +60,10 @@ class Model {
   std::string summary() const { return network().summary(); }
   void build(const Shape& input_shape_without_batch) const;
 
+  // Writes DIR/config.json (architecture + compile config), DIR/model.safetensors (weights by
+  // path) and, when compiled, DIR/optimizer.safetensors (iterations and slots), atomically.
+  void save(const std::string& dir) const;
+
   // Set by callbacks (EarlyStopping, TerminateOnNaN) to end fit after the current batch/epoch.
   bool& stop_training() { return *stop_training_; }
 
@@ -81,4 +85,7 @@ inline Model Functional(nn::SymbolicTensor input, nn::SymbolicTensor output, con
   return Functional(std::vector{input}, std::vector{output}, name);
 }
 using nn::Input;
+// Loads a directory written by Model::save: identical predictions, and, when it was compiled,
+// the same optimizer state, so training resumes with the same next step.
+Model load_model(const std::string& dir);
 }  // namespace osprey
