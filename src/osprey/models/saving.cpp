@@ -14,6 +14,12 @@ void save_model(const Model& model, const std::filesystem::path& dir, const Save
   config["model"] = nn::serialize_layer(model);
   io::NamedTensors weights;
   for (const autograd::Variable& v : model.variables()) weights.emplace_back(v.name(), v.value());
+  // Like Keras, a save into a folder that does not exist yet creates it (the save itself stays
+  // atomic: only the final directory is swapped in).
+  const std::filesystem::path parent = std::filesystem::absolute(dir).parent_path();
+  std::error_code ec;
+  std::filesystem::create_directories(parent, ec);
+  OSPREY_CHECK_T(IoError, !ec, "save_model: cannot create {}: {}", parent.string(), ec.message());
   io::atomic_write_directory(dir, [&](const std::filesystem::path& staging) {
     io::write_json_file(staging / "config.json", config);
     io::save_safetensors(staging / "model.safetensors", weights, {{"format", "pt"}});
