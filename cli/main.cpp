@@ -9,6 +9,8 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   osprey::cli::add_info(app);
   osprey::cli::add_train(app);
+  osprey::cli::add_evaluate(app);
+  osprey::cli::add_predict(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -7,5 +7,7 @@ namespace osprey::cli {
 
 void add_info(CLI::App& app);
 void add_train(CLI::App& app);
+void add_evaluate(CLI::App& app);
+void add_predict(CLI::App& app);
 
 }  // namespace osprey::cli

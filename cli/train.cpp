@@ -7,6 +7,7 @@
 #include "osprey/data/fashion_mnist.h"
 #include "osprey/nn/layers/all.h"
 #include "osprey/optim/factory.h"
+#include "osprey/tensor/ops.h"
 #include "osprey/train/model.h"
 
 namespace osprey::cli {
@@ -20,6 +21,7 @@ struct TrainArgs {
   double lr = 1e-3;
   uint64_t seed = 42;
   std::string data;
+  std::string output = "osprey_fmnist_model";
 };
 
 Model build(const std::string& kind) {
@@ -46,6 +48,36 @@ void run(const TrainArgs& a) {
   model.fit(data.train.x, data.train.y, {.batch_size = a.batch_size, .epochs = a.epochs, .seed = a.seed});
   const train::Logs test = model.evaluate(data.test.x, data.test.y, {.batch_size = 256});
   fmt::print("test loss: {:.4f} - test accuracy: {:.4f}\n", test.at("loss"), test.at("accuracy"));
+  if (!a.output.empty()) {
+    model.save(a.output);
+    fmt::print("saved to {}/ (config.json, model.safetensors, optimizer.safetensors)\n", a.output);
+  }
+}
+
+struct EvalArgs {
+  std::string dir;
+  std::string data;
+  int64_t count = 10;
+};
+
+void run_evaluate(const EvalArgs& a) {
+  Model model = load_model(a.dir);
+  auto data = datasets::fashion_mnist::load({.directory = a.data});
+  const train::Logs logs = model.evaluate(data.test.x, data.test.y, {.batch_size = 256});
+  fmt::print("{}: test{}\n", a.dir, logs.format());
+}
+
+void run_predict(const EvalArgs& a) {
+  Model model = load_model(a.dir);
+  auto data = datasets::fashion_mnist::load({.directory = a.data});
+  const int64_t n = std::min<int64_t>(a.count, data.test.x.size(0));
+  const Tensor probs = model.predict(data.test.x.narrow(0, 0, n), {.batch_size = 256});
+  const Tensor classes = argmax(probs, -1);
+  for (int64_t i = 0; i < n; ++i) {
+    const auto c = static_cast<int64_t>(classes.at({i}));
+    fmt::print("{}: predicted {} ({}), p={:.3f}, true {}\n", i, c, datasets::fashion_mnist::kClassNames[c],
+               probs.at({i, c}), static_cast<int64_t>(data.test.y.at({i})));
+  }
 }
 }  // namespace
 
@@ -59,7 +91,25 @@ void add_train(CLI::App& app) {
   cmd->add_option("--lr", args->lr, "Learning rate")->check(CLI::PositiveNumber);
   cmd->add_option("--seed", args->seed, "Random seed");
   cmd->add_option("--data", args->data, "Directory with the Fashion-MNIST IDX files");
+  cmd->add_option("--output", args->output, "Directory to save the trained model in ('' to skip)");
   cmd->callback([args] { run(*args); });
+}
+
+void add_evaluate(CLI::App& app) {
+  auto args = std::make_shared<EvalArgs>();
+  auto* cmd = app.add_subcommand("evaluate", "Evaluate a saved model on the Fashion-MNIST test split");
+  cmd->add_option("dir", args->dir, "A directory written by osprey train / Model::save")->required();
+  cmd->add_option("--data", args->data, "Directory with the Fashion-MNIST IDX files");
+  cmd->callback([args] { run_evaluate(*args); });
+}
+
+void add_predict(CLI::App& app) {
+  auto args = std::make_shared<EvalArgs>();
+  auto* cmd = app.add_subcommand("predict", "Print a saved model's predictions for the first test images");
+  cmd->add_option("dir", args->dir, "A directory written by osprey train / Model::save")->required();
+  cmd->add_option("--count", args->count, "How many test images")->check(CLI::PositiveNumber);
+  cmd->add_option("--data", args->data, "Directory with the Fashion-MNIST IDX files");
+  cmd->callback([args] { run_predict(*args); });
 }
 
 }  // namespace osprey::cli
