@@ -88,7 +88,8 @@ struct Backend {
   // out = cond ? a : b; all expanded to out's shape; cond is bool.
   void (*where)(const Tensor& cond, const Tensor& a, const Tensor& b, Tensor& out) = nullptr;
   // out has x's rank with size 1 on every reduced axis (keepdims); axes whose sizes differ
-  // between x and out are reduced. Sums accumulate in double for float64, float for the rest.
+  // between x and out are reduced. Sums accumulate in double, in chunks fixed by the range (not
+  // the thread count), so results are bitwise identical on any number of threads.
   void (*reduce)(ReduceOp op, const Tensor& x, Tensor& out) = nullptr;
   // Index of the max (or min) along axis; out is int64 with size 1 on axis. Ties: first index.
   void (*arg_reduce)(bool is_max, const Tensor& x, int axis, Tensor& out) = nullptr;
