@@ -47,44 +47,18 @@ nlohmann::json BinaryAccuracy::get_config() const {
 
 Shape CategoricalAccuracy::compute_values(const Tensor& y_true, const Tensor& y_pred,
                                           std::vector<double>& values) const {
-  const auto [lead, classes] = detail::class_shape(y_pred.shape(), class_name());
-  OSPREY_CHECK(
-      y_true.shape() == y_pred.shape(),
-      "{}: y_true and y_pred must have the same shape. Received: y_true.shape={}, y_pred.shape={}",
-      class_name(), y_true.shape().to_string(), y_pred.shape().to_string());
-  const Tensor t = detail::host_numbers(y_true), p = detail::host_numbers(y_pred);
-  const int64_t rows = lead.numel();
-  values.resize(static_cast<size_t>(rows));
-  detail::visit_numbers(t, [&](const auto* tp) {
-    detail::visit_numbers(p, [&](const auto* pp) {
-      for (int64_t i = 0; i < rows; ++i) {
-        values[static_cast<size_t>(i)] =
-            detail::argmax(tp + i * classes, classes) == detail::argmax(pp + i * classes, classes)
-                ? 1.0
-                : 0.0;
-      }
-    });
-  });
-  return lead;
+  return detail::score_dense_rows(
+      y_true, y_pred, class_name(), values, [](const auto* t, const auto* p, int64_t classes) {
+        return detail::argmax(t, classes) == detail::argmax(p, classes) ? 1.0 : 0.0;
+      });
 }
 
 Shape SparseCategoricalAccuracy::compute_values(const Tensor& y_true, const Tensor& y_pred,
                                                 std::vector<double>& values) const {
-  const auto [lead, classes] = detail::class_shape(y_pred.shape(), class_name());
-  detail::check_sparse_labels(y_true.shape(), lead, y_pred.shape(), class_name());
-  const Tensor t = detail::host_numbers(y_true), p = detail::host_numbers(y_pred);
-  const int64_t rows = lead.numel();
-  values.resize(static_cast<size_t>(rows));
-  detail::visit_numbers(t, [&](const auto* tp) {
-    detail::visit_numbers(p, [&](const auto* pp) {
-      for (int64_t i = 0; i < rows; ++i) {
-        const double hit = static_cast<double>(detail::argmax(pp + i * classes, classes)) ==
-                           static_cast<double>(tp[i]);
-        values[static_cast<size_t>(i)] = hit ? 1.0 : 0.0;
-      }
-    });
-  });
-  return lead;
+  return detail::score_sparse_rows(
+      y_true, y_pred, class_name(), values, [](double label, const auto* p, int64_t classes) {
+        return static_cast<double>(detail::argmax(p, classes)) == label ? 1.0 : 0.0;
+      });
 }
 
 }  // namespace osprey::metrics

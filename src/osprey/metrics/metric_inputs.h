@@ -72,6 +72,48 @@ int64_t argmax(const T* row, int64_t n) {
   return c;
 }
 
+// One score per row of y_pred [..., C], against the matching row of a dense y_true of the same
+// shape: fn(true_row, pred_row, C) -> double. Returns the leading shape (one value per row).
+template <class Fn>
+Shape score_dense_rows(const Tensor& y_true, const Tensor& y_pred, const char* metric,
+                       std::vector<double>& values, Fn&& fn) {
+  const auto [lead, classes] = class_shape(y_pred.shape(), metric);
+  OSPREY_CHECK(
+      y_true.shape() == y_pred.shape(),
+      "{}: y_true and y_pred must have the same shape. Received: y_true.shape={}, y_pred.shape={}",
+      metric, y_true.shape().to_string(), y_pred.shape().to_string());
+  const Tensor t = host_numbers(y_true), p = host_numbers(y_pred);
+  const int64_t rows = lead.numel();
+  values.resize(static_cast<size_t>(rows));
+  visit_numbers(t, [&](const auto* tp) {
+    visit_numbers(p, [&](const auto* pp) {
+      for (int64_t i = 0; i < rows; ++i) {
+        values[static_cast<size_t>(i)] = fn(tp + i * classes, pp + i * classes, classes);
+      }
+    });
+  });
+  return lead;
+}
+
+// The same against sparse labels y_true [...] (class indices): fn(label, pred_row, C) -> double.
+template <class Fn>
+Shape score_sparse_rows(const Tensor& y_true, const Tensor& y_pred, const char* metric,
+                        std::vector<double>& values, Fn&& fn) {
+  const auto [lead, classes] = class_shape(y_pred.shape(), metric);
+  check_sparse_labels(y_true.shape(), lead, y_pred.shape(), metric);
+  const Tensor t = host_numbers(y_true), p = host_numbers(y_pred);
+  const int64_t rows = lead.numel();
+  values.resize(static_cast<size_t>(rows));
+  visit_numbers(t, [&](const auto* tp) {
+    visit_numbers(p, [&](const auto* pp) {
+      for (int64_t i = 0; i < rows; ++i) {
+        values[static_cast<size_t>(i)] = fn(static_cast<double>(tp[i]), pp + i * classes, classes);
+      }
+    });
+  });
+  return lead;
+}
+
 // Weights over values laid out [samples, per_sample]: none (all 1), one scalar, one per sample
 // (shape [N] or [N, 1, ...]), or one per value (the values' shape).
 class Weights {

@@ -39,24 +39,11 @@ nlohmann::json TopKCategoricalAccuracy::get_config() const {
 
 Shape TopKCategoricalAccuracy::compute_values(const Tensor& y_true, const Tensor& y_pred,
                                               std::vector<double>& values) const {
-  const auto [lead, classes] = detail::class_shape(y_pred.shape(), class_name());
-  OSPREY_CHECK(
-      y_true.shape() == y_pred.shape(),
-      "{}: y_true and y_pred must have the same shape. Received: y_true.shape={}, y_pred.shape={}",
-      class_name(), y_true.shape().to_string(), y_pred.shape().to_string());
-  const Tensor t = detail::host_numbers(y_true), p = detail::host_numbers(y_pred);
-  const int64_t rows = lead.numel();
-  values.resize(static_cast<size_t>(rows));
-  detail::visit_numbers(t, [&](const auto* tp) {
-    detail::visit_numbers(p, [&](const auto* pp) {
-      for (int64_t i = 0; i < rows; ++i) {
-        const auto target = static_cast<double>(detail::argmax(tp + i * classes, classes));
-        values[static_cast<size_t>(i)] =
-            in_top_k(pp + i * classes, classes, target, k_) ? 1.0 : 0.0;
-      }
-    });
-  });
-  return lead;
+  return detail::score_dense_rows(
+      y_true, y_pred, class_name(), values, [this](const auto* t, const auto* p, int64_t classes) {
+        const auto target = static_cast<double>(detail::argmax(t, classes));
+        return in_top_k(p, classes, target, k_) ? 1.0 : 0.0;
+      });
 }
 
 SparseTopKCategoricalAccuracy::SparseTopKCategoricalAccuracy(int k, std::string name)
@@ -71,20 +58,10 @@ nlohmann::json SparseTopKCategoricalAccuracy::get_config() const {
 
 Shape SparseTopKCategoricalAccuracy::compute_values(const Tensor& y_true, const Tensor& y_pred,
                                                     std::vector<double>& values) const {
-  const auto [lead, classes] = detail::class_shape(y_pred.shape(), class_name());
-  detail::check_sparse_labels(y_true.shape(), lead, y_pred.shape(), class_name());
-  const Tensor t = detail::host_numbers(y_true), p = detail::host_numbers(y_pred);
-  const int64_t rows = lead.numel();
-  values.resize(static_cast<size_t>(rows));
-  detail::visit_numbers(t, [&](const auto* tp) {
-    detail::visit_numbers(p, [&](const auto* pp) {
-      for (int64_t i = 0; i < rows; ++i) {
-        values[static_cast<size_t>(i)] =
-            in_top_k(pp + i * classes, classes, static_cast<double>(tp[i]), k_) ? 1.0 : 0.0;
-      }
-    });
-  });
-  return lead;
+  return detail::score_sparse_rows(y_true, y_pred, class_name(), values,
+                                   [this](double label, const auto* p, int64_t classes) {
+                                     return in_top_k(p, classes, label, k_) ? 1.0 : 0.0;
+                                   });
 }
 
 }  // namespace osprey::metrics
