@@ -166,6 +166,35 @@ void batch_norm_forward(const Tensor& x_in, const Tensor* gamma, const Tensor* b
   if (training) variance_to_invstd(invstd, eps);
 }
 
+namespace {
+// The execution half of batch- and layer-norm backward, which share oneDNN's argument layout:
+// variance from invstd (the primitive was made with eps 0), a gamma of ones when the layer has
+// no scale, scratch for an unwanted dgamma, and the zero shift oneDNN requires.
+void run_norm_backward(const DnnlOp& op, const Tensor& x, const Tensor& mean, const Tensor& invstd,
+                       const Tensor& dy, Tensor& dx, const Tensor* gamma, Tensor* dgamma, Tensor* dbeta,
+                       int64_t n, bool use_scale, bool use_shift, bool full) {
+  const Tensor var = invstd_to_variance(invstd);
+  Tensor g = f32_param(gamma);
+  if (use_scale && !g.defined()) {
+    g = Tensor::empty({n}, {DType::float32, x.device()});
+    float* gp = g.data<float>();
+    for (int64_t i = 0; i < n; ++i) gp[i] = 1.0f;
+  }
+  Tensor dg_tmp;
+  void* dgp = nullptr;
+  if (use_scale && full) {
+    if (dgamma == nullptr) dg_tmp = scratch_vec(n);
+    dgp = dgamma != nullptr ? dgamma->raw_data() : dg_tmp.raw_data();
+  }
+  void* gp = use_scale ? g.raw_data() : nullptr;
+  void* dbp = dbeta != nullptr ? dbeta->raw_data() : nullptr;
+  const Tensor shift = use_shift ? zeros_vec(dbeta->numel()) : Tensor();
+  run_backward(op, {x.raw_data(), mean.raw_data(), var.raw_data(), dy.raw_data(), dx.raw_data()}, gp, dgp,
+               use_shift ? shift.raw_data() : nullptr, dbp, use_scale, full, use_shift);
+}
+
+}  // namespace
+
 void batch_norm_backward(const Tensor& dy_in, const Tensor& x_in, const Tensor* gamma,
                          const Tensor& mean, const Tensor& invstd, int channel_axis, Tensor& dx,
                          Tensor* dgamma, Tensor* dbeta) {
@@ -206,24 +235,7 @@ void batch_norm_backward(const Tensor& dy_in, const Tensor& x_in, const Tensor* 
   if (e == nullptr) {
     return reference::batch_norm_backward(dy, x, gamma, mean, invstd, channel_axis, dx, dgamma, dbeta);
   }
-  const Tensor var = invstd_to_variance(invstd);
-  Tensor g = f32_param(gamma);
-  if (use_scale && !g.defined()) {
-    g = Tensor::empty({c}, {DType::float32, x.device()});
-    float* gp = g.data<float>();
-    for (int64_t i = 0; i < c; ++i) gp[i] = 1.0f;
-  }
-  Tensor dg_tmp;
-  void* dgp = nullptr;
-  if (use_scale && full) {
-    if (dgamma == nullptr) dg_tmp = scratch_vec(c);
-    dgp = dgamma != nullptr ? dgamma->raw_data() : dg_tmp.raw_data();
-  }
-  void* gp = use_scale ? g.raw_data() : nullptr;
-  void* dbp = dbeta != nullptr ? dbeta->raw_data() : nullptr;
-  const Tensor shift = use_shift ? zeros_vec(dbeta->numel()) : Tensor();
-  run_backward(*e->op, {x.raw_data(), mean.raw_data(), var.raw_data(), dy.raw_data(), dx.raw_data()}, gp, dgp,
-               use_shift ? shift.raw_data() : nullptr, dbp, use_scale, full, use_shift);
+  run_norm_backward(*e->op, x, mean, invstd, dy, dx, gamma, dgamma, dbeta, c, use_scale, use_shift, full);
 }
 
 void layer_norm_forward(const Tensor& x_in, const Tensor* gamma, const Tensor* beta, int64_t norm_size,
@@ -313,24 +325,7 @@ void layer_norm_backward(const Tensor& dy_in, const Tensor& x_in, const Tensor* 
   if (e == nullptr) {
     return reference::layer_norm_backward(dy, x, gamma, mean, rstd, norm_size, dx, dgamma, dbeta);
   }
-  const Tensor var = invstd_to_variance(rstd);
-  Tensor g = f32_param(gamma);
-  if (use_scale && !g.defined()) {
-    g = Tensor::empty({norm_size}, {DType::float32, x.device()});
-    float* gp = g.data<float>();
-    for (int64_t i = 0; i < norm_size; ++i) gp[i] = 1.0f;
-  }
-  Tensor dg_tmp;
-  void* dgp = nullptr;
-  if (use_scale && full) {
-    if (dgamma == nullptr) dg_tmp = scratch_vec(norm_size);
-    dgp = dgamma != nullptr ? dgamma->raw_data() : dg_tmp.raw_data();
-  }
-  void* gp = use_scale ? g.raw_data() : nullptr;
-  void* dbp = dbeta != nullptr ? dbeta->raw_data() : nullptr;
-  const Tensor shift = use_shift ? zeros_vec(dbeta->numel()) : Tensor();
-  run_backward(*e->op, {x.raw_data(), mean.raw_data(), var.raw_data(), dy.raw_data(), dx.raw_data()}, gp, dgp,
-               use_shift ? shift.raw_data() : nullptr, dbp, use_scale, full, use_shift);
+  run_norm_backward(*e->op, x, mean, rstd, dy, dx, gamma, dgamma, dbeta, norm_size, use_scale, use_shift, full);
 }
 
 }  // namespace osprey::cpu
