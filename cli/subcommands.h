@@ -9,5 +9,6 @@ void add_info(CLI::App& app);
 void add_train(CLI::App& app);
 void add_evaluate(CLI::App& app);
 void add_predict(CLI::App& app);
+void add_tune(CLI::App& app);
 
 }  // namespace osprey::cli

@@ -5,9 +5,9 @@
 #include "cli/subcommands.h"
 #include "osprey/core/rng.h"
 #include "osprey/data/fashion_mnist.h"
-#include "osprey/nn/layers/all.h"
 #include "osprey/optim/factory.h"
 #include "osprey/tensor/ops.h"
+#include "osprey/train/fashion_mnist_models.h"
 #include "osprey/train/model.h"
 
 namespace osprey::cli {
@@ -24,23 +24,10 @@ struct TrainArgs {
   std::string output = "osprey_fmnist_model";
 };
 
-Model build(const std::string& kind) {
-  if (kind == "mlp") {
-    return Sequential({layers::Flatten(), layers::Dense(512, "relu"), layers::Dense(256, "relu"),
-                       layers::Dense(10, "softmax")},
-                      {.input_shape = {28, 28}});
-  }
-  return Sequential({layers::Reshape({28, 28, 1}), layers::Conv2D(32, 3, {.activation = "relu"}),
-                     layers::MaxPooling2D(2), layers::Conv2D(64, 3, {.activation = "relu"}),
-                     layers::MaxPooling2D(2), layers::Flatten(), layers::Dense(128, "relu"),
-                     layers::Dense(10, "softmax")},
-                    {.input_shape = {28, 28}});
-}
-
 void run(const TrainArgs& a) {
   set_global_seed(a.seed);
   auto data = datasets::fashion_mnist::load({.directory = a.data});
-  Model model = build(a.model);
+  Model model = train::fashion_mnist_model(a.model);
   fmt::print("{}", model.summary());
   std::shared_ptr<optim::Optimizer> opt = optim::get(a.optimizer);
   opt->set_learning_rate(a.lr);

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Installs every Debian package osprey's build, tests and main job need; skips what is there.
 set -euo pipefail
+# ocl-icd-opencl-dev: Debian's dnnl-config.cmake calls find_package(OpenCL) (its GPU runtime is OCL);
+# apt only recommends it, and --no-install-recommends skips it.
 packages=(
   build-essential cmake pkg-config
-  libdnnl-dev libgtest-dev libgmock-dev libbenchmark-dev
-  nlohmann-json3-dev libfmt-dev libcli11-dev zlib1g-dev
+  libdnnl-dev ocl-icd-opencl-dev libgtest-dev libgmock-dev libbenchmark-dev
+  nlohmann-json3-dev libfmt-dev libcli11-dev libtomlplusplus-dev zlib1g-dev
   dataset-fashion-mnist
   python3 python3-numpy python3-torch
 )

@@ -13,4 +13,8 @@
 #include "osprey/tensor/factory.h"
 #include "osprey/tensor/ops.h"
 #include "osprey/tensor/tensor.h"
+#include "osprey/nn/layers/all.h"
+#include "osprey/train/fashion_mnist_models.h"
+#include "osprey/train/model.h"
+#include "osprey/tune/tune.h"
 #include "osprey/version.h"

@@ -50,6 +50,10 @@ class Callback {
   virtual void set_params(const Params& params) { params_ = params; }
   const Params& params() const { return params_; }
 
+  // A fresh copy for another fit (a tuner gives each trial its own EarlyStopping), or nullptr
+  // when the callback cannot be copied and is shared instead.
+  virtual std::shared_ptr<Callback> clone() const { return nullptr; }
+
  private:
   Model* model_ = nullptr;
   Params params_;

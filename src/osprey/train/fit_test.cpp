@@ -64,5 +64,53 @@ TEST(FitTest, FitBeforeCompileIsAClearError) {
   }
 }
 
+// Records which batch indices the fit loop reports to callbacks.
+class BatchRecorder : public train::Callback {
+ public:
+  std::vector<int64_t> begins, ends;
+  void on_train_batch_begin(int64_t batch, const Logs&) override { begins.push_back(batch); }
+  void on_train_batch_end(int64_t batch, const Logs&) override { ends.push_back(batch); }
+};
+
+TEST(FitTest, StepsPerExecutionGroupsCallbacksAndTrainsTheSameSteps) {
+  const Tensor x = random_normal({80, 6}, {.seed = 5});
+  const Tensor y = random_normal({80, 2}, {.seed = 6});
+  auto train_with = [&](int64_t k, const std::shared_ptr<BatchRecorder>& rec) {
+    nn::clear_session();
+    set_global_seed(7);
+    Model model = Sequential({layers::Dense(4, "tanh"), layers::Dense(2)}, {.input_shape = {6}});
+    model.compile("adam", "mse", {}, {.steps_per_execution = k});
+    // 80 samples / batch 8 = 10 steps per epoch.
+    History h = model.fit(x, y, {.batch_size = 8, .epochs = 2, .verbose = 0, .callbacks = {rec}, .seed = 3});
+    return std::make_pair(model.get_weights(), h.history["loss"]);
+  };
+  auto one = std::make_shared<BatchRecorder>();
+  auto four = std::make_shared<BatchRecorder>();
+  const auto [w1, loss1] = train_with(1, one);
+  const auto [w4, loss4] = train_with(4, four);
+  EXPECT_EQ(one->ends.size(), 20u);
+  EXPECT_EQ(four->begins, (std::vector<int64_t>{0, 4, 8, 0, 4, 8}));
+  EXPECT_EQ(four->ends, (std::vector<int64_t>{3, 7, 9, 3, 7, 9}));
+  // Grouping changes only what is reported, never the arithmetic.
+  ASSERT_EQ(w1.size(), w4.size());
+  for (size_t i = 0; i < w1.size(); ++i) {
+    const auto a = w1[i].to_vector<float>();
+    const auto b = w4[i].to_vector<float>();
+    EXPECT_EQ(a, b) << "weight " << i;
+  }
+  EXPECT_EQ(loss1, loss4);
+}
+
+TEST(FitTest, StepsPerExecutionBelowOneIsAClearError) {
+  nn::clear_session();
+  Model model = Sequential({layers::Dense(2)}, {.input_shape = {3}});
+  try {
+    model.compile("sgd", "mse", {}, {.steps_per_execution = 0});
+    FAIL();
+  } catch (const ValueError& e) {
+    EXPECT_NE(std::string(e.what()).find("steps_per_execution must be at least 1. Received: 0"), std::string::npos);
+  }
+}
+
 }  // namespace
 }  // namespace osprey

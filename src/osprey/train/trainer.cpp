@@ -178,21 +178,28 @@ History Trainer::fit(Model& model, const BatchSource& train, const FitOptions& o
     BatchStream stream = train.epoch(epoch);
     Tensor bx, by;
     int64_t step = 0;
+    // steps_per_execution = k: callbacks see one batch per k steps (begin before the first,
+    // end after the last, with the last step's index), as Keras; the epoch's last group may be
+    // shorter. Nothing is read back between the steps of a group.
+    const int64_t k = options_.steps_per_execution;
+    bool group_open = false;
     while ((o.steps_per_epoch < 0 || step < o.steps_per_epoch) && stream(bx, by)) {
-      const bool report = (step + 1) % options_.steps_per_execution == 0;
-      if (report || options_.steps_per_execution == 1) {
+      if (step % k == 0) {
         callbacks.each([&](Callback& c) { c.on_train_batch_begin(step, {}); });
+        group_open = true;
       }
       train_step(bx, by);
-      if (report) {
-        const Logs logs = results();
-        callbacks.each([&](Callback& c) { c.on_train_batch_end(step, logs); });
-        if (model.stop_training()) {
-          ++step;
-          break;
-        }
-      }
       ++step;
+      if (step % k == 0) {
+        group_open = false;
+        const Logs logs = results();
+        callbacks.each([&](Callback& c) { c.on_train_batch_end(step - 1, logs); });
+        if (model.stop_training()) break;
+      }
+    }
+    if (group_open) {
+      const Logs logs = results();
+      callbacks.each([&](Callback& c) { c.on_train_batch_end(step - 1, logs); });
     }
     epoch_logs = results();
     if (validation) {

@@ -30,6 +30,7 @@ class EarlyStopping : public Callback {
   void on_train_begin(const Logs& logs) override;
   void on_epoch_end(int epoch, const Logs& logs) override;
   void on_train_end(const Logs& logs) override;
+  std::shared_ptr<Callback> clone() const override { return std::make_shared<EarlyStopping>(o_); }
   int stopped_epoch() const { return stopped_epoch_; }  // -1 when training ran to the end
   int best_epoch() const { return best_epoch_; }
 
@@ -46,6 +47,7 @@ class EarlyStopping : public Callback {
 class TerminateOnNaN : public Callback {
  public:
   void on_train_batch_end(int64_t batch, const Logs& logs) override;
+  std::shared_ptr<Callback> clone() const override { return std::make_shared<TerminateOnNaN>(); }
 };
 
 }  // namespace osprey::train

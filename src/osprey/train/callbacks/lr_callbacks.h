@@ -16,6 +16,9 @@ class LearningRateScheduler : public Callback {
  public:
   explicit LearningRateScheduler(std::function<double(int epoch, double lr)> schedule, int verbose = 0);
   void on_epoch_begin(int epoch, const Logs& logs) override;
+  std::shared_ptr<Callback> clone() const override {
+    return std::make_shared<LearningRateScheduler>(schedule_, verbose_);
+  }
 
  private:
   std::function<double(int, double)> schedule_;
@@ -37,6 +40,7 @@ class ReduceLROnPlateau : public Callback {
   explicit ReduceLROnPlateau(ReduceLROnPlateauOptions options = {});
   void on_train_begin(const Logs& logs) override;
   void on_epoch_end(int epoch, const Logs& logs) override;
+  std::shared_ptr<Callback> clone() const override { return std::make_shared<ReduceLROnPlateau>(o_); }
 
  private:
   ReduceLROnPlateauOptions o_;

@@ -1,0 +1,239 @@
+// Tuning benchmarks (issue 6), a plain binary because each figure is a whole search, not a
+// loop Google Benchmark can time:
+//   synthetic: median regret after 50 evaluations over 20 seeds on Branin (2-D) and Hartmann-6,
+//              BayesianOptimization against RandomSearch (the oracles alone, no models).
+//   overhead:  the oracle's own time per trial (create_trial + 10 update_trial + end_trial, with
+//              trial.json / oracle.json written atomically) once 100 trials have finished.
+//   fmnist:    Hyperband (max_epochs 9, factor 3: 69 epochs) against RandomSearch given three
+//              times the epochs (23 trials x 9), best validation accuracy of the Fashion-MNIST MLP
+//              space on a subset (6000 training, 2000 validation images), over --seeds seeds.
+//   bench_tune [--suite all|synthetic|overhead|fmnist] [--seeds N] [--train-samples N]
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <numbers>
+#include <unistd.h>
+
+#include "osprey/core/rng.h"
+#include "osprey/data/fashion_mnist.h"
+#include "osprey/nn/layers/all.h"
+#include "osprey/optim/factory.h"
+#include "osprey/tune/tuners.h"
+
+namespace os = osprey;
+namespace tune = osprey::tune;
+
+namespace {
+
+double branin(const std::vector<double>& v) {
+  const double x = v[0], y = v[1];
+  const double b = 5.1 / (4 * std::numbers::pi * std::numbers::pi), c = 5 / std::numbers::pi,
+               t = 1 / (8 * std::numbers::pi);
+  return std::pow(y - b * x * x + c * x - 6, 2) + 10 * (1 - t) * std::cos(x) + 10;
+}
+
+double hartmann6(const std::vector<double>& x) {
+  static constexpr double a[4] = {1.0, 1.2, 3.0, 3.2};
+  static constexpr double A[4][6] = {{10, 3, 17, 3.5, 1.7, 8}, {0.05, 10, 17, 0.1, 8, 14}, {3, 3.5, 1.7, 10, 17, 8},
+                                     {17, 8, 0.05, 10, 0.1, 14}};
+  static constexpr double P[4][6] = {{0.1312, 0.1696, 0.5569, 0.0124, 0.8283, 0.5886},
+                                     {0.2329, 0.4135, 0.8307, 0.3736, 0.1004, 0.9991},
+                                     {0.2348, 0.1451, 0.3522, 0.2883, 0.3047, 0.6650},
+                                     {0.4047, 0.8828, 0.8732, 0.5743, 0.1091, 0.0381}};
+  double s = 0;
+  for (int i = 0; i < 4; ++i) {
+    double e = 0;
+    for (int j = 0; j < 6; ++j) e += A[i][j] * (x[j] - P[i][j]) * (x[j] - P[i][j]);
+    s += a[i] * std::exp(-e);
+  }
+  return -s;
+}
+
+struct Problem {
+  std::string name;
+  tune::HyperParameters space;
+  double (*f)(const std::vector<double>&);
+  double minimum;
+};
+
+double run_oracle(tune::Oracle& oracle, const Problem& p, int n) {
+  double best = INFINITY;
+  for (int i = 0; i < n; ++i) {
+    tune::Trial t = oracle.create_trial("bench");
+    std::vector<double> x;
+    for (const auto& h : p.space.space()) x.push_back(t.hyperparameters.get(h.name).as_double());
+    const double v = p.f(x);
+    oracle.update_trial(t.trial_id, {{"val_loss", v}}, 0);
+    oracle.end_trial(t.trial_id, tune::TrialStatus::completed);
+    best = std::min(best, v);
+  }
+  return best - p.minimum;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+void synthetic(int seeds) {
+  std::vector<Problem> problems;
+  {
+    tune::HyperParameters hp;
+    hp.Float("x", -5.0, 10.0);
+    hp.Float("y", 0.0, 15.0);
+    problems.push_back({"Branin", hp, branin, 0.397887});
+  }
+  {
+    tune::HyperParameters hp;
+    for (int i = 0; i < 6; ++i) hp.Float(fmt::format("x{}", i), 0.0, 1.0);
+    problems.push_back({"Hartmann-6", hp, hartmann6, -3.32237});
+  }
+  fmt::print("synthetic: median regret after 50 evaluations over {} seeds\n", seeds);
+  fmt::print("{:<12} {:>16} {:>16} {:>8}\n", "function", "bayesian", "random", "ratio");
+  for (const Problem& p : problems) {
+    std::vector<double> bo, rs;
+    const auto start = std::chrono::steady_clock::now();
+    for (int s = 1; s <= seeds; ++s) {
+      tune::BayesianOptimizationOracle b({.max_trials = 50, .seed = static_cast<uint64_t>(s), .hyperparameters = p.space});
+      tune::RandomSearchOracle r({.max_trials = 50, .seed = static_cast<uint64_t>(s), .hyperparameters = p.space});
+      bo.push_back(run_oracle(b, p, 50));
+      rs.push_back(run_oracle(r, p, 50));
+    }
+    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    fmt::print("{:<12} {:>16.6g} {:>16.6g} {:>8.3g}   ({:.1f} s)\n", p.name, median(bo), median(rs), median(bo) / median(rs),
+               secs);
+  }
+}
+
+void overhead() {
+  tune::HyperParameters hp;
+  hp.Int("units", 32, 512, {.step = 32});
+  hp.Int("layers", 1, 4);
+  hp.Float("dropout", 0.0, 0.5);
+  hp.Float("learning_rate", 1e-4, 1e-2, {.sampling = "log"});
+  hp.Choice("optimizer", {"adam", "rmsprop", "sgd"});
+  fmt::print("overhead: oracle time per trial (create + 10 updates + end) after 100 finished trials\n");
+  for (const std::string kind : {"random", "bayesian"}) {
+    for (bool persist : {false, true}) {
+      const auto dir = std::filesystem::temp_directory_path() / fmt::format("osprey_bench_tune_{}_{}", kind, ::getpid());
+      std::filesystem::remove_all(dir);
+      std::unique_ptr<tune::Oracle> oracle;
+      const tune::OracleOptions oo{.objective = "val_accuracy", .max_trials = 0, .seed = 1, .hyperparameters = hp};
+      if (kind == "random") oracle = std::make_unique<tune::RandomSearchOracle>(oo);
+      else oracle = std::make_unique<tune::BayesianOptimizationOracle>(oo);
+      if (persist) oracle->set_directory(dir);
+      os::Philox noise(3);
+      auto one = [&](int i) {
+        tune::Trial t = oracle->create_trial("bench");
+        for (int e = 0; e < 10; ++e) {
+          const auto w = noise(static_cast<uint64_t>(i) * 16 + e);
+          oracle->update_trial(t.trial_id, {{"loss", 1.0 / (e + 1)}, {"val_accuracy", os::Philox::to_unit_double(w[0], w[1])}}, e);
+        }
+        oracle->end_trial(t.trial_id, tune::TrialStatus::completed);
+      };
+      for (int i = 0; i < 100; ++i) one(i);
+      const int measured = 10;
+      const auto start = std::chrono::steady_clock::now();
+      for (int i = 100; i < 100 + measured; ++i) one(i);
+      const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count() / measured;
+      fmt::print("  {:<9} {:<16} {:8.2f} ms/trial\n", kind, persist ? "with directory" : "in memory", ms);
+      std::filesystem::remove_all(dir);
+    }
+  }
+}
+
+// The CLI's Fashion-MNIST MLP space.
+os::Model build_mlp(tune::HyperParameters& hp) {
+  const int64_t units = hp.Int("units", 64, 512, {.step = 64, .default_value = 256});
+  const int64_t n = hp.Int("layers", 1, 3, {.default_value = 2});
+  const double dropout = hp.Float("dropout", 0.0, 0.5, {.step = 0.1});
+  const double lr = hp.Float("learning_rate", 1e-4, 1e-2, {.sampling = "log", .default_value = 1e-3});
+  const std::string opt = hp.Choice("optimizer", {"adam", "rmsprop", "sgd"});
+  std::vector<std::shared_ptr<os::nn::Layer>> stack = {os::layers::Flatten()};
+  for (int64_t i = 0; i < n; ++i) {
+    stack.push_back(os::layers::Dense(units, "relu"));
+    if (dropout > 0) stack.push_back(os::layers::Dropout(dropout));
+  }
+  stack.push_back(os::layers::Dense(10, "softmax"));
+  os::Model model = os::Sequential(stack, {.input_shape = {28, 28}});
+  std::shared_ptr<os::optim::Optimizer> o = os::optim::get(opt);
+  o->set_learning_rate(lr);
+  model.compile(o, "sparse_categorical_crossentropy", {"accuracy"});
+  return model;
+}
+
+struct EpochCounter : os::train::Callback {
+  void on_epoch_end(int, const os::train::Logs&) override { ++epochs; }
+  int64_t epochs = 0;
+};
+
+void fmnist(int seeds, int64_t train_samples) {
+  auto data = os::datasets::fashion_mnist::load();
+  auto [train, val] = data.train.split_tail(10000);
+  train = train.slice(0, train_samples);
+  val = val.slice(0, 2000);
+  const int max_epochs = 9;
+  const auto schedule = tune::hyperband_schedule(max_epochs, 3);
+  const int64_t hb_budget = tune::hyperband_epoch_budget(schedule);
+  const int rs_trials = static_cast<int>(3 * hb_budget / max_epochs);
+  fmt::print("fmnist: {} train / {} val images; Hyperband max_epochs={} factor=3 ({} epochs) vs RandomSearch {} trials x {} "
+             "epochs\n",
+             train.size(), val.size(), max_epochs, hb_budget, rs_trials, max_epochs);
+  fmt::print("{:<6} {:>12} {:>10} {:>12} {:>10} {:>10}\n", "seed", "hb best acc", "hb epochs", "rs best acc", "rs epochs",
+             "hb/rs ep");
+  const auto root = std::filesystem::temp_directory_path() / fmt::format("osprey_bench_tune_fmnist_{}", ::getpid());
+  std::vector<double> hb_acc, rs_acc;
+  for (int s = 1; s <= seeds; ++s) {
+    auto run = [&](bool hyperband) {
+      os::set_global_seed(static_cast<uint64_t>(s));
+      auto counter = std::make_shared<EpochCounter>();
+      os::train::FitOptions fo{.batch_size = 128, .epochs = max_epochs, .verbose = 0, .callbacks = {counter},
+                               .validation_data = os::train::ValidationData(val.x, val.y),
+                               .seed = static_cast<uint64_t>(s)};
+      std::unique_ptr<tune::Tuner> tuner;
+      if (hyperband) {
+        tuner = std::make_unique<tune::Hyperband>(build_mlp, tune::HyperbandOptions{
+            .objective = "val_accuracy", .max_epochs = max_epochs, .factor = 3, .directory = root.string(),
+            .project_name = fmt::format("hb{}", s), .overwrite = true, .seed = static_cast<uint64_t>(s), .verbose = 0});
+      } else {
+        tuner = std::make_unique<tune::RandomSearch>(build_mlp, tune::RandomSearchOptions{
+            .objective = "val_accuracy", .max_trials = rs_trials, .directory = root.string(),
+            .project_name = fmt::format("rs{}", s), .overwrite = true, .seed = static_cast<uint64_t>(s), .verbose = 0});
+      }
+      tuner->search(train.x, train.y, fo);
+      const auto best = tuner->oracle().get_best_trials(1);
+      return std::pair<double, int64_t>{best.empty() ? 0.0 : *best[0].score, counter->epochs};
+    };
+    const auto [ha, he] = run(true);
+    const auto [ra, re] = run(false);
+    hb_acc.push_back(ha);
+    rs_acc.push_back(ra);
+    fmt::print("{:<6} {:>12.4f} {:>10} {:>12.4f} {:>10} {:>10.3f}\n", s, ha, he, ra, re, double(he) / double(re));
+  }
+  fmt::print("median best val accuracy: hyperband {:.4f}, random {:.4f}\n", median(hb_acc), median(rs_acc));
+  std::filesystem::remove_all(root);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"osprey tuning benchmarks"};
+  std::string suite = "all";
+  int seeds = 20, fmnist_seeds = 3;
+  int64_t train_samples = 6000;
+  app.add_option("--suite", suite, "all, synthetic, overhead or fmnist")
+      ->check(CLI::IsMember({"all", "synthetic", "overhead", "fmnist"}));
+  app.add_option("--seeds", seeds, "Seeds of the synthetic comparison");
+  app.add_option("--fmnist-seeds", fmnist_seeds, "Seeds of the Fashion-MNIST comparison");
+  app.add_option("--train-samples", train_samples, "Fashion-MNIST training images");
+  CLI11_PARSE(app, argc, argv);
+  if (suite == "all" || suite == "synthetic") synthetic(seeds);
+  if (suite == "all" || suite == "overhead") overhead();
+  if (suite == "all" || suite == "fmnist") fmnist(fmnist_seeds, train_samples);
+  return 0;
+}

@@ -1,0 +1,250 @@
+// `osprey tune`: tunes the default Fashion-MNIST MLP (Flatten -> [Dense(units, relu) ->
+// Dropout] x layers -> Dense(10, softmax)) with RandomSearch, BayesianOptimization or Hyperband
+// over a built-in space (units, layers, dropout, learning rate on a log scale, optimizer) or one
+// read from a TOML file, printing a row per trial and the final summary. The study lives in
+// DIRECTORY/PROJECT; rerunning with the same directory resumes it (finished trials are kept).
+// --train-samples / --val-samples cut the data down for quick runs and tests.
+//
+// A TOML space has one table per hyperparameter; names the model does not read are refused,
+// and built-in hyperparameters the file leaves out stay at their defaults:
+//   [units]
+//   type = "int"            # int, float, choice, boolean, fixed
+//   min = 64
+//   max = 512
+//   step = 64
+//   [learning_rate]
+//   type = "float"
+//   min = 1e-4
+//   max = 1e-2
+//   sampling = "log"        # linear, log, reverse_log
+//   [optimizer]
+//   type = "choice"
+//   values = ["adam", "rmsprop"]
+#include <fmt/format.h>
+
+#include <array>
+#include <set>
+
+#include <toml++/toml.h>
+
+#include "cli/subcommands.h"
+#include "osprey/core/error.h"
+#include "osprey/core/rng.h"
+#include "osprey/data/fashion_mnist.h"
+#include "osprey/nn/layers/all.h"
+#include "osprey/optim/factory.h"
+#include "osprey/tune/tuners.h"
+
+namespace osprey::cli {
+
+namespace {
+
+struct TuneArgs {
+  std::string tuner = "random";
+  int max_trials = 10;
+  int epochs = 3;
+  std::string directory = "osprey_tune";
+  std::string project = "fmnist_mlp";
+  std::string space;
+  std::string objective = "val_accuracy";
+  int executions_per_trial = 1;
+  int factor = 3;
+  int64_t batch_size = 128;
+  uint64_t seed = 42;
+  std::string data;
+  int64_t train_samples = 0;  // 0: all 50,000
+  int64_t val_samples = 0;    // 0: all 10,000 (or train_samples / 5 when that is set)
+  bool overwrite = false;
+};
+
+constexpr std::array<std::string_view, 5> kModelHyperparameters = {"units", "layers", "dropout", "learning_rate",
+                                                                   "optimizer"};
+
+// The built-in space: what `osprey tune` searches without --space.
+tune::HyperParameters builtin_space() {
+  tune::HyperParameters hp;
+  hp.Int("units", 64, 512, {.step = 64, .default_value = 256});
+  hp.Int("layers", 1, 3, {.default_value = 2});
+  hp.Float("dropout", 0.0, 0.5, {.step = 0.1});
+  hp.Float("learning_rate", 1e-4, 1e-2, {.sampling = "log", .default_value = 1e-3});
+  hp.Choice("optimizer", {"adam", "rmsprop", "sgd"});
+  return hp;
+}
+
+tune::Value toml_value(const toml::node& n, const std::string& where) {
+  if (n.is_boolean()) return tune::Value(*n.value<bool>());
+  if (n.is_integer()) return tune::Value(*n.value<int64_t>());
+  if (n.is_floating_point()) return tune::Value(*n.value<double>());
+  if (n.is_string()) return tune::Value(*n.value<std::string>());
+  OSPREY_THROW(ValueError, "{}: values must be booleans, numbers or strings", where);
+}
+
+// Reads a TOML space (see the top of this file); ValueError naming the file, table and key.
+tune::HyperParameters read_space(const std::string& path) {
+  toml::table root;
+  try {
+    root = toml::parse_file(path);
+  } catch (const toml::parse_error& e) {
+    OSPREY_THROW(ValueError, "{}:{}:{}: invalid TOML: {}", path, e.source().begin.line, e.source().begin.column,
+                 e.description());
+  }
+  const tune::HyperParameters defaults = builtin_space();
+  tune::HyperParameters hp;
+  for (auto&& [key, node] : root) {
+    const std::string name(key.str());
+    const std::string where = fmt::format("{}: [{}]", path, name);
+    OSPREY_CHECK(std::find(kModelHyperparameters.begin(), kModelHyperparameters.end(), name) != kModelHyperparameters.end(),
+                 "{}: the model reads no hyperparameter '{}' (it reads units, layers, dropout, learning_rate, optimizer)",
+                 path, name);
+    const toml::table* t = node.as_table();
+    OSPREY_CHECK(t != nullptr, "{}: must be a table ([{}] with type = ...)", where, name);
+    for (auto&& [k, v] : *t) {
+      static const std::set<std::string> known = {"type", "min", "max", "step", "sampling", "default", "values", "value"};
+      OSPREY_CHECK(known.count(std::string(k.str())) > 0,
+                   "{}: unknown key '{}' (expected type, min, max, step, sampling, default, values, value)", where, k.str());
+    }
+    const auto type = (*t)["type"].value<std::string>();
+    OSPREY_CHECK(type.has_value(), "{}: needs type = \"int\", \"float\", \"choice\", \"boolean\" or \"fixed\"", where);
+    const tune::HpType builtin_type = defaults.find(name)->type;
+    const std::string sampling = (*t)["sampling"].value_or(std::string("linear"));
+    auto need = [&](const char* k) -> const toml::node& {
+      const toml::node* n = t->get(k);
+      OSPREY_CHECK(n != nullptr, "{}: type \"{}\" needs '{}'", where, *type, k);
+      return *n;
+    };
+    if (*type == "int") {
+      OSPREY_CHECK(need("min").is_integer() && need("max").is_integer(), "{}: min and max must be integers", where);
+      hp.Int(name, *need("min").value<int64_t>(), *need("max").value<int64_t>(),
+             {.step = (*t)["step"].value<int64_t>(), .sampling = sampling, .default_value = (*t)["default"].value<int64_t>()});
+    } else if (*type == "float") {
+      hp.Float(name, *need("min").value<double>(), *need("max").value<double>(),
+               {.step = (*t)["step"].value<double>(), .sampling = sampling, .default_value = (*t)["default"].value<double>()});
+    } else if (*type == "choice") {
+      const toml::array* values = need("values").as_array();
+      OSPREY_CHECK(values != nullptr && !values->empty(), "{}: values must be a non-empty array", where);
+      std::vector<tune::Value> vs;
+      for (const toml::node& v : *values) vs.push_back(toml_value(v, where));
+      std::optional<tune::Value> def;
+      if (const toml::node* d = t->get("default")) def = toml_value(*d, where);
+      hp.retrieve(tune::HyperParameter::Choice(name, std::move(vs), std::nullopt, def));
+    } else if (*type == "boolean") {
+      hp.Boolean(name, {.default_value = (*t)["default"].value_or(false)});
+    } else if (*type == "fixed") {
+      hp.retrieve(tune::HyperParameter::Fixed(name, toml_value(need("value"), where)));
+    } else {
+      OSPREY_THROW(ValueError, "{}: unknown type \"{}\" (expected int, float, choice, boolean or fixed)", where, *type);
+    }
+    // The model needs the same kind of value the built-in space gives.
+    const tune::Value probe = hp.find(name)->default_value;
+    const tune::Value want = defaults.find(name)->default_value;
+    OSPREY_CHECK((probe.is_string() == want.is_string()) && (probe.is_number() == want.is_number()) &&
+                     (builtin_type != tune::HpType::Int || probe.is_int()),
+                 "{}: the model needs {} values for '{}', the file gives {}", where, want.type_name(), name,
+                 probe.type_name());
+  }
+  // Everything the file leaves out is fixed at the built-in default.
+  for (const tune::HyperParameter& d : defaults.space()) {
+    if (hp.find(d.name) == nullptr) hp.retrieve(tune::HyperParameter::Fixed(d.name, d.default_value));
+  }
+  return hp;
+}
+
+Model build_mlp(tune::HyperParameters& hp, const tune::HyperParameters& space) {
+  // Declarations come from the space (built-in or TOML); the first declaration of a name wins.
+  for (const tune::HyperParameter& h : space.space()) hp.retrieve(h);
+  const int64_t units = hp.get("units").as_int();
+  const int64_t layers_n = hp.get("layers").as_int();
+  const double dropout = hp.get("dropout").as_double();
+  const double lr = hp.get("learning_rate").as_double();
+  const std::string optimizer = hp.get("optimizer").as_string();
+  std::vector<std::shared_ptr<nn::Layer>> stack = {layers::Flatten()};
+  for (int64_t i = 0; i < layers_n; ++i) {
+    stack.push_back(layers::Dense(units, "relu"));
+    if (dropout > 0) stack.push_back(layers::Dropout(dropout));
+  }
+  stack.push_back(layers::Dense(10, "softmax"));
+  Model model = Sequential(stack, {.input_shape = {28, 28}});
+  std::shared_ptr<optim::Optimizer> opt = optim::get(optimizer);
+  opt->set_learning_rate(lr);
+  model.compile(opt, "sparse_categorical_crossentropy", {"accuracy"});
+  return model;
+}
+
+void run(const TuneArgs& a) {
+  set_global_seed(a.seed);
+  const tune::HyperParameters space = a.space.empty() ? builtin_space() : read_space(a.space);
+  auto data = datasets::fashion_mnist::load({.directory = a.data});
+  auto [train, val] = data.train.split_tail(10000);
+  if (a.train_samples > 0) train = train.slice(0, std::min(a.train_samples, train.size()));
+  const int64_t nv = a.val_samples > 0 ? a.val_samples : (a.train_samples > 0 ? std::max<int64_t>(1, a.train_samples / 5) : 0);
+  if (nv > 0) val = val.slice(0, std::min(nv, val.size()));
+  fmt::print("osprey tune: {} on {} training / {} validation images, objective {}\n", a.tuner, train.size(), val.size(),
+             a.objective);
+
+  auto build = [space](tune::HyperParameters& hp) { return build_mlp(hp, space); };
+  const tune::Objective objective(a.objective);
+  std::unique_ptr<tune::Tuner> tuner;
+  if (a.tuner == "random") {
+    tuner = std::make_unique<tune::RandomSearch>(
+        build, tune::RandomSearchOptions{.objective = objective, .max_trials = a.max_trials,
+                                         .executions_per_trial = a.executions_per_trial, .directory = a.directory,
+                                         .project_name = a.project, .overwrite = a.overwrite, .seed = a.seed,
+                                         .hyperparameters = space});
+  } else if (a.tuner == "bayesian") {
+    tuner = std::make_unique<tune::BayesianOptimization>(
+        build, tune::BayesianOptimizationOptions{.objective = objective, .max_trials = a.max_trials,
+                                                 .executions_per_trial = a.executions_per_trial,
+                                                 .directory = a.directory, .project_name = a.project,
+                                                 .overwrite = a.overwrite, .seed = a.seed, .hyperparameters = space});
+  } else {
+    // Hyperband's budget is its brackets; --epochs is max_epochs and --max-trials caps the trials.
+    tuner = std::make_unique<tune::Hyperband>(
+        build, tune::HyperbandOptions{.objective = objective, .max_epochs = a.epochs, .factor = a.factor,
+                                      .max_trials = a.max_trials, .executions_per_trial = a.executions_per_trial,
+                                      .directory = a.directory, .project_name = a.project,
+                                      .overwrite = a.overwrite, .seed = a.seed, .hyperparameters = space});
+  }
+  const size_t already = tuner->oracle().trials().size();
+  if (already > 0) fmt::print("resuming {}: {} trials already there\n", tuner->project_dir().string(), already);
+  tuner->search_space_summary();
+  tuner->search(train.x, train.y,
+                {.batch_size = a.batch_size, .epochs = a.epochs, .verbose = 0,
+                 .validation_data = train::ValidationData(val.x, val.y), .seed = a.seed});
+  fmt::print("\n");
+  tuner->results_summary(3);
+  const auto best = tuner->get_best_hyperparameters(1);
+  if (!best.empty()) fmt::print("\nbest hyperparameters: {}\n", best[0].to_json().at("values").dump());
+}
+
+}  // namespace
+
+void add_tune(CLI::App& app) {
+  auto a = std::make_shared<TuneArgs>();
+  auto* cmd = app.add_subcommand("tune", "Tune the Fashion-MNIST MLP's hyperparameters");
+  cmd->add_option("--tuner", a->tuner, "random, bayesian or hyperband")->check(CLI::IsMember({"random", "bayesian", "hyperband"}));
+  cmd->add_option("--max-trials", a->max_trials, "Trials to run (hyperband: a cap, 0 for its full schedule)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--epochs", a->epochs, "Epochs per trial (hyperband: max_epochs)")->check(CLI::PositiveNumber);
+  cmd->add_option("--directory", a->directory, "Where the study lives; rerun with the same one to resume");
+  cmd->add_option("--project-name", a->project, "The study's folder inside --directory");
+  cmd->add_option("--space", a->space, "A TOML file describing the search space")->check(CLI::ExistingFile);
+  cmd->add_option("--objective", a->objective, "The metric to optimize (val_accuracy, val_loss, ...)");
+  cmd->add_option("--executions-per-trial", a->executions_per_trial, "Models trained per trial, metrics averaged")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--factor", a->factor, "Hyperband's reduction factor")->check(CLI::Range(2, 100));
+  cmd->add_option("--batch-size", a->batch_size, "Batch size")->check(CLI::PositiveNumber);
+  cmd->add_option("--seed", a->seed, "Random seed (sampling and training)");
+  cmd->add_option("--data", a->data, "Directory with the Fashion-MNIST IDX files");
+  cmd->add_option("--train-samples", a->train_samples, "Use only the first N training images (quick runs, tests)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--val-samples", a->val_samples, "Use only N validation images (default: train-samples / 5)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_flag("--overwrite", a->overwrite, "Start the study over instead of resuming it");
+  cmd->callback([a] {
+    OSPREY_CHECK(a->tuner == "hyperband" || a->max_trials > 0,
+                 "osprey tune: --max-trials must be positive for the {} tuner", a->tuner);
+    run(*a);
+  });
+}
+
+}  // namespace osprey::cli

@@ -1,0 +1,122 @@
+#include "osprey/tune/hyperband.h"
+
+#include <algorithm>
+
+#include "osprey/core/error.h"
+
+namespace osprey::tune {
+
+std::vector<HyperbandBracket> hyperband_schedule(int max_epochs, int factor) {
+  OSPREY_CHECK(max_epochs >= 1, "Hyperband: max_epochs must be >= 1. Received: {}", max_epochs);
+  OSPREY_CHECK(factor >= 2, "Hyperband: factor must be >= 2. Received: {}", factor);
+  // s_max = floor(log_factor(max_epochs)), in integers so 81 = 3^4 gives exactly 4.
+  int s_max = 0;
+  for (int64_t p = factor; p <= max_epochs; p *= factor) ++s_max;
+  std::vector<HyperbandBracket> out;
+  for (int s = s_max; s >= 0; --s) {
+    int64_t pow_s = 1;
+    for (int i = 0; i < s; ++i) pow_s *= factor;
+    const int64_t n = ((s_max + 1) * pow_s + s) / (s + 1);  // ceil((s_max + 1) * factor^s / (s + 1))
+    HyperbandBracket b{s, {}};
+    int64_t pow_i = 1;
+    for (int i = 0; i <= s; ++i) {
+      // r_i = max_epochs * factor^(i - s), rounded up so the last rung is max_epochs exactly.
+      int64_t div = 1;
+      for (int k = 0; k < s - i; ++k) div *= factor;
+      const int64_t epochs = (max_epochs + div - 1) / div;
+      b.rungs.push_back({static_cast<int>(n / pow_i), static_cast<int>(epochs)});
+      pow_i *= factor;
+    }
+    out.push_back(std::move(b));
+  }
+  return out;
+}
+
+int64_t hyperband_epoch_budget(const std::vector<HyperbandBracket>& schedule) {
+  int64_t total = 0;
+  for (const auto& b : schedule) {
+    int prev = 0;
+    for (const auto& r : b.rungs) {
+      total += static_cast<int64_t>(r.num_trials) * (r.epochs - prev);
+      prev = r.epochs;
+    }
+  }
+  return total;
+}
+
+HyperbandOracle::HyperbandOracle(OracleOptions options, HyperbandOracleOptions hb)
+    : Oracle(std::move(options)), hb_(hb), schedule_(hyperband_schedule(hb.max_epochs, hb.factor)) {
+  OSPREY_CHECK(hb_.hyperband_iterations >= 1, "Hyperband: hyperband_iterations must be >= 1. Received: {}",
+               hb_.hyperband_iterations);
+}
+
+Oracle::Proposal HyperbandOracle::populate_space(const std::string& trial_id) {
+  while (iteration_ < hb_.hyperband_iterations) {
+    const HyperbandBracket& bracket = schedule_[bracket_];
+    const HyperbandRung& rung = bracket.rungs[round_];
+    const size_t wanted = round_ == 0 ? static_cast<size_t>(rung.num_trials)
+                                      : std::min<size_t>(rung.num_trials, promote_.size());
+    if (round_trials_.size() < wanted) {
+      HyperParameters hp;
+      if (round_ == 0) {
+        auto fresh = random_unseen_values();
+        hp = fresh ? std::move(*fresh) : random_values();  // a small space may repeat values across brackets
+        hp.set("tuner/initial_epoch", int64_t{0});
+      } else {
+        const std::string& parent = promote_[round_trials_.size()];
+        hp = get_trial(parent).hyperparameters;
+        hp.set("tuner/trial_id", parent);
+        hp.set("tuner/initial_epoch", int64_t{bracket.rungs[round_ - 1].epochs});
+      }
+      hp.set("tuner/epochs", int64_t{rung.epochs});
+      hp.set("tuner/bracket", int64_t{bracket.s});
+      hp.set("tuner/round", int64_t{round_});
+      round_trials_.push_back(trial_id);
+      return {TrialStatus::running, std::move(hp)};
+    }
+    for (const std::string& id : round_trials_) {
+      if (!get_trial(id).ended()) return {TrialStatus::idle, {}};
+    }
+    // The round is over: promote its best 1/factor into the next rung, or move on.
+    std::vector<const Trial*> done;
+    for (const std::string& id : round_trials_) {
+      const Trial& t = get_trial(id);
+      if (t.status == TrialStatus::completed && t.score) done.push_back(&t);
+    }
+    std::stable_sort(done.begin(), done.end(),
+                     [&](const Trial* a, const Trial* b) { return objective().better(*a->score, *b->score); });
+    promote_.clear();
+    for (const Trial* t : done) promote_.push_back(t->trial_id);
+    round_trials_.clear();
+    ++round_;
+    if (round_ >= static_cast<int>(bracket.rungs.size()) || promote_.empty()) {
+      round_ = 0;
+      promote_.clear();
+      if (++bracket_ >= static_cast<int>(schedule_.size())) {
+        bracket_ = 0;
+        ++iteration_;
+      }
+    }
+  }
+  return {TrialStatus::stopped, {}};
+}
+
+nlohmann::json HyperbandOracle::algorithm_state() const {
+  return {{"max_epochs", hb_.max_epochs}, {"factor", hb_.factor}, {"hyperband_iterations", hb_.hyperband_iterations},
+          {"iteration", iteration_},      {"bracket", bracket_},  {"round", round_},
+          {"round_trials", round_trials_}, {"promote", promote_}};
+}
+
+void HyperbandOracle::set_algorithm_state(const nlohmann::json& s) {
+  OSPREY_CHECK_T(IoError, s.at("max_epochs").get<int>() == hb_.max_epochs && s.at("factor").get<int>() == hb_.factor,
+                 "Hyperband: the saved search used max_epochs={} factor={}, this one max_epochs={} factor={}; use "
+                 "another project_name or overwrite=true",
+                 s.at("max_epochs").get<int>(), s.at("factor").get<int>(), hb_.max_epochs, hb_.factor);
+  iteration_ = s.at("iteration").get<int>();
+  bracket_ = s.at("bracket").get<int>();
+  round_ = s.at("round").get<int>();
+  round_trials_ = s.at("round_trials").get<std::vector<std::string>>();
+  promote_ = s.at("promote").get<std::vector<std::string>>();
+}
+
+}  // namespace osprey::tune

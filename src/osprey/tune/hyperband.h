@@ -1,0 +1,61 @@
+// HyperbandOracle (Li et al., "Hyperband", JMLR 2018): brackets s = s_max .. 0 of successive
+// halving. Bracket s starts n = ceil((s_max + 1) / (s + 1) * factor^s) random configurations
+// at max_epochs / factor^s epochs and keeps the best 1/factor of each round for factor times
+// more epochs, up to max_epochs. A promoted trial is a new trial with the same values and
+// "tuner/trial_id" naming its parent; the tuner starts it from the parent's saved weights at
+// epoch "tuner/initial_epoch", so it trains only the extra epochs. The schedule for
+// max_epochs = 81, factor = 3 is Table 1 of the paper:
+//   s=4: 81x1 27x3 9x9 3x27 1x81 · s=3: 34x3 11x9 3x27 1x81 · s=2: 15x9 5x27 1x81
+//   s=1: 8x27 2x81 · s=0: 5x81
+// Each trial carries tuner/epochs, tuner/initial_epoch, tuner/bracket, tuner/round (and
+// tuner/trial_id when promoted) among its values, as KerasTuner's Hyperband.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "osprey/tune/oracle.h"
+
+namespace osprey::tune {
+
+struct HyperbandRung {
+  int num_trials = 0;
+  int epochs = 0;  // total epochs a trial of this rung has trained at its end
+};
+struct HyperbandBracket {
+  int s = 0;
+  std::vector<HyperbandRung> rungs;
+};
+// The brackets of one Hyperband iteration, s_max first. ValueError unless max_epochs >= 1 and
+// factor >= 2.
+std::vector<HyperbandBracket> hyperband_schedule(int max_epochs, int factor);
+// Epochs one iteration trains when promoted trials resume from their parent (sum over rungs
+// of num_trials x (epochs - previous rung's epochs)).
+int64_t hyperband_epoch_budget(const std::vector<HyperbandBracket>& schedule);
+
+struct HyperbandOracleOptions {
+  int max_epochs = 100;
+  int factor = 3;
+  int hyperband_iterations = 1;
+};
+
+class HyperbandOracle : public Oracle {
+ public:
+  HyperbandOracle(OracleOptions options, HyperbandOracleOptions hb = {});
+  const char* class_name() const override { return "Hyperband"; }
+  const std::vector<HyperbandBracket>& schedule() const { return schedule_; }
+
+ protected:
+  Proposal populate_space(const std::string& trial_id) override;
+  nlohmann::json algorithm_state() const override;
+  void set_algorithm_state(const nlohmann::json& state) override;
+
+ private:
+  HyperbandOracleOptions hb_;
+  std::vector<HyperbandBracket> schedule_;
+  int iteration_ = 0, bracket_ = 0, round_ = 0;
+  std::vector<std::string> round_trials_;  // trials created in the current round
+  std::vector<std::string> promote_;       // parents to promote into the current round, best first
+};
+
+}  // namespace osprey::tune

@@ -1,0 +1,150 @@
+// Hyperband's schedule against Table 1 of Li et al. (max_epochs 81, factor 3), and the oracle
+// running its brackets: round sizes, epochs, promotion of the best with their parent named.
+#include "osprey/tune/hyperband.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "osprey/core/error.h"
+
+namespace osprey::tune {
+namespace {
+
+TEST(HyperbandScheduleTest, MatchesTableOneOfLiEtAl) {
+  const auto schedule = hyperband_schedule(81, 3);
+  ASSERT_EQ(schedule.size(), 5u);
+  // {s, {(n_i, r_i) ...}}
+  const std::vector<std::pair<int, std::vector<std::pair<int, int>>>> table = {
+      {4, {{81, 1}, {27, 3}, {9, 9}, {3, 27}, {1, 81}}},
+      {3, {{34, 3}, {11, 9}, {3, 27}, {1, 81}}},
+      {2, {{15, 9}, {5, 27}, {1, 81}}},
+      {1, {{8, 27}, {2, 81}}},
+      {0, {{5, 81}}},
+  };
+  for (size_t b = 0; b < table.size(); ++b) {
+    EXPECT_EQ(schedule[b].s, table[b].first);
+    ASSERT_EQ(schedule[b].rungs.size(), table[b].second.size()) << "s=" << table[b].first;
+    for (size_t i = 0; i < table[b].second.size(); ++i) {
+      EXPECT_EQ(schedule[b].rungs[i].num_trials, table[b].second[i].first) << "s=" << table[b].first << " i=" << i;
+      EXPECT_EQ(schedule[b].rungs[i].epochs, table[b].second[i].second) << "s=" << table[b].first << " i=" << i;
+    }
+  }
+}
+
+TEST(HyperbandScheduleTest, SmallAndUnevenBudgets) {
+  const auto s9 = hyperband_schedule(9, 3);
+  ASSERT_EQ(s9.size(), 3u);
+  EXPECT_EQ(s9[0].rungs.size(), 3u);
+  EXPECT_EQ(s9[0].rungs[0].num_trials, 9);
+  EXPECT_EQ(s9[0].rungs[0].epochs, 1);
+  EXPECT_EQ(s9[0].rungs.back().epochs, 9);
+  const auto s10 = hyperband_schedule(10, 3);  // not a power of 3: the last rung is still 10
+  for (const auto& b : s10) EXPECT_EQ(b.rungs.back().epochs, 10);
+  EXPECT_EQ(hyperband_schedule(1, 3).size(), 1u);
+  EXPECT_THROW(hyperband_schedule(0, 3), ValueError);
+  EXPECT_THROW(hyperband_schedule(9, 1), ValueError);
+  // One iteration at 9/3: s=2: 9x1 + 3x2 + 1x6, s=1: 5x3 + 1x6, s=0: 3x9.
+  EXPECT_EQ(hyperband_epoch_budget(s9), 9 + 6 + 6 + 15 + 6 + 27);
+}
+
+TEST(HyperbandOracleTest, RunsEveryBracketAndPromotesTheBest) {
+  HyperParameters hp;
+  hp.Float("x", 0.0, 1.0);
+  HyperbandOracle oracle({.objective = "val_loss", .max_trials = 0, .seed = 3, .hyperparameters = hp},
+                         {.max_epochs = 9, .factor = 3});
+  std::map<std::pair<int64_t, int64_t>, int> per_rung;  // (bracket, round) -> trials
+  int64_t epochs_total = 0;
+  int trials = 0;
+  while (true) {
+    Trial t = oracle.create_trial("t");
+    if (t.status == TrialStatus::stopped) break;
+    ASSERT_EQ(t.status, TrialStatus::running);
+    ++trials;
+    const auto& v = t.hyperparameters;
+    const int64_t bracket = v.get("tuner/bracket").as_int(), round = v.get("tuner/round").as_int();
+    const int64_t epochs = v.get("tuner/epochs").as_int(), initial = v.get("tuner/initial_epoch").as_int();
+    per_rung[{bracket, round}]++;
+    epochs_total += epochs - initial;
+    const double x = v.get("x").as_double();
+    if (round > 0) {
+      // A promoted trial keeps its parent's values and starts where the parent stopped.
+      const Trial& parent = oracle.get_trial(v.get("tuner/trial_id").as_string());
+      EXPECT_EQ(parent.hyperparameters.get("x").as_double(), x);
+      EXPECT_EQ(parent.hyperparameters.get("tuner/epochs").as_int(), initial);
+      EXPECT_EQ(parent.hyperparameters.get("tuner/round").as_int(), round - 1);
+    } else {
+      EXPECT_EQ(initial, 0);
+    }
+    for (int64_t e = initial; e < epochs; ++e) oracle.update_trial(t.trial_id, {{"val_loss", x + 1.0 / (e + 1)}}, e);
+    oracle.end_trial(t.trial_id, TrialStatus::completed);
+  }
+  EXPECT_EQ((per_rung[{2, 0}]), 9);
+  EXPECT_EQ((per_rung[{2, 1}]), 3);
+  EXPECT_EQ((per_rung[{2, 2}]), 1);
+  EXPECT_EQ((per_rung[{1, 0}]), 5);
+  EXPECT_EQ((per_rung[{1, 1}]), 1);
+  EXPECT_EQ((per_rung[{0, 0}]), 3);
+  EXPECT_EQ(trials, 9 + 3 + 1 + 5 + 1 + 3);
+  EXPECT_EQ(epochs_total, hyperband_epoch_budget(oracle.schedule()));
+  // The final trial of bracket 2 descends from the best x of its first round.
+  double best_x0 = 2;
+  for (const Trial& t : oracle.trials()) {
+    if (t.hyperparameters.get("tuner/bracket").as_int() == 2 && t.hyperparameters.get("tuner/round").as_int() == 0) {
+      best_x0 = std::min(best_x0, t.hyperparameters.get("x").as_double());
+    }
+  }
+  for (const Trial& t : oracle.trials()) {
+    if (t.hyperparameters.get("tuner/bracket").as_int() == 2 && t.hyperparameters.get("tuner/round").as_int() == 2) {
+      EXPECT_EQ(t.hyperparameters.get("x").as_double(), best_x0);
+    }
+  }
+}
+
+TEST(HyperbandOracleTest, WaitsIdleWhileItsRoundIsRunning) {
+  HyperParameters hp;
+  hp.Float("x", 0.0, 1.0);
+  HyperbandOracle oracle({.max_trials = 0, .seed = 1, .hyperparameters = hp}, {.max_epochs = 3, .factor = 3});
+  // s=1: 3 trials at 1 epoch, then 1 at 3.
+  std::vector<Trial> first;
+  for (int i = 0; i < 3; ++i) first.push_back(oracle.create_trial("t"));
+  EXPECT_EQ(oracle.create_trial("t").status, TrialStatus::idle);
+  for (auto& t : first) {
+    oracle.update_trial(t.trial_id, {{"val_loss", t.hyperparameters.get("x").as_double()}}, 0);
+    oracle.end_trial(t.trial_id, TrialStatus::completed);
+  }
+  const Trial promoted = oracle.create_trial("t");
+  EXPECT_EQ(promoted.status, TrialStatus::running);
+  EXPECT_EQ(promoted.hyperparameters.get("tuner/epochs").as_int(), 3);
+}
+
+TEST(HyperbandOracleTest, StateSurvivesAReload) {
+  HyperParameters hp;
+  hp.Float("x", 0.0, 1.0);
+  const auto dir = std::filesystem::temp_directory_path() / ("osprey_hb_test_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  std::vector<std::string> ids_a;
+  {
+    HyperbandOracle a({.max_trials = 0, .seed = 5, .hyperparameters = hp}, {.max_epochs = 9, .factor = 3});
+    a.set_directory(dir);
+    for (int i = 0; i < 11; ++i) {  // into the second round of the first bracket
+      Trial t = a.create_trial("t");
+      a.update_trial(t.trial_id, {{"val_loss", t.hyperparameters.get("x").as_double()}}, 0);
+      a.end_trial(t.trial_id, TrialStatus::completed);
+    }
+  }
+  HyperbandOracle b({.max_trials = 0, .seed = 5, .hyperparameters = hp}, {.max_epochs = 9, .factor = 3});
+  b.set_directory(dir);
+  ASSERT_TRUE(b.reload());
+  const Trial next = b.create_trial("t");
+  EXPECT_EQ(next.trial_id, "0011");
+  EXPECT_EQ(next.hyperparameters.get("tuner/round").as_int(), 1);
+  EXPECT_TRUE(next.hyperparameters.has_value("tuner/trial_id"));
+  HyperbandOracle c({.max_trials = 0, .seed = 5, .hyperparameters = hp}, {.max_epochs = 27, .factor = 3});
+  c.set_directory(dir);
+  EXPECT_THROW(c.reload(), IoError);
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace osprey::tune

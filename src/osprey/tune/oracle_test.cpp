@@ -1,0 +1,260 @@
+// Oracles without models: objectives and directions, the trial life cycle, state round trips
+// and reload (an interrupted trial is handed out again), duplicate avoidance, failed trials, and
+// Bayesian optimization finding the optimum of a cheap function faster than random search.
+#include "osprey/tune/oracle.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <set>
+
+#include "osprey/core/error.h"
+#include "osprey/tune/bayesian_optimization.h"
+#include "osprey/tune/random_search.h"
+
+namespace osprey::tune {
+namespace {
+
+std::filesystem::path fresh_dir(const std::string& name) {
+  auto d = std::filesystem::temp_directory_path() / ("osprey_oracle_test_" + name + "_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(d);
+  return d;
+}
+
+HyperParameters space_xy() {
+  HyperParameters hp;
+  hp.Float("x", -5.0, 10.0);
+  hp.Float("y", 0.0, 15.0);
+  return hp;
+}
+
+TEST(ObjectiveTest, DirectionIsInferredForKnownMetrics) {
+  EXPECT_EQ(Objective("val_loss").direction(), "min");
+  EXPECT_EQ(Objective("loss").direction(), "min");
+  EXPECT_EQ(Objective("val_accuracy").direction(), "max");
+  EXPECT_EQ(Objective("val_auc").direction(), "max");
+  EXPECT_EQ(Objective("val_mae").direction(), "min");
+  EXPECT_EQ(Objective("val_custom", "max").direction(), "max");
+  EXPECT_THROW(Objective("val_custom"), ValueError);
+  EXPECT_THROW(Objective("val_custom", "up"), ValueError);
+  EXPECT_TRUE(Objective("val_accuracy").better(0.9, 0.8));
+  EXPECT_TRUE(Objective("val_loss").better(0.1, 0.2));
+}
+
+TEST(OracleTest, TrialLifeCycleScoresTheBestEpochAveragedOverExecutions) {
+  RandomSearchOracle oracle({.objective = "val_accuracy", .max_trials = 3, .seed = 1, .hyperparameters = space_xy()});
+  Trial t = oracle.create_trial("t0");
+  ASSERT_EQ(t.status, TrialStatus::running);
+  EXPECT_EQ(t.trial_id, "0000");
+  EXPECT_TRUE(t.hyperparameters.has_value("x"));
+  oracle.update_trial(t.trial_id, {{"val_accuracy", 0.5}}, 0, 0);
+  oracle.update_trial(t.trial_id, {{"val_accuracy", 0.7}}, 1, 0);
+  oracle.update_trial(t.trial_id, {{"val_accuracy", 0.6}}, 2, 0);
+  oracle.update_trial(t.trial_id, {{"val_accuracy", 0.9}}, 0, 1);
+  oracle.update_trial(t.trial_id, {{"val_accuracy", 0.8}}, 1, 1);
+  const Trial done = oracle.end_trial(t.trial_id, TrialStatus::completed);
+  EXPECT_EQ(done.status, TrialStatus::completed);
+  EXPECT_NEAR(*done.score, (0.7 + 0.9) / 2, 1e-12);
+  EXPECT_EQ(done.best_step, 1);  // the mean of the best epochs 1 and 0, rounded half away from zero
+  EXPECT_NEAR(done.metrics.at("val_accuracy"), 0.8, 1e-12);
+}
+
+TEST(OracleTest, MissingOrNanObjectiveFailsTheTrialWithAReason) {
+  RandomSearchOracle oracle({.objective = "val_loss", .max_trials = 5, .seed = 2, .hyperparameters = space_xy()});
+  Trial a = oracle.create_trial("t0");
+  oracle.update_trial(a.trial_id, {{"loss", 0.3}}, 0);
+  const Trial fa = oracle.end_trial(a.trial_id, TrialStatus::completed);
+  EXPECT_EQ(fa.status, TrialStatus::failed);
+  EXPECT_NE(fa.message.find("'val_loss' is not in the epoch logs (they hold: loss)"), std::string::npos) << fa.message;
+  Trial b = oracle.create_trial("t0");
+  oracle.update_trial(b.trial_id, {{"val_loss", NAN}}, 0);
+  const Trial fb = oracle.end_trial(b.trial_id, TrialStatus::completed);
+  EXPECT_EQ(fb.status, TrialStatus::failed);
+  EXPECT_NE(fb.message.find("never finite"), std::string::npos) << fb.message;
+  EXPECT_EQ(oracle.consecutive_failures(), 2);
+  EXPECT_TRUE(oracle.get_best_trials(5).empty());
+}
+
+TEST(OracleTest, StopsAtMaxTrialsAndWhenTheSpaceIsExhausted) {
+  HyperParameters hp;
+  hp.Choice("opt", {"adam", "sgd"});
+  RandomSearchOracle oracle({.objective = "val_loss", .max_trials = 10, .seed = 3, .hyperparameters = hp});
+  std::set<std::string> seen;
+  for (int i = 0; i < 2; ++i) {
+    Trial t = oracle.create_trial("t0");
+    ASSERT_EQ(t.status, TrialStatus::running);
+    seen.insert(t.hyperparameters.get("opt").as_string());
+    oracle.update_trial(t.trial_id, {{"val_loss", 1.0 + i}}, 0);
+    oracle.end_trial(t.trial_id, TrialStatus::completed);
+  }
+  EXPECT_EQ(seen.size(), 2u);  // no duplicate
+  EXPECT_EQ(oracle.create_trial("t0").status, TrialStatus::stopped);
+  RandomSearchOracle capped({.objective = "val_loss", .max_trials = 1, .seed = 3, .hyperparameters = space_xy()});
+  capped.end_trial(capped.create_trial("t0").trial_id, TrialStatus::failed, "boom");
+  EXPECT_EQ(capped.create_trial("t0").status, TrialStatus::stopped);
+}
+
+TEST(OracleTest, SeededOraclesProposeTheSameValues) {
+  RandomSearchOracle a({.max_trials = 5, .seed = 42, .hyperparameters = space_xy()});
+  RandomSearchOracle b({.max_trials = 5, .seed = 42, .hyperparameters = space_xy()});
+  RandomSearchOracle c({.max_trials = 5, .seed = 43, .hyperparameters = space_xy()});
+  const Trial ta = a.create_trial("t"), tb = b.create_trial("t"), tc = c.create_trial("t");
+  EXPECT_EQ(ta.hyperparameters.values(), tb.hyperparameters.values());
+  EXPECT_NE(ta.hyperparameters.values(), tc.hyperparameters.values());
+}
+
+TEST(OracleTest, ReloadKeepsEndedTrialsAndHandsOutTheInterruptedOneAgain) {
+  const auto dir = fresh_dir("reload");
+  std::string interrupted;
+  HyperParameters interrupted_values;
+  {
+    RandomSearchOracle oracle({.max_trials = 4, .seed = 7, .hyperparameters = space_xy()});
+    oracle.set_directory(dir);
+    for (int i = 0; i < 2; ++i) {
+      Trial t = oracle.create_trial("t0");
+      oracle.update_trial(t.trial_id, {{"val_loss", 0.5 - 0.1 * i}}, 0);
+      oracle.end_trial(t.trial_id, TrialStatus::completed);
+    }
+    Trial t = oracle.create_trial("t0");
+    oracle.update_trial(t.trial_id, {{"val_loss", 9.0}}, 0);
+    interrupted = t.trial_id;
+    interrupted_values = t.hyperparameters;
+    // The process "dies" here: the trial is never ended.
+  }
+  EXPECT_TRUE(std::filesystem::exists(dir / "oracle.json"));
+  EXPECT_TRUE(std::filesystem::exists(dir / ("trial_" + interrupted) / "trial.json"));
+  RandomSearchOracle again({.max_trials = 4, .seed = 999, .hyperparameters = space_xy()});
+  again.set_directory(dir);
+  ASSERT_TRUE(again.reload());
+  EXPECT_EQ(again.trials().size(), 3u);
+  const Trial retry = again.create_trial("t0");
+  EXPECT_EQ(retry.trial_id, interrupted);
+  EXPECT_EQ(retry.hyperparameters.values(), interrupted_values.values());
+  EXPECT_TRUE(retry.executions.empty());  // its partial metrics are dropped
+  again.update_trial(retry.trial_id, {{"val_loss", 0.1}}, 0);
+  again.end_trial(retry.trial_id, TrialStatus::completed);
+  const Trial last = again.create_trial("t0");
+  EXPECT_EQ(last.trial_id, "0003");
+  again.end_trial(last.trial_id, TrialStatus::completed);
+  EXPECT_EQ(again.create_trial("t0").status, TrialStatus::stopped);
+  EXPECT_EQ(again.get_best_trials(1)[0].trial_id, interrupted);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(OracleTest, ReloadRefusesAnotherKindOfSearch) {
+  const auto dir = fresh_dir("kind");
+  {
+    RandomSearchOracle oracle({.max_trials = 2, .seed = 1, .hyperparameters = space_xy()});
+    oracle.set_directory(dir);
+    oracle.create_trial("t0");
+  }
+  BayesianOptimizationOracle bo({.max_trials = 2, .seed = 1, .hyperparameters = space_xy()});
+  bo.set_directory(dir);
+  try {
+    bo.reload();
+    FAIL();
+  } catch (const IoError& e) {
+    EXPECT_NE(std::string(e.what()).find("holds a RandomSearch search"), std::string::npos) << e.what();
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST(OracleTest, StateRoundTripsThroughJson) {
+  RandomSearchOracle a({.objective = "val_accuracy", .max_trials = 6, .seed = 5, .hyperparameters = space_xy()});
+  for (int i = 0; i < 3; ++i) {
+    Trial t = a.create_trial("t");
+    a.update_trial(t.trial_id, {{"val_accuracy", 0.1 * i}}, 0);
+    a.end_trial(t.trial_id, TrialStatus::completed);
+  }
+  const nlohmann::json state = nlohmann::json::parse(a.get_state().dump());
+  RandomSearchOracle b({.objective = "val_accuracy", .max_trials = 6, .seed = 0});
+  b.set_state(state);
+  EXPECT_EQ(b.trials().size(), 3u);
+  EXPECT_EQ(b.get_best_trials(1)[0].trial_id, "0002");
+  // The random stream continues where it was.
+  EXPECT_EQ(a.create_trial("t").hyperparameters.values(), b.create_trial("t").hyperparameters.values());
+}
+
+struct ExposedOracle : RandomSearchOracle {
+  using RandomSearchOracle::RandomSearchOracle;
+  using Oracle::random_values;
+};
+
+TEST(OracleTest, ConditionalChildrenAreSampledOnlyWhenActive) {
+  HyperParameters hp;
+  hp.Choice("opt", {"adam", "sgd"});
+  {
+    auto s = hp.conditional_scope("opt", {"sgd"});
+    hp.Float("momentum", 0.0, 0.9);
+  }
+  ExposedOracle oracle({.max_trials = 0, .seed = 11, .hyperparameters = hp});
+  int sgd = 0;
+  double momentum_sum = 0;
+  for (int i = 0; i < 2000; ++i) {
+    const HyperParameters v = oracle.random_values();
+    const bool is_sgd = v.get("opt").as_string() == "sgd";
+    sgd += is_sgd;
+    ASSERT_EQ(v.has_value("momentum"), is_sgd);
+    if (is_sgd) momentum_sum += v.get("momentum").as_double();
+  }
+  EXPECT_NEAR(sgd, 1000, 90);                   // Binomial(2000, 1/2): sd 22
+  EXPECT_NEAR(momentum_sum / sgd, 0.45, 0.03);  // uniform on [0, 0.9]
+  // Through create_trial, duplicates are skipped: "adam" (no child) is proposed once.
+  RandomSearchOracle dedupe({.max_trials = 20, .seed = 11, .hyperparameters = hp});
+  int adam = 0;
+  for (int i = 0; i < 20; ++i) {
+    Trial t = dedupe.create_trial("t");
+    adam += t.hyperparameters.get("opt").as_string() == "adam";
+    dedupe.end_trial(t.trial_id, TrialStatus::failed, "not trained");
+  }
+  EXPECT_EQ(adam, 1);
+}
+
+double branin(double x, double y) {
+  const double b = 5.1 / (4 * M_PI * M_PI), c = 5 / M_PI, t = 1 / (8 * M_PI);
+  return std::pow(y - b * x * x + c * x - 6, 2) + 10 * (1 - t) * std::cos(x) + 10;
+}
+
+template <class O>
+double best_after(O& oracle, int n) {
+  double best = INFINITY;
+  for (int i = 0; i < n; ++i) {
+    Trial t = oracle.create_trial("t");
+    const double v = branin(t.hyperparameters.get("x").as_double(), t.hyperparameters.get("y").as_double());
+    oracle.update_trial(t.trial_id, {{"val_loss", v}}, 0);
+    oracle.end_trial(t.trial_id, TrialStatus::completed);
+    best = std::min(best, v);
+  }
+  return best;
+}
+
+TEST(BayesianOptimizationTest, FindsBraninsMinimumCloserThanRandomSearch) {
+  // Branin's minimum is 0.397887; median over 3 seeds keeps the test fast and not a coin flip.
+  std::vector<double> bo_regret, rs_regret;
+  for (uint64_t seed = 1; seed <= 3; ++seed) {
+    BayesianOptimizationOracle bo({.max_trials = 25, .seed = seed, .hyperparameters = space_xy()},
+                                  {.num_candidates = 300});
+    RandomSearchOracle rs({.max_trials = 25, .seed = seed, .hyperparameters = space_xy()});
+    bo_regret.push_back(best_after(bo, 25) - 0.397887);
+    rs_regret.push_back(best_after(rs, 25) - 0.397887);
+  }
+  std::sort(bo_regret.begin(), bo_regret.end());
+  std::sort(rs_regret.begin(), rs_regret.end());
+  EXPECT_LT(bo_regret[1], rs_regret[1]);
+  EXPECT_LT(bo_regret[1], 0.5);
+}
+
+TEST(BayesianOptimizationTest, RejectsBadOptions) {
+  EXPECT_THROW(BayesianOptimizationOracle({}, {.acquisition = "pi"}), ValueError);
+  EXPECT_THROW(BayesianOptimizationOracle({}, {.alpha = 0}), ValueError);
+}
+
+TEST(BayesianOptimizationTest, ExpectedImprovementAlsoConverges) {
+  BayesianOptimizationOracle bo({.max_trials = 25, .seed = 4, .hyperparameters = space_xy()},
+                                {.acquisition = "ei", .num_candidates = 300});
+  EXPECT_LT(best_after(bo, 25) - 0.397887, 1.5);
+}
+
+}  // namespace
+}  // namespace osprey::tune

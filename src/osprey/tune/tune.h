@@ -1,0 +1,12 @@
+// Hyperparameter tuning, KerasTuner's API in C++: HyperParameters, the RandomSearch,
+// BayesianOptimization and Hyperband tuners, their oracles, and the best-epoch retraining helper.
+#pragma once
+
+#include "osprey/tune/best_epoch.h"
+#include "osprey/tune/hyperparameters.h"
+#include "osprey/tune/hypermodel.h"
+#include "osprey/tune/objective.h"
+#include "osprey/tune/oracle.h"
+#include "osprey/tune/trial.h"
+#include "osprey/tune/tuner.h"
+#include "osprey/tune/tuners.h"

@@ -1,0 +1,390 @@
+// Tuners end to end on a tiny synthetic problem (4 features, 2 classes, 240 samples): trial
+// files and best weights, resume after the process is killed mid-trial, failed trials,
+// executions averaged, callbacks copied per trial, Hyperband resuming promoted trials from their
+// parent's weights, summaries, and the best-epoch retraining helper.
+#include "osprey/tune/tuner.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <random>
+#include <sstream>
+
+#include "osprey/core/error.h"
+#include "osprey/core/rng.h"
+#include "osprey/io/json.h"
+#include "osprey/nn/layers/all.h"
+#include "osprey/tensor/factory.h"
+#include "osprey/train/callbacks/early_stopping.h"
+#include "osprey/tune/best_epoch.h"
+#include "osprey/tune/tuners.h"
+
+namespace osprey::tune {
+namespace {
+
+struct Data {
+  Tensor x, y, xv, yv;
+};
+
+Data make_data() {
+  std::mt19937 gen(123);
+  std::normal_distribution<float> n(0, 1);
+  auto make = [&](int rows, Tensor& x, Tensor& y) {
+    std::vector<float> xs(rows * 4);
+    std::vector<int64_t> ys(rows);
+    for (int i = 0; i < rows; ++i) {
+      for (int k = 0; k < 4; ++k) xs[i * 4 + k] = n(gen);
+      ys[i] = xs[i * 4] + 0.5f * xs[i * 4 + 1] > 0 ? 1 : 0;
+    }
+    x = from_vector(xs, Shape{rows, 4});
+    y = from_vector(ys, Shape{rows});
+  };
+  Data d;
+  make(240, d.x, d.y);
+  make(80, d.xv, d.yv);
+  return d;
+}
+
+Model build_model(HyperParameters& hp) {
+  const int64_t units = hp.Int("units", 2, 16, {.step = 2});
+  const double lr = hp.Float("learning_rate", 1e-3, 1e-1, {.sampling = "log"});
+  const std::string opt = hp.Choice("optimizer", {"adam", "sgd"});
+  Model model = Sequential({layers::Dense(units, "relu"), layers::Dense(2, "softmax")}, {.input_shape = {4}});
+  std::shared_ptr<optim::Optimizer> o = optim::get(opt);
+  o->set_learning_rate(lr);
+  model.compile(o, "sparse_categorical_crossentropy", {"accuracy"});
+  return model;
+}
+
+std::filesystem::path fresh_dir(const std::string& name) {
+  auto d = std::filesystem::temp_directory_path() / ("osprey_tuner_test_" + name + "_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(d);
+  return d;
+}
+
+train::FitOptions fit_options(const Data& d, int epochs) {
+  return {.batch_size = 32, .epochs = epochs, .verbose = 0, .validation_data = train::ValidationData(d.xv, d.yv), .seed = 1};
+}
+
+std::string read(const std::filesystem::path& p) {
+  std::ifstream f(p);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+TEST(TunerTest, SearchWritesTrialFilesAndBestWeights) {
+  const Data d = make_data();
+  const auto dir = fresh_dir("files");
+  RandomSearch tuner(build_model, {.objective = "val_accuracy", .max_trials = 3, .directory = dir.string(),
+                                   .project_name = "p", .seed = 1, .verbose = 0});
+  tuner.search(d.x, d.y, fit_options(d, 2));
+  ASSERT_EQ(tuner.oracle().trials().size(), 3u);
+  for (const Trial& t : tuner.oracle().trials()) {
+    EXPECT_EQ(t.status, TrialStatus::completed) << t.message;
+    const auto tdir = dir / "p" / ("trial_" + t.trial_id);
+    const auto j = io::read_json_file(tdir / "trial.json");
+    EXPECT_EQ(j.at("status"), "completed");
+    ASSERT_EQ(j.at("executions").size(), 1u);
+    EXPECT_EQ(j.at("executions")[0].size(), 2u);  // one record per epoch
+    EXPECT_TRUE(j.at("executions")[0][1].at("metrics").contains("val_accuracy"));
+    EXPECT_TRUE(j.at("hyperparameters").at("values").contains("units"));
+    EXPECT_TRUE(std::filesystem::exists(tdir / "checkpoint.safetensors"));
+  }
+  EXPECT_TRUE(std::filesystem::exists(dir / "p" / "oracle.json"));
+  const auto best = tuner.get_best_hyperparameters(3);
+  ASSERT_EQ(best.size(), 3u);
+  const auto trials = tuner.oracle().get_best_trials(3);
+  EXPECT_GE(*trials[0].score, *trials[1].score);
+  EXPECT_GE(*trials[1].score, *trials[2].score);
+  // The best model carries the weights of its best epoch: evaluating it gives that epoch's score.
+  auto models = tuner.get_best_models(1);
+  ASSERT_EQ(models.size(), 1u);
+  const auto logs = models[0].evaluate(d.xv, d.yv, {.batch_size = 80});
+  EXPECT_NEAR(logs.at("accuracy"), *trials[0].score, 1e-6);
+  std::filesystem::remove_all(dir);
+}
+
+// Counts epochs across trials and kills the process (no destructors, no flush) mid-search.
+struct KillAfterEpochs : train::Callback {
+  explicit KillAfterEpochs(int n) : left(n) {}
+  void on_epoch_end(int, const train::Logs&) override {
+    if (--left == 0) std::_Exit(3);
+  }
+  int left;
+};
+
+TEST(TunerDeathTest, ResumeAfterAKillRepeatsNoFinishedTrial) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  const Data d = make_data();
+  // No pid in the name: the death test's child is another process and must find the same folder.
+  const auto dir = std::filesystem::temp_directory_path() / "osprey_tuner_test_resume";
+  std::filesystem::remove_all(dir);
+  const RandomSearchOptions options{.objective = "val_loss", .max_trials = 4, .directory = dir.string(),
+                                    .project_name = "p", .seed = 9, .verbose = 0};
+  EXPECT_EXIT(
+      {
+        RandomSearch tuner(build_model, options);
+        auto fo = fit_options(d, 2);
+        fo.callbacks.push_back(std::make_shared<KillAfterEpochs>(5));  // trials 0 and 1, then epoch 0 of trial 2
+        tuner.search(d.x, d.y, fo);
+      },
+      ::testing::ExitedWithCode(3), "");
+  const auto p = dir / "p";
+  const auto before0 = read(p / "trial_0000" / "trial.json"), before1 = read(p / "trial_0001" / "trial.json");
+  const auto t2 = io::read_json_file(p / "trial_0002" / "trial.json");
+  ASSERT_EQ(t2.at("status"), "running");  // cut short
+  const auto interrupted = t2.at("hyperparameters").at("values");
+
+  std::vector<nlohmann::json> built;
+  RandomSearch resumed(
+      [&](HyperParameters& hp) {
+        built.push_back(hp.to_json().at("values"));
+        return build_model(hp);
+      },
+      options);
+  resumed.search(d.x, d.y, fit_options(d, 2));
+  ASSERT_EQ(resumed.oracle().trials().size(), 4u);
+  for (const Trial& t : resumed.oracle().trials()) EXPECT_EQ(t.status, TrialStatus::completed) << t.trial_id;
+  // Finished trials were not re-run: their files are untouched and their values never rebuilt.
+  EXPECT_EQ(read(p / "trial_0000" / "trial.json"), before0);
+  EXPECT_EQ(read(p / "trial_0001" / "trial.json"), before1);
+  const auto v0 = resumed.oracle().get_trial("0000").hyperparameters.to_json().at("values");
+  const auto v1 = resumed.oracle().get_trial("0001").hyperparameters.to_json().at("values");
+  // The interrupted trial ran again with the same values, then one new trial; the space was
+  // already known, so no extra defaults build.
+  ASSERT_EQ(built.size(), 2u);
+  EXPECT_EQ(built[0], interrupted);
+  EXPECT_NE(built[1], v0);
+  EXPECT_NE(built[1], v1);
+  EXPECT_NE(built[1], interrupted);
+  EXPECT_EQ(resumed.oracle().get_trial("0002").executions.at(0).size(), 2u);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(TunerTest, FailedTrialsAreRecordedAndTheSearchGoesOn) {
+  const Data d = make_data();
+  const auto dir = fresh_dir("failed");
+  auto build = [](HyperParameters& hp) {
+    if (hp.Boolean("explode")) throw TrialFailed("bad configuration: explode=true");
+    return build_model(hp);
+  };
+  RandomSearch tuner(build, {.objective = "val_loss", .max_trials = 8, .max_consecutive_failed_trials = 8,
+                             .directory = dir.string(), .project_name = "p", .seed = 2, .verbose = 0});
+  tuner.search(d.x, d.y, fit_options(d, 1));
+  int failed = 0, completed = 0;
+  for (const Trial& t : tuner.oracle().trials()) {
+    if (t.status == TrialStatus::failed) {
+      ++failed;
+      EXPECT_TRUE(t.hyperparameters.get("explode").as_bool());
+      EXPECT_NE(t.message.find("explode=true"), std::string::npos);
+      const auto j = io::read_json_file(dir / "p" / ("trial_" + t.trial_id) / "trial.json");
+      EXPECT_EQ(j.at("status"), "failed");
+      EXPECT_NE(j.at("message").get<std::string>().find("bad configuration"), std::string::npos);
+    } else {
+      ++completed;
+      EXPECT_EQ(t.status, TrialStatus::completed);
+    }
+  }
+  EXPECT_GT(failed, 0);
+  EXPECT_GT(completed, 0);
+  EXPECT_EQ(failed + completed, 8);
+  EXPECT_NE(tuner.results_summary(10, false).find(fmt::format("{} failed", failed)), std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(TunerTest, ConsecutiveFailuresStopTheSearchWithAClearError) {
+  const Data d = make_data();
+  const auto dir = fresh_dir("consecutive");
+  int builds = 0;
+  auto build = [&](HyperParameters& hp) -> Model {
+    hp.Int("units", 2, 8);
+    if (builds++ > 0) throw ValueError("Dense: units must be positive");
+    return build_model(hp);
+  };
+  RandomSearch tuner(build, {.objective = "val_loss", .max_trials = 10, .directory = dir.string(), .project_name = "p",
+                             .seed = 3, .verbose = 0});
+  try {
+    tuner.search(d.x, d.y, fit_options(d, 1));
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("3 trials failed in a row (max_consecutive_failed_trials=3)"), std::string::npos) << m;
+    EXPECT_NE(m.find("trial 0002"), std::string::npos) << m;
+    EXPECT_NE(m.find("units must be positive"), std::string::npos) << m;
+  }
+  EXPECT_EQ(tuner.oracle().trials().size(), 3u);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(TunerTest, NanLossFailsTheTrial) {
+  const Data d = make_data();
+  const auto dir = fresh_dir("nan");
+  auto build = [](HyperParameters& hp) {
+    hp.Int("units", 2, 4);
+    Model model = Sequential({layers::Dense(2, "softmax")}, {.input_shape = {4}});
+    std::shared_ptr<optim::Optimizer> o = optim::get("sgd");
+    o->set_learning_rate(1e30);  // diverges at once
+    model.compile(o, "sparse_categorical_crossentropy", {"accuracy"});
+    return model;
+  };
+  Data big = d;
+  big.x = mul(d.x, 1e20);
+  RandomSearch tuner(build, {.objective = "val_loss", .max_trials = 1, .directory = dir.string(), .project_name = "p",
+                             .seed = 3, .verbose = 0});
+  tuner.search(big.x, big.y, fit_options(big, 2));
+  ASSERT_EQ(tuner.oracle().trials().size(), 1u);
+  const Trial& t = tuner.oracle().trials()[0];
+  EXPECT_EQ(t.status, TrialStatus::failed);
+  EXPECT_NE(t.message.find("never finite"), std::string::npos) << t.message;
+  std::filesystem::remove_all(dir);
+}
+
+struct CountingCallback : train::Callback {
+  explicit CountingCallback(std::shared_ptr<int> copies, std::shared_ptr<int> epochs) : copies(copies), epochs(epochs) {}
+  std::shared_ptr<Callback> clone() const override {
+    ++*copies;
+    return std::make_shared<CountingCallback>(copies, epochs);
+  }
+  void on_train_begin(const train::Logs&) override { EXPECT_EQ(seen, 0) << "a copy was reused"; }
+  void on_epoch_end(int, const train::Logs&) override {
+    ++seen;
+    ++*epochs;
+  }
+  std::shared_ptr<int> copies, epochs;
+  int seen = 0;
+};
+
+TEST(TunerTest, CallbacksAreCopiedPerExecutionAndMetricsAveraged) {
+  const Data d = make_data();
+  const auto dir = fresh_dir("callbacks");
+  auto copies = std::make_shared<int>(0), epochs = std::make_shared<int>(0);
+  auto original = std::make_shared<CountingCallback>(copies, epochs);
+  auto stopper = std::make_shared<train::EarlyStopping>(train::EarlyStoppingOptions{.monitor = "val_loss", .patience = 50});
+  RandomSearch tuner(build_model, {.objective = "val_loss", .max_trials = 2, .executions_per_trial = 2,
+                                   .directory = dir.string(), .project_name = "p", .seed = 4, .verbose = 0});
+  auto fo = fit_options(d, 3);
+  fo.callbacks = {original, stopper};
+  tuner.search(d.x, d.y, fo);
+  EXPECT_EQ(*copies, 4);   // 2 trials x 2 executions
+  EXPECT_EQ(*epochs, 12);  // every copy saw 3 epochs
+  EXPECT_EQ(original->seen, 0);
+  EXPECT_EQ(stopper->best_epoch(), -1);  // the user's EarlyStopping itself never ran
+  for (const Trial& t : tuner.oracle().trials()) {
+    ASSERT_EQ(t.executions.size(), 2u);
+    double sum = 0;
+    for (const auto& e : t.executions) {
+      double best = INFINITY;
+      for (const auto& r : e) {
+        for (const auto& [k, v] : r.metrics)
+          if (k == "val_loss") best = std::min(best, v);
+      }
+      sum += best;
+    }
+    EXPECT_NEAR(*t.score, sum / 2, 1e-12);
+  }
+  std::filesystem::remove_all(dir);
+}
+
+// Checks that a promoted trial starts from its parent's weights: its validation loss before any
+// training equals the parent's best.
+struct CheckingHyperModel : HyperModel {
+  Tuner* tuner = nullptr;
+  Data data;
+  int promoted = 0;
+  Model build(HyperParameters& hp) override { return build_model(hp); }
+  train::History fit(HyperParameters& hp, Model& model, const TrainData& d, const train::FitOptions& o) override {
+    if (hp.has_value("tuner/trial_id")) {
+      const Trial& parent = tuner->oracle().get_trial(hp.get("tuner/trial_id").as_string());
+      const auto logs = model.evaluate(data.xv, data.yv, {.batch_size = 32});
+      EXPECT_NEAR(logs.at("loss"), *parent.score, 1e-5);
+      EXPECT_EQ(o.initial_epoch, parent.hyperparameters.get("tuner/epochs").as_int());
+      ++promoted;
+    }
+    return HyperModel::fit(hp, model, d, o);
+  }
+};
+
+TEST(TunerTest, HyperbandPromotedTrialsResumeFromTheirParentsWeights) {
+  const auto dir = fresh_dir("hyperband");
+  auto hm = std::make_shared<CheckingHyperModel>();
+  hm->data = make_data();
+  Hyperband tuner(hm, {.objective = "val_loss", .max_epochs = 3, .factor = 3, .directory = dir.string(),
+                       .project_name = "p", .seed = 5, .verbose = 0});
+  hm->tuner = &tuner;
+  tuner.search(hm->data.x, hm->data.y, fit_options(hm->data, 100));
+  // max_epochs 3, factor 3: s=1: 3 x 1 epoch, best 1 continues to 3; s=0: 2 x 3 epochs.
+  ASSERT_EQ(tuner.oracle().trials().size(), 6u);
+  EXPECT_EQ(hm->promoted, 1);
+  const Trial& promoted = tuner.oracle().get_trial("0003");
+  ASSERT_EQ(promoted.executions.size(), 1u);
+  ASSERT_EQ(promoted.executions[0].size(), 2u);  // epochs 1 and 2 only
+  EXPECT_EQ(promoted.executions[0][0].epoch, 1);
+  EXPECT_EQ(tuner.oracle().get_trial("0004").executions[0].size(), 3u);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(TunerTest, BayesianOptimizationRunsOnAModel) {
+  const Data d = make_data();
+  const auto dir = fresh_dir("bayes");
+  BayesianOptimization tuner(build_model, {.objective = "val_accuracy", .max_trials = 4, .directory = dir.string(),
+                                           .project_name = "p", .seed = 6, .verbose = 0, .num_initial_points = 2});
+  tuner.search(d.x, d.y, fit_options(d, 1));
+  ASSERT_EQ(tuner.oracle().trials().size(), 4u);
+  for (const Trial& t : tuner.oracle().trials()) EXPECT_EQ(t.status, TrialStatus::completed) << t.message;
+  std::filesystem::remove_all(dir);
+}
+
+TEST(TunerTest, SummariesNameTheSpaceAndTheBestTrials) {
+  const Data d = make_data();
+  const auto dir = fresh_dir("summary");
+  RandomSearch tuner(build_model, {.objective = "val_accuracy", .max_trials = 2, .directory = dir.string(),
+                                   .project_name = "p", .seed = 7, .verbose = 0});
+  const std::string space = tuner.search_space_summary(false);
+  EXPECT_NE(space.find("Default search space size: 3"), std::string::npos) << space;
+  EXPECT_NE(space.find("learning_rate (Float)\n  [0.001, 0.1], log, default 0.001"), std::string::npos) << space;
+  tuner.search(d.x, d.y, fit_options(d, 1));
+  const std::string results = tuner.results_summary(1, false);
+  const Trial best = tuner.oracle().get_best_trials(1)[0];
+  EXPECT_NE(results.find("Objective(name=\"val_accuracy\", direction=\"max\")"), std::string::npos) << results;
+  EXPECT_NE(results.find(fmt::format("Trial {} summary", best.trial_id)), std::string::npos) << results;
+  EXPECT_NE(results.find(fmt::format("units: {}", best.hyperparameters.get("units").as_int())), std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
+struct EpochRecorder : HyperModel {
+  std::vector<int> epochs;
+  std::vector<int64_t> rows;
+  Model build(HyperParameters& hp) override { return build_model(hp); }
+  train::History fit(HyperParameters& hp, Model& model, const TrainData& d, const train::FitOptions& o) override {
+    epochs.push_back(o.epochs);
+    rows.push_back(d.x.size(0));
+    return HyperModel::fit(hp, model, d, o);
+  }
+};
+
+TEST(BestEpochTest, RetrainsOnTrainPlusValidationForBestEpochTimesOnePointTwo) {
+  const Data d = make_data();
+  EpochRecorder hm;
+  HyperParameters hp;
+  hp.set("units", int64_t{8});
+  hp.set("learning_rate", 0.05);
+  hp.set("optimizer", "adam");
+  const BestEpochOptions o{.max_epochs = 10, .patience = 2, .fit = {.batch_size = 32, .verbose = 0, .seed = 1}};
+  set_global_seed(77);  // the same initial weights in both best-epoch searches
+  const int best = get_best_epoch(hm, hp, d.x, d.y, d.xv, d.yv, o);
+  EXPECT_GE(best, 1);
+  EXPECT_LE(best, 10);
+  set_global_seed(77);
+  Model m = get_best_trained_model(hm, hp, d.x, d.y, d.xv, d.yv, o);
+  ASSERT_EQ(hm.epochs.size(), 3u);
+  EXPECT_EQ(hm.epochs[0], 10);  // the search for the best epoch
+  EXPECT_EQ(hm.rows[2], 320);   // train + validation
+  // Same seed, same data: the second best-epoch search finds the same epoch.
+  EXPECT_EQ(hm.epochs[2], std::max(1, static_cast<int>(best * 1.2)));
+  EXPECT_TRUE(m.compiled());
+}
+
+}  // namespace
+}  // namespace osprey::tune

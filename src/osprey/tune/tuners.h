@@ -1,0 +1,109 @@
+// The three built-in tuners, each a Tuner with its oracle and one flat options struct, so the
+// call reads as KerasTuner's constructor:
+//   tune::BayesianOptimization tuner(build_model, {.objective = "val_accuracy", .max_trials = 20,
+//       .executions_per_trial = 2, .directory = "fmnist_kt", .overwrite = true});
+//   tune::Hyperband hb(build_model, {.objective = "val_accuracy", .max_epochs = 27, .factor = 3});
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "osprey/tune/bayesian_optimization.h"
+#include "osprey/tune/hyperband.h"
+#include "osprey/tune/random_search.h"
+#include "osprey/tune/tuner.h"
+
+namespace osprey::tune {
+
+struct RandomSearchOptions {
+  Objective objective = "val_loss";
+  int max_trials = 10;
+  int executions_per_trial = 1;
+  int max_consecutive_failed_trials = 3;
+  std::string directory = ".";
+  std::string project_name = "untitled_project";
+  bool overwrite = false;
+  std::optional<uint64_t> seed{};
+  HyperParameters hyperparameters{};
+  int verbose = 1;
+};
+
+struct BayesianOptimizationOptions {
+  Objective objective = "val_loss";
+  int max_trials = 10;
+  int executions_per_trial = 1;
+  int max_consecutive_failed_trials = 3;
+  std::string directory = ".";
+  std::string project_name = "untitled_project";
+  bool overwrite = false;
+  std::optional<uint64_t> seed{};
+  HyperParameters hyperparameters{};
+  int verbose = 1;
+  int num_initial_points = 0;  // 0: 3 x the tunable hyperparameters
+  double alpha = 1e-4;
+  double beta = 2.6;
+  std::string acquisition = "ucb";  // or "ei"
+};
+
+struct HyperbandOptions {
+  Objective objective = "val_loss";
+  int max_epochs = 100;
+  int factor = 3;
+  int hyperband_iterations = 1;
+  int max_trials = 0;  // 0: as many as the brackets need
+  int executions_per_trial = 1;
+  int max_consecutive_failed_trials = 3;
+  std::string directory = ".";
+  std::string project_name = "untitled_project";
+  bool overwrite = false;
+  std::optional<uint64_t> seed{};
+  HyperParameters hyperparameters{};
+  int verbose = 1;
+};
+
+namespace detail {
+template <class O>
+OracleOptions oracle_options(const O& o) {
+  return {.objective = o.objective, .max_trials = o.max_trials, .seed = o.seed, .hyperparameters = o.hyperparameters};
+}
+template <class O>
+TunerOptions tuner_options(const O& o) {
+  return {.executions_per_trial = o.executions_per_trial,
+          .max_consecutive_failed_trials = o.max_consecutive_failed_trials,
+          .directory = o.directory,
+          .project_name = o.project_name,
+          .overwrite = o.overwrite,
+          .verbose = o.verbose};
+}
+}  // namespace detail
+
+class RandomSearch : public Tuner {
+ public:
+  RandomSearch(HyperModelArg hypermodel, const RandomSearchOptions& o)
+      : Tuner(std::move(hypermodel), std::make_unique<RandomSearchOracle>(detail::oracle_options(o)),
+              detail::tuner_options(o)) {}
+};
+
+class BayesianOptimization : public Tuner {
+ public:
+  BayesianOptimization(HyperModelArg hypermodel, const BayesianOptimizationOptions& o)
+      : Tuner(std::move(hypermodel),
+              std::make_unique<BayesianOptimizationOracle>(
+                  detail::oracle_options(o),
+                  BayesianOptimizationOracleOptions{.num_initial_points = o.num_initial_points, .alpha = o.alpha,
+                                                    .beta = o.beta, .acquisition = o.acquisition}),
+              detail::tuner_options(o)) {}
+};
+
+class Hyperband : public Tuner {
+ public:
+  Hyperband(HyperModelArg hypermodel, const HyperbandOptions& o)
+      : Tuner(std::move(hypermodel),
+              std::make_unique<HyperbandOracle>(
+                  detail::oracle_options(o),
+                  HyperbandOracleOptions{.max_epochs = o.max_epochs, .factor = o.factor,
+                                         .hyperband_iterations = o.hyperband_iterations}),
+              detail::tuner_options(o)) {}
+};
+
+}  // namespace osprey::tune
