@@ -3,12 +3,14 @@
 set -euo pipefail
 # ocl-icd-opencl-dev: Debian's dnnl-config.cmake calls find_package(OpenCL) (its GPU runtime is OCL);
 # apt only recommends it, and --no-install-recommends skips it.
+# libopenblas0-pthread: Debian's python3-torch calls whatever libblas.so.3 is installed; the netlib
+# reference BLAS it gets otherwise makes PyTorch ~30x slower and bench/compare_torch meaningless.
 packages=(
   build-essential cmake pkg-config
   libdnnl-dev ocl-icd-opencl-dev libgtest-dev libgmock-dev libbenchmark-dev
   nlohmann-json3-dev libfmt-dev libcli11-dev libtomlplusplus-dev zlib1g-dev
   dataset-fashion-mnist
-  python3 python3-numpy python3-torch
+  python3 python3-numpy python3-torch libopenblas0-pthread
 )
 missing=()
 for p in "${packages[@]}"; do
