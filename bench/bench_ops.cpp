@@ -4,10 +4,18 @@
 // relu on 1M floats against memcpy of the same bytes. Counters: GFLOP/s for products, GB/s for
 // memory-bound ops. bench/run_bench.sh prints the ratios.
 //   bench_ops --benchmark_filter=Matmul --benchmark_repetitions=5
+// Every case is a setup function returning the call to measure, so the same call can also be
+// counted in instructions: `bench_ops --count` runs each case under callgrind client requests
+// (bench/count_overhead.sh), which is exact where timing on a shared VM is not.
 #include <benchmark/benchmark.h>
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include <valgrind/callgrind.h>
+
+#include <cstdio>
 #include <cstring>
+#include <functional>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -22,6 +30,12 @@ namespace {
 using osprey::Tensor;
 using tag = dnnl::memory::format_tag;
 using dt = dnnl::memory::data_type;
+using Call = std::function<void()>;
+
+// Runs a prepared call in the benchmark loop.
+void loop(benchmark::State& st, const Call& call) {
+  for (auto _ : st) call();
+}
 
 dnnl::engine& eng() {
   static dnnl::engine e(dnnl::engine::kind::cpu, 0);
@@ -54,55 +68,50 @@ void set_flops(benchmark::State& st, double flops) {
   st.counters["GFLOPs"] = benchmark::Counter(flops * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
 }
 
-void BM_Matmul_Osprey(benchmark::State& st) {
-  const Mnk s = kShapes[st.range(0)];
+Call osprey_matmul(int shape) {
+  const Mnk s = kShapes[shape];
   const Tensor a = randn({s.m, s.k}, 1), b = randn({s.k, s.n}, 2);
-  for (auto _ : st) {
+  return [=] {
     Tensor c = osprey::matmul(a, b);
     benchmark::DoNotOptimize(c.raw_data());
-  }
-  set_flops(st, 2.0 * s.m * s.n * s.k);
+  };
 }
 
-void BM_Linear_Osprey(benchmark::State& st) {
-  const Mnk s = kShapes[st.range(0)];
+Call osprey_linear(int shape) {
+  const Mnk s = kShapes[shape];
   const Tensor x = randn({s.m, s.k}, 1), w = randn({s.k, s.n}, 2), bias = randn({s.n}, 3);
-  for (auto _ : st) {
+  return [=] {
     Tensor y = osprey::linear(x, w, &bias, osprey::Activation::relu);
     benchmark::DoNotOptimize(y.raw_data());
-  }
-  set_flops(st, 2.0 * s.m * s.n * s.k);
+  };
 }
 
 // Through autograd: weights that require gradients, so every call records a graph node.
-void BM_LinearAutograd_Osprey(benchmark::State& st) {
+Call osprey_linear_autograd(int shape) {
   namespace ag = osprey::autograd;
-  const Mnk s = kShapes[st.range(0)];
+  const Mnk s = kShapes[shape];
   const ag::Variable x(randn({s.m, s.k}, 1)), w(randn({s.k, s.n}, 2), true), b(randn({s.n}, 3), true);
-  for (auto _ : st) {
+  return [=] {
     ag::Variable y = ag::linear(x, w, b, osprey::Activation::relu);
     benchmark::DoNotOptimize(y.value().raw_data());
-  }
-  set_flops(st, 2.0 * s.m * s.n * s.k);
+  };
 }
 
 // The backend kernel alone (output preallocated): the op layer's share of the overhead is the
-// difference to BM_Matmul_Osprey.
-void BM_MatmulKernel_Osprey(benchmark::State& st) {
-  const Mnk s = kShapes[st.range(0)];
+// difference to osprey_matmul.
+Call osprey_matmul_kernel(int shape) {
+  const Mnk s = kShapes[shape];
   const Tensor a = randn({s.m, s.k}, 1), b = randn({s.k, s.n}, 2);
   Tensor c = Tensor::empty({s.m, s.n});
-  const osprey::Backend& be = osprey::cpu_backend();
-  for (auto _ : st) {
-    be.matmul(a, b, nullptr, c, {});
+  return [=]() mutable {
+    osprey::cpu_backend().matmul(a, b, nullptr, c, {});
     benchmark::DoNotOptimize(c.raw_data());
-  }
-  set_flops(st, 2.0 * s.m * s.n * s.k);
+  };
 }
 
 // The same product on the bare primitive: plain row-major operands, created once.
-void dnnl_matmul(benchmark::State& st, bool linear) {
-  const Mnk s = kShapes[st.range(0)];
+Call onednn_matmul(int shape, bool linear) {
+  const Mnk s = kShapes[shape];
   const dnnl::memory::desc amd({s.m, s.k}, dt::f32, tag::ab), bmd({s.k, s.n}, dt::f32, tag::ab),
       cmd({s.m, s.n}, dt::f32, tag::ab), biasmd({1, s.n}, dt::f32, tag::ab);
   dnnl::primitive_attr attr;
@@ -119,21 +128,11 @@ void dnnl_matmul(benchmark::State& st, bool linear) {
   dnnl::memory a = filled(amd), b = filled(bmd), c(cmd, eng()), bias = filled(biasmd);
   std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, a}, {DNNL_ARG_WEIGHTS, b}, {DNNL_ARG_DST, c}};
   if (linear) args[DNNL_ARG_BIAS] = bias;
-  for (auto _ : st) {
+  return [prim, args] {
     prim.execute(strm(), args);
     strm().wait();
-  }
-  set_flops(st, 2.0 * s.m * s.n * s.k);
+  };
 }
-void BM_Matmul_Dnnl(benchmark::State& st) { dnnl_matmul(st, false); }
-void BM_Linear_Dnnl(benchmark::State& st) { dnnl_matmul(st, true); }
-
-BENCHMARK(BM_Matmul_Osprey)->DenseRange(0, 3)->Unit(benchmark::kMicrosecond)->UseRealTime();
-BENCHMARK(BM_Matmul_Dnnl)->DenseRange(0, 3)->Unit(benchmark::kMicrosecond)->UseRealTime();
-BENCHMARK(BM_MatmulKernel_Osprey)->DenseRange(0, 3)->Unit(benchmark::kMicrosecond)->UseRealTime();
-BENCHMARK(BM_Linear_Osprey)->DenseRange(0, 3)->Unit(benchmark::kMicrosecond)->UseRealTime();
-BENCHMARK(BM_Linear_Dnnl)->DenseRange(0, 3)->Unit(benchmark::kMicrosecond)->UseRealTime();
-BENCHMARK(BM_LinearAutograd_Osprey)->DenseRange(0, 3)->Unit(benchmark::kMicrosecond)->UseRealTime();
 
 // ---- conv2d ----------------------------------------------------------------------------------
 
@@ -150,12 +149,12 @@ osprey::Conv2dParams same_3x3() {
 
 enum class Pass { forward, backward_data, backward_weights };
 
-void osprey_conv(benchmark::State& st, Pass pass) {
-  const ConvShape s = kConvs[st.range(0)];
+Call osprey_conv(int shape, Pass pass) {
+  const ConvShape s = kConvs[shape];
   const osprey::Conv2dParams p = same_3x3();
   const Tensor x = randn({kBatch, s.h, s.w, s.c}, 1), w = randn({3, 3, s.c, s.o}, 2, 0.1), bias = randn({s.o}, 3);
   const Tensor dy = randn({kBatch, s.h, s.w, s.o}, 4);
-  for (auto _ : st) {
+  return [=] {
     if (pass == Pass::forward) {
       Tensor y = osprey::conv2d(x, w, &bias, p);
       benchmark::DoNotOptimize(y.raw_data());
@@ -167,14 +166,13 @@ void osprey_conv(benchmark::State& st, Pass pass) {
       Tensor dw = osprey::conv2d_backward_weights(dy, x, w.shape(), &db, p);
       benchmark::DoNotOptimize(dw.raw_data());
     }
-  }
-  set_flops(st, conv_flops(s));
+  };
 }
 
 // The bare primitives: nhwc data, weights in the primitive's preferred layout (prepared once,
 // so this is the primitive alone; osprey's figure includes reordering its HWIO kernel).
-void dnnl_conv(benchmark::State& st, Pass pass) {
-  const ConvShape s = kConvs[st.range(0)];
+Call onednn_conv(int shape, Pass pass) {
+  const ConvShape s = kConvs[shape];
   const dnnl::memory::dims strides{1, 1}, pad{1, 1};
   const dnnl::memory::desc xmd({kBatch, s.c, s.h, s.w}, dt::f32, tag::nhwc),
       ymd({kBatch, s.o, s.h, s.w}, dt::f32, tag::nhwc), wany({s.o, s.c, 3, 3}, dt::f32, tag::any),
@@ -206,26 +204,11 @@ void dnnl_conv(benchmark::State& st, Pass pass) {
             {DNNL_ARG_DIFF_WEIGHTS, dnnl::memory(pd.diff_weights_desc(), eng())},
             {DNNL_ARG_DIFF_BIAS, dnnl::memory(bmd, eng())}};
   }
-  for (auto _ : st) {
+  return [prim, args] {
     prim.execute(strm(), args);
     strm().wait();
-  }
-  set_flops(st, conv_flops(s));
+  };
 }
-
-void BM_ConvFwd_Osprey(benchmark::State& st) { osprey_conv(st, Pass::forward); }
-void BM_ConvFwd_Dnnl(benchmark::State& st) { dnnl_conv(st, Pass::forward); }
-void BM_ConvBwdData_Osprey(benchmark::State& st) { osprey_conv(st, Pass::backward_data); }
-void BM_ConvBwdData_Dnnl(benchmark::State& st) { dnnl_conv(st, Pass::backward_data); }
-void BM_ConvBwdWeights_Osprey(benchmark::State& st) { osprey_conv(st, Pass::backward_weights); }
-void BM_ConvBwdWeights_Dnnl(benchmark::State& st) { dnnl_conv(st, Pass::backward_weights); }
-
-BENCHMARK(BM_ConvFwd_Osprey)->DenseRange(0, 1)->Unit(benchmark::kMicrosecond)->UseRealTime();
-BENCHMARK(BM_ConvFwd_Dnnl)->DenseRange(0, 1)->Unit(benchmark::kMicrosecond)->UseRealTime();
-BENCHMARK(BM_ConvBwdData_Osprey)->DenseRange(0, 1)->Unit(benchmark::kMicrosecond)->UseRealTime();
-BENCHMARK(BM_ConvBwdData_Dnnl)->DenseRange(0, 1)->Unit(benchmark::kMicrosecond)->UseRealTime();
-BENCHMARK(BM_ConvBwdWeights_Osprey)->DenseRange(0, 1)->Unit(benchmark::kMicrosecond)->UseRealTime();
-BENCHMARK(BM_ConvBwdWeights_Dnnl)->DenseRange(0, 1)->Unit(benchmark::kMicrosecond)->UseRealTime();
 
 // ---- elementwise -----------------------------------------------------------------------------
 
@@ -276,6 +259,96 @@ BENCHMARK(BM_Add_Osprey)->Unit(benchmark::kMicrosecond)->UseRealTime();
 BENCHMARK(BM_Relu_Osprey)->Unit(benchmark::kMicrosecond)->UseRealTime();
 BENCHMARK(BM_Memcpy)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond)->UseRealTime();
 
+// ---- instruction counts ------------------------------------------------------------------------
+
+// Under `valgrind --tool=callgrind --collect-atstart=no`, each case is warmed up (primitives
+// created, caches filled), then 10 calls are collected and dumped under the case's name; outside
+// valgrind the client requests do nothing. `--count SUBSTRING` counts only the cases whose name
+// contains it. bench/count_overhead.sh turns the dumps into ratios.
+int count_instructions(const std::string& filter) {
+  struct Case {
+    std::string name;
+    std::function<Call()> make;  // set up only when the case is selected: setup is slow under valgrind
+  };
+  std::vector<Case> cases;
+  const char* mnk[] = {"128x784x512", "128x512x256", "128x256x10", "1024^3"};
+  for (int i = 0; i < 4; ++i) {
+    const std::string shape = mnk[i];
+    cases.push_back({"matmul_dnnl/" + shape, [i] { return onednn_matmul(i, false); }});
+    cases.push_back({"matmul_kernel/" + shape, [i] { return osprey_matmul_kernel(i); }});
+    cases.push_back({"matmul_osprey/" + shape, [i] { return osprey_matmul(i); }});
+    cases.push_back({"linear_dnnl/" + shape, [i] { return onednn_matmul(i, true); }});
+    cases.push_back({"linear_osprey/" + shape, [i] { return osprey_linear(i); }});
+    cases.push_back({"linear_autograd/" + shape, [i] { return osprey_linear_autograd(i); }});
+  }
+  const char* convs[] = {"28x28x1-32", "14x14x32-64"};
+  const std::pair<const char*, Pass> passes[] = {
+      {"fwd", Pass::forward}, {"bwd_data", Pass::backward_data}, {"bwd_weights", Pass::backward_weights}};
+  for (int i = 0; i < 2; ++i) {
+    for (const auto& [pname, pass] : passes) {
+      const std::string op = std::string("conv_") + pname, shape = convs[i];
+      cases.push_back({op + "_dnnl/" + shape, [i, pass = pass] { return onednn_conv(i, pass); }});
+      cases.push_back({op + "_osprey/" + shape, [i, pass = pass] { return osprey_conv(i, pass); }});
+    }
+  }
+  constexpr int kCalls = 10;
+  for (const Case& c : cases) {
+    if (c.name.find(filter) == std::string::npos) continue;
+    const Call call = c.make();
+    for (int w = 0; w < 3; ++w) call();
+    CALLGRIND_TOGGLE_COLLECT;
+    for (int r = 0; r < kCalls; ++r) call();
+    CALLGRIND_TOGGLE_COLLECT;
+    CALLGRIND_DUMP_STATS_AT(c.name.c_str());
+    std::printf("counted %s (%d calls)\n", c.name.c_str(), kCalls);
+    std::fflush(stdout);
+  }
+  return 0;
+}
+
+// Matmul/linear and conv cases, registered under the names bench/run_bench.sh pairs up.
+void register_cases() {
+  using Make = Call (*)(int);
+  const std::pair<const char*, Make> products[] = {
+      {"BM_Matmul_Osprey", osprey_matmul},
+      {"BM_Matmul_Dnnl", [](int i) { return onednn_matmul(i, false); }},
+      {"BM_MatmulKernel_Osprey", osprey_matmul_kernel},
+      {"BM_Linear_Osprey", osprey_linear},
+      {"BM_Linear_Dnnl", [](int i) { return onednn_matmul(i, true); }},
+      {"BM_LinearAutograd_Osprey", osprey_linear_autograd}};
+  for (const auto& [name, make] : products) {
+    benchmark::RegisterBenchmark(name, [make = make](benchmark::State& st) {
+      const Mnk s = kShapes[st.range(0)];
+      loop(st, make(static_cast<int>(st.range(0))));
+      set_flops(st, 2.0 * s.m * s.n * s.k);
+    })->DenseRange(0, 3)->Unit(benchmark::kMicrosecond)->UseRealTime();
+  }
+  using MakeConv = Call (*)(int, Pass);
+  const std::pair<const char*, Pass> passes[] = {
+      {"Fwd", Pass::forward}, {"BwdData", Pass::backward_data}, {"BwdWeights", Pass::backward_weights}};
+  const std::pair<const char*, MakeConv> sides[] = {{"Osprey", osprey_conv}, {"Dnnl", onednn_conv}};
+  for (const auto& [pname, pass] : passes) {
+    for (const auto& [side, make] : sides) {
+      benchmark::RegisterBenchmark(
+          (std::string("BM_Conv") + pname + "_" + side).c_str(),
+          [make = make, pass = pass](benchmark::State& st) {
+            loop(st, make(static_cast<int>(st.range(0)), pass));
+            set_flops(st, conv_flops(kConvs[st.range(0)]));
+          })
+          ->DenseRange(0, 1)
+          ->Unit(benchmark::kMicrosecond)
+          ->UseRealTime();
+    }
+  }
+}
 }  // namespace
 
-BENCHMARK_MAIN();
+int main(int argc, char** argv) {
+  if (argc > 1 && std::strcmp(argv[1], "--count") == 0) return count_instructions(argc > 2 ? argv[2] : "");
+  register_cases();
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
