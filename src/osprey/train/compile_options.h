@@ -11,6 +11,7 @@
 #include "osprey/metrics/registry.h"
 #include "osprey/optim/factory.h"
 #include "osprey/optim/optimizer.h"
+#include "osprey/train/strategy.h"
 
 namespace osprey::train {
 
@@ -47,6 +48,9 @@ struct MetricArg {
 struct CompileOptions {
   // Steps run per host iteration with no callback or metric read-back in between.
   int64_t steps_per_execution = 1;
+  // How steps run across devices; null: the strategy whose scope is open at compile(), else
+  // single_device_strategy(). fit/evaluate/predict use this one wherever they are called.
+  std::shared_ptr<const Strategy> strategy = nullptr;
 };
 
 }  // namespace osprey::train

@@ -109,43 +109,60 @@ Trainer::Trainer(std::shared_ptr<models::Model> network, std::shared_ptr<optim::
       options_(options) {
   OSPREY_CHECK(options_.steps_per_execution >= 1, "compile: steps_per_execution must be at least 1. Received: {}",
                options_.steps_per_execution);
+  if (!options_.strategy) options_.strategy = current_strategy();
+  if (!options_.strategy) options_.strategy = single_device_strategy();
 }
 
-autograd::Variable Trainer::compute_loss(const Tensor& y, const autograd::Variable& y_pred, bool training) {
-  autograd::Variable loss = (*loss_)(y, y_pred);
-  if (training) {
-    for (const autograd::Variable& r : network_->regularization_losses()) loss = loss + r;
-  }
-  return loss;
+StepExecutor& Trainer::executor() {
+  if (!executor_) executor_ = options_.strategy->make_executor(network_, optimizer_);
+  return *executor_;
 }
 
 void Trainer::train_step(const Tensor& x, const Tensor& y) {
   OSPREY_CHECK(y.defined(), "fit: the training data has no targets (y)");
-  if (trainable_.empty()) trainable_ = network_->trainable_variables();
-  autograd::Variable y_pred = (*network_)(autograd::Variable(x), true);
-  if (trainable_.empty()) trainable_ = network_->trainable_variables();  // built by this call
-  autograd::Variable loss = compute_loss(y, y_pred, true);
-  for (autograd::Variable& v : trainable_) v.zero_grad();
-  optimizer_->scale_loss(loss).backward();
-  optimizer_->apply(trainable_);
-  loss_sum_ += loss.item() * static_cast<double>(x.size(0));
-  loss_count_ += static_cast<double>(x.size(0));
-  for (auto& m : metrics_) m->update_state(y, y_pred.value());
+  // Runs on each replica's thread: nothing here may touch the trainer's running state.
+  const ReplicaStep step = [this](models::Model& net, const std::vector<autograd::Variable>& trainable,
+                                  const Tensor& xr, const Tensor& yr) {
+    autograd::Variable y_pred = net(autograd::Variable(xr), true);
+    autograd::Variable loss = (*loss_)(yr, y_pred);
+    for (const autograd::Variable& r : net.regularization_losses()) loss = loss + r;
+    for (autograd::Variable v : trainable) v.zero_grad();
+    optimizer_->scale_loss(loss).backward();
+    return ReplicaOutput{loss.item(), y_pred.value(), yr};
+  };
+  for (const ReplicaOutput& r : executor().train_step(x, y, step)) {
+    const auto n = static_cast<double>(r.y.size(0));
+    loss_sum_ += r.loss * n;
+    loss_count_ += n;
+    for (auto& m : metrics_) m->update_state(r.y, r.y_pred);
+  }
 }
 
 void Trainer::test_step(const Tensor& x, const Tensor& y) {
   OSPREY_CHECK(y.defined(), "evaluate: the data has no targets (y)");
-  autograd::NoGradGuard no_grad;
-  autograd::Variable y_pred = (*network_)(autograd::Variable(x), false);
-  autograd::Variable loss = compute_loss(y, y_pred, false);
-  loss_sum_ += loss.item() * static_cast<double>(x.size(0));
-  loss_count_ += static_cast<double>(x.size(0));
-  for (auto& m : metrics_) m->update_state(y, y_pred.value());
+  const ReplicaForward forward = [this](models::Model& net, const Tensor& xr, const Tensor& yr) {
+    autograd::NoGradGuard no_grad;
+    autograd::Variable y_pred = net(autograd::Variable(xr), false);
+    return ReplicaOutput{(*loss_)(yr, y_pred).item(), y_pred.value(), yr};
+  };
+  for (const ReplicaOutput& r : executor().run_forward(x, y, forward)) {
+    const auto n = static_cast<double>(r.y.size(0));
+    loss_sum_ += r.loss * n;
+    loss_count_ += n;
+    for (auto& m : metrics_) m->update_state(r.y, r.y_pred);
+  }
 }
 
 Tensor Trainer::predict_step(const Tensor& x) {
-  autograd::NoGradGuard no_grad;
-  return (*network_)(autograd::Variable(x), false).value();
+  const ReplicaForward forward = [](models::Model& net, const Tensor& xr, const Tensor&) {
+    autograd::NoGradGuard no_grad;
+    return ReplicaOutput{0.0, net(autograd::Variable(xr), false).value(), Tensor()};
+  };
+  std::vector<ReplicaOutput> outs = executor().run_forward(x, Tensor(), forward);
+  if (outs.size() == 1) return outs[0].y_pred;
+  std::vector<Tensor> parts;
+  for (ReplicaOutput& r : outs) parts.push_back(std::move(r.y_pred));
+  return concat(parts, 0);
 }
 
 Logs Trainer::results(const std::string& prefix) const {
@@ -170,6 +187,7 @@ History Trainer::fit(Model& model, const BatchSource& train, const FitOptions& o
   const int64_t steps = o.steps_per_epoch > 0 ? o.steps_per_epoch : train.steps;
   CallbackList callbacks(all, &model, {o.epochs, steps, o.verbose});
   model.stop_training() = false;
+  executor().sync_replicas();  // weights may have been set since the last fit
   callbacks.each([](Callback& c) { c.on_train_begin({}); });
   Logs epoch_logs;
   for (int epoch = o.initial_epoch; epoch < o.epochs && !model.stop_training(); ++epoch) {
@@ -214,6 +232,7 @@ History Trainer::fit(Model& model, const BatchSource& train, const FitOptions& o
 
 Logs Trainer::evaluate(Model& model, const BatchSource& source, const EvaluateOptions& o) {
   CallbackList callbacks(o.callbacks, &model, {1, source.steps, o.verbose});
+  executor().sync_replicas();
   // fit reads the epoch's training logs before validating, so evaluation may reset the metrics.
   reset_metrics();
   callbacks.each([](Callback& c) { c.on_test_begin({}); });
@@ -235,6 +254,7 @@ Logs Trainer::evaluate(Model& model, const BatchSource& source, const EvaluateOp
 Tensor Trainer::predict(Model& model, const BatchSource& source, const PredictOptions& o) {
   CallbackList callbacks(o.callbacks, &model, {1, source.steps, o.verbose});
   callbacks.each([](Callback& c) { c.on_predict_begin({}); });
+  executor().sync_replicas();
   BatchStream stream = source.epoch(0);
   Tensor bx, by;
   std::vector<Tensor> outputs;

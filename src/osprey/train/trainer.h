@@ -1,7 +1,11 @@
 // Trainer: what compile() builds and a Model holds: the optimizer, loss and metrics, and the
 // loops of fit, evaluate and predict. One training step is: forward (training=true), loss plus
 // regularization penalties, backward, optimizer update, metric updates, with nothing allocated
-// from the system in steady state (tensors come from the caching allocator).
+// from the system in steady state (tensors come from the caching allocator). Where those steps
+// run is the compiled Strategy's business (strategy.h): by default one device, as before; under
+// a distribute/ strategy each replica runs forward/backward on its share of the batch and the
+// strategy reduces and applies. train_on_batch and friends do not re-copy weights to replicas;
+// fit, evaluate and predict do, first.
 #pragma once
 
 #include <functional>
@@ -11,6 +15,7 @@
 #include "osprey/models/model.h"
 #include "osprey/train/compile_options.h"
 #include "osprey/train/fit_options.h"
+#include "osprey/train/strategy.h"
 
 namespace osprey::train {
 
@@ -39,6 +44,7 @@ class Trainer {
   losses::Loss& loss() const { return *loss_; }
   const std::vector<std::shared_ptr<metrics::Metric>>& metrics() const { return metrics_; }
   const CompileOptions& options() const { return options_; }
+  const Strategy& strategy() const { return *options_.strategy; }
 
   // One step on one batch: updates the weights and the running metrics.
   void train_step(const Tensor& x, const Tensor& y);
@@ -54,14 +60,14 @@ class Trainer {
   Tensor predict(Model& model, const BatchSource& source, const PredictOptions& options);
 
  private:
-  autograd::Variable compute_loss(const Tensor& y, const autograd::Variable& y_pred, bool training);
+  StepExecutor& executor();
   std::shared_ptr<models::Model> network_;
   std::shared_ptr<optim::Optimizer> optimizer_;
   std::shared_ptr<losses::Loss> loss_;
   std::vector<std::shared_ptr<metrics::Metric>> metrics_;
   double loss_sum_ = 0.0, loss_count_ = 0.0;  // the running mean of the loss, weighted by batch size
-  std::vector<autograd::Variable> trainable_;
   CompileOptions options_;
+  std::unique_ptr<StepExecutor> executor_;  // made by the first train_step
 };
 
 }  // namespace osprey::train

@@ -1,0 +1,195 @@
+#include "osprey/comm/in_process.h"
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+#include "osprey/core/error.h"
+
+namespace osprey::comm {
+
+namespace {
+
+enum Kind : int { kAllReduce = 1, kReduceScatter, kAllGather, kBroadcast, kBarrier };
+
+const char* kind_name(int k) {
+  switch (k) {
+    case kAllReduce: return "all_reduce";
+    case kReduceScatter: return "reduce_scatter";
+    case kAllGather: return "all_gather";
+    case kBroadcast: return "broadcast";
+    default: return "barrier";
+  }
+}
+
+}  // namespace
+
+class InProcessGroup::Rank final : public Communicator {
+ public:
+  Rank(InProcessGroup& g, int r) : g_(g), r_(r) {}
+  int rank() const noexcept override { return r_; }
+  int size() const noexcept override { return g_.size_; }
+
+  void all_reduce(float* data, int64_t count, ReduceOp op) override {
+    if (g_.size_ == 1) {  // the sum and the mean of one buffer are the buffer
+      OSPREY_CHECK(count >= 0, "Communicator::all_reduce: count must be non-negative. Received: {}", count);
+      return;
+    }
+    arrive({kAllReduce, count, static_cast<int>(op), 0, data, data});
+    // Rank r reduces block r of every buffer and writes it back into all of them; no other rank
+    // touches block r, so reading and writing in place is safe.
+    const auto [b, e] = block(count);
+    reduce_block(b, e, op);
+    g_.barrier_->arrive_and_wait();
+  }
+
+  void reduce_scatter(const float* send, float* recv, int64_t recv_count, ReduceOp op) override {
+    arrive({kReduceScatter, recv_count, static_cast<int>(op), 0, send, recv});
+    // Each rank reduces its own block: element i of rank r's result is sum_q send_q[r * n + i].
+    const int64_t off = static_cast<int64_t>(r_) * recv_count;
+    const auto n = static_cast<float>(g_.size_);
+    for (int64_t i = 0; i < recv_count; ++i) {
+      float acc = g_.posts_[0].send[off + i];
+      for (int q = 1; q < g_.size_; ++q) acc += g_.posts_[static_cast<size_t>(q)].send[off + i];
+      recv[i] = op == ReduceOp::mean ? acc / n : acc;
+    }
+    g_.barrier_->arrive_and_wait();
+  }
+
+  void all_gather(const float* send, float* recv, int64_t send_count) override {
+    arrive({kAllGather, send_count, 0, 0, send, recv});
+    for (int q = 0; q < g_.size_; ++q) {
+      std::memcpy(recv + static_cast<int64_t>(q) * send_count, g_.posts_[static_cast<size_t>(q)].send,
+                  static_cast<size_t>(send_count) * sizeof(float));
+    }
+    g_.barrier_->arrive_and_wait();
+  }
+
+  void broadcast(float* data, int64_t count, int root) override {
+    arrive({kBroadcast, count, 0, root, data, data});
+    if (r_ != root) std::memcpy(data, g_.posts_[static_cast<size_t>(root)].send, static_cast<size_t>(count) * sizeof(float));
+    g_.barrier_->arrive_and_wait();
+  }
+
+  void barrier() override {
+    arrive({kBarrier, 0, 0, 0, nullptr, nullptr});
+    g_.barrier_->arrive_and_wait();  // nobody republishes until everyone has checked the posts
+  }
+
+  void send(const float* data, int64_t count, int destination, int tag) override {
+    check_peer(destination, "send", "destination");
+    OSPREY_CHECK(count >= 0, "Communicator::send: count must be non-negative. Received: {}", count);
+    std::vector<float> msg(data, data + count);
+    {
+      std::lock_guard<std::mutex> lock(g_.mailbox_mutex_);
+      g_.mailbox_[{r_, destination, tag}].push_back(std::move(msg));
+    }
+    g_.mailbox_cv_.notify_all();
+  }
+
+  void recv(float* data, int64_t count, int source, int tag) override {
+    check_peer(source, "recv", "source");
+    std::unique_lock<std::mutex> lock(g_.mailbox_mutex_);
+    auto& queue = g_.mailbox_[{source, r_, tag}];
+    g_.mailbox_cv_.wait(lock, [&] { return !queue.empty(); });
+    std::vector<float> msg = std::move(queue.front());
+    queue.pop_front();
+    lock.unlock();
+    OSPREY_CHECK(static_cast<int64_t>(msg.size()) == count,
+                 "Communicator::recv: rank {} expected {} elements from rank {} (tag {}) but {} were sent", r_, count,
+                 source, tag, msg.size());
+    std::copy(msg.begin(), msg.end(), data);
+  }
+
+ private:
+  // Publishes this rank's arguments, waits for every rank, then checks that all ranks called
+  // the same collective with the same count, op and root; every rank throws the same error.
+  void arrive(const Post& p) {
+    g_.posts_[static_cast<size_t>(r_)] = p;
+    g_.barrier_->arrive_and_wait();
+    const Post first = g_.posts_[0];  // copies: the error paths read them after the barrier
+    for (int q = 1; q < g_.size_; ++q) {
+      const Post o = g_.posts_[static_cast<size_t>(q)];
+      if (o.kind != first.kind || o.count != first.count || o.op != first.op || o.root != first.root) {
+        // Every rank must leave the collective together before anyone can start the next one.
+        g_.barrier_->arrive_and_wait();
+        if (o.kind != first.kind) {
+          OSPREY_THROW(ValueError, "Communicator: rank 0 called {} but rank {} called {}", kind_name(first.kind), q,
+                       kind_name(o.kind));
+        }
+        if (o.count != first.count) {
+          OSPREY_THROW(ValueError, "Communicator::{}: rank 0 passed {} elements but rank {} passed {}",
+                       kind_name(first.kind), first.count, q, o.count);
+        }
+        if (o.op != first.op) {
+          OSPREY_THROW(ValueError, "Communicator::{}: rank 0 asked for {} but rank {} for {}", kind_name(first.kind),
+                       to_string(static_cast<ReduceOp>(first.op)), q, to_string(static_cast<ReduceOp>(o.op)));
+        }
+        OSPREY_THROW(ValueError, "Communicator::broadcast: rank 0 named root {} but rank {} named root {}", first.root,
+                     q, o.root);
+      }
+    }
+    if (first.count < 0) {
+      g_.barrier_->arrive_and_wait();
+      OSPREY_THROW(ValueError, "Communicator::{}: count must be non-negative. Received: {}", kind_name(first.kind),
+                   first.count);
+    }
+    if (first.kind == kBroadcast && (first.root < 0 || first.root >= g_.size_)) {
+      g_.barrier_->arrive_and_wait();
+      OSPREY_THROW(ValueError, "Communicator::broadcast: root {} is not a rank of a group of size {}", first.root,
+                   g_.size_);
+    }
+  }
+
+  std::pair<int64_t, int64_t> block(int64_t n) const {
+    const int64_t s = g_.size_;
+    return {n * r_ / s, n * (r_ + 1) / s};
+  }
+
+  // Elements [b, e) of every rank's all_reduce buffer: summed in rank order, divided by the
+  // size for a mean, written back to all of them.
+  void reduce_block(int64_t b, int64_t e, ReduceOp op) {
+    const auto n = static_cast<float>(g_.size_);
+    auto src = [&](int q) { return g_.posts_[static_cast<size_t>(q)].send; };
+    auto dst = [&](int q) { return g_.posts_[static_cast<size_t>(q)].recv; };
+    constexpr int64_t kTile = 1024;
+    float acc[kTile];
+    for (int64_t t = b; t < e; t += kTile) {
+      const int64_t len = std::min(kTile, e - t);
+      std::memcpy(acc, src(0) + t, static_cast<size_t>(len) * sizeof(float));
+      for (int q = 1; q < g_.size_; ++q) {
+        const float* s = src(q) + t;
+        for (int64_t i = 0; i < len; ++i) acc[i] += s[i];
+      }
+      if (op == ReduceOp::mean) {
+        for (int64_t i = 0; i < len; ++i) acc[i] /= n;
+      }
+      for (int q = 0; q < g_.size_; ++q) std::memcpy(dst(q) + t, acc, static_cast<size_t>(len) * sizeof(float));
+    }
+  }
+
+  void check_peer(int peer, const char* call, const char* what) const {
+    OSPREY_CHECK(peer >= 0 && peer < g_.size_, "Communicator::{}: {} rank {} is not a rank of a group of size {}", call,
+                 what, peer, g_.size_);
+    OSPREY_CHECK(peer != r_, "Communicator::{}: rank {} names itself as the {}", call, r_, what);
+  }
+
+  InProcessGroup& g_;
+  int r_;
+};
+
+InProcessGroup::InProcessGroup(int size) : size_(size) {
+  OSPREY_CHECK(size >= 1, "InProcessGroup: size must be at least 1. Received: {}", size);
+  posts_.resize(static_cast<size_t>(size));
+  barrier_ = std::make_unique<std::barrier<>>(size);
+  for (int r = 0; r < size; ++r) ranks_.push_back(std::make_unique<Rank>(*this, r));
+}
+
+InProcessGroup::~InProcessGroup() = default;
+
+Communicator& InProcessGroup::rank(int r) {
+  OSPREY_CHECK(r >= 0 && r < size_, "InProcessGroup::rank: rank {} is not a rank of a group of size {}", r, size_);
+  return *ranks_[static_cast<size_t>(r)];
+}
+
+}  // namespace osprey::comm

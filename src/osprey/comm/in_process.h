@@ -1,0 +1,61 @@
+// InProcessGroup: a Communicator backend for N ranks that are threads of one process (the
+// virtual CPU devices of MirroredStrategy). Ranks exchange pointers, not copies: each collective
+// publishes every rank's buffer, waits for all ranks, then rank r reduces (or copies) block r of
+// the result for everyone, in rank order 0..N-1, so sums are deterministic and the work is
+// split N ways. Arguments are checked across ranks after they arrive, so a mismatch (different
+// collective, count, op or root) throws the same ValueError on every rank rather than hanging.
+//   InProcessGroup group(2);
+//   std::thread t([&] { group.rank(1).all_reduce(b, n, ReduceOp::sum); });
+//   group.rank(0).all_reduce(a, n, ReduceOp::sum);  t.join();   // a == b == a + b
+#pragma once
+
+#include <barrier>
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <tuple>
+#include <vector>
+
+#include "osprey/comm/communicator.h"
+
+namespace osprey::comm {
+
+class InProcessGroup {
+ public:
+  // size >= 1 ranks; ValueError otherwise.
+  explicit InProcessGroup(int size);
+  InProcessGroup(const InProcessGroup&) = delete;
+  InProcessGroup& operator=(const InProcessGroup&) = delete;
+  ~InProcessGroup();
+
+  int size() const noexcept { return size_; }
+  // The communicator of rank r (0 <= r < size(); ValueError naming r and size otherwise). Each
+  // must be used by one thread at a time.
+  Communicator& rank(int r);
+
+  class Rank;  // the per-rank Communicator (in_process.cpp)
+
+ private:
+  friend class Rank;
+  // What each rank publishes for the current collective.
+  struct Post {
+    int kind = 0;
+    int64_t count = 0;
+    int op = 0;
+    int root = 0;
+    const float* send = nullptr;
+    float* recv = nullptr;
+  };
+  int size_;
+  std::vector<Post> posts_;
+  std::unique_ptr<std::barrier<>> barrier_;
+  std::vector<std::unique_ptr<Communicator>> ranks_;
+  // Point to point: queued messages per (source, destination, tag).
+  std::mutex mailbox_mutex_;
+  std::condition_variable mailbox_cv_;
+  std::map<std::tuple<int, int, int>, std::deque<std::vector<float>>> mailbox_;
+};
+
+}  // namespace osprey::comm

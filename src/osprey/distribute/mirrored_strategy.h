@@ -1,0 +1,40 @@
+// MirroredStrategy: synchronous data parallelism on the devices of one process
+// (tf.distribute.MirroredStrategy). Each device holds a replica of the model with its own copy
+// of every variable and its own optimizer; a step splits the global batch evenly, runs forward
+// and backward on every replica on its own worker thread, averages the gradients with an
+// in-process all-reduce (fixed rank order: deterministic, bitwise equal on every replica),
+// bucketed and overlapped with backward, and applies the same update on every replica, so the
+// copies never drift apart.
+//   os::distribute::MirroredStrategy strategy({"cpu:0", "cpu:1"});   // {} = every local device
+//   { auto scope = strategy.scope(); model.compile("sgd", "mse"); }
+//   model.fit(x, y, {.batch_size = 64});                               // 32 rows per replica
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "osprey/distribute/gradient_reducer.h"
+#include "osprey/distribute/strategy_base.h"
+
+namespace osprey::distribute {
+
+struct MirroredOptions {
+  // Gradients are all-reduced in buckets of at most this many bytes, in reverse creation order,
+  // each as soon as backward has finished it (gradient_reducer.h).
+  int64_t bucket_bytes = kDefaultBucketBytes;
+};
+
+class MirroredStrategy final : public StrategyBase {
+ public:
+  explicit MirroredStrategy(const std::vector<std::string>& devices = {}, MirroredOptions options = {});
+  const MirroredOptions& options() const noexcept { return options_; }
+  std::string name() const override { return "MirroredStrategy"; }
+  std::unique_ptr<train::StepExecutor> make_executor(std::shared_ptr<models::Model> network,
+                                                     std::shared_ptr<optim::Optimizer> optimizer) const override;
+  std::shared_ptr<const train::Strategy> clone() const override { return std::make_shared<MirroredStrategy>(*this); }
+
+ private:
+  MirroredOptions options_;
+};
+
+}  // namespace osprey::distribute

@@ -1,0 +1,14 @@
+#include "osprey/distribute/one_device_strategy.h"
+
+#include "osprey/distribute/devices.h"
+
+namespace osprey::distribute {
+
+OneDevice::OneDevice(const std::string& device) : StrategyBase(resolve_devices({device}, "OneDevice")) {}
+
+std::unique_ptr<train::StepExecutor> OneDevice::make_executor(std::shared_ptr<models::Model> network,
+                                                              std::shared_ptr<optim::Optimizer> optimizer) const {
+  return train::single_device_strategy()->make_executor(std::move(network), std::move(optimizer));
+}
+
+}  // namespace osprey::distribute

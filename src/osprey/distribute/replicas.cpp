@@ -1,0 +1,102 @@
+#include "osprey/distribute/replicas.h"
+
+#include <algorithm>
+#include <exception>
+#include <thread>
+
+#include "osprey/autograd/grad_mode.h"
+#include "osprey/core/error.h"
+#include "osprey/nn/layer_registry.h"
+
+namespace osprey::distribute {
+
+Replicas::Replicas(std::shared_ptr<models::Model> primary, int count, std::string owner)
+    : primary_(std::move(primary)), count_(count), owner_(std::move(owner)) {
+  OSPREY_CHECK(count_ >= 1, "{}: the number of replicas must be at least 1. Received: {}", owner_, count_);
+}
+
+void Replicas::create(const std::vector<Tensor>& x_shards) {
+  autograd::NoGradGuard no_grad;
+  if (primary_->variables().empty()) (*primary_)(autograd::Variable(x_shards[0]), false);  // builds it
+  nets_.push_back(primary_);
+  models::register_model_classes();
+  const nlohmann::json config = primary_->get_config();
+  const std::vector<Tensor> weights = primary_->get_weights();
+  for (int r = 1; r < count_; ++r) {
+    auto net = std::dynamic_pointer_cast<models::Model>(nn::layer_from_config(primary_->class_name(), config));
+    OSPREY_CHECK(net != nullptr, "{}: the model {} ({}) cannot be replicated: its config does not rebuild a model",
+                 owner_, primary_->name(), primary_->class_name());
+    (*net)(autograd::Variable(x_shards[static_cast<size_t>(r)]), false);
+    net->set_weights(weights);
+    nets_.push_back(std::move(net));
+  }
+  for (const auto& n : nets_) {
+    trainable_.push_back(n->trainable_variables());
+    non_trainable_.push_back(n->non_trainable_variables());
+    variables_.push_back(n->variables());
+  }
+}
+
+void Replicas::copy_from_primary() {
+  if (!ready()) return;
+  const auto& src = variables_[0];
+  for (size_t r = 1; r < nets_.size(); ++r) {
+    for (size_t i = 0; i < src.size(); ++i) {
+      Tensor dst = variables_[r][i].value();  // a handle on the replica's storage
+      dst.copy_(src[i].value());
+    }
+  }
+}
+
+void Replicas::run(const std::function<void(int)>& fn) const {
+  std::vector<std::exception_ptr> errors(static_cast<size_t>(count_));
+  std::vector<std::thread> threads;
+  threads.reserve(static_cast<size_t>(count_ - 1));
+  for (int r = 1; r < count_; ++r) {
+    threads.emplace_back([&, r] {
+      try {
+        fn(r);
+      } catch (...) {
+        errors[static_cast<size_t>(r)] = std::current_exception();
+      }
+    });
+  }
+  try {
+    fn(0);
+  } catch (...) {
+    errors[0] = std::current_exception();
+  }
+  for (auto& t : threads) t.join();
+  for (const auto& e : errors) {
+    if (e) std::rethrow_exception(e);
+  }
+}
+
+std::vector<train::ReplicaOutput> Replicas::forward(const Tensor& x, const Tensor& y,
+                                                    const train::ReplicaForward& fn) {
+  OSPREY_CHECK(x.defined() && x.ndim() >= 1, "{}: the batch must be a tensor with a batch axis", owner_);
+  const int64_t b = x.size(0);
+  if (count_ == 1 || (!ready() && b < count_)) return {fn(*primary_, x, y)};
+  // Replica r gets rows [start(r), start(r + 1)): the first b % n replicas one row more.
+  const int64_t base = b / count_, extra = b % count_;
+  auto start = [&](int r) { return r * base + std::min<int64_t>(r, extra); };
+  std::vector<Tensor> xs, ys;
+  for (int r = 0; r < count_; ++r) {
+    const int64_t len = start(r + 1) - start(r);
+    xs.push_back(len > 0 ? x.narrow(0, start(r), len) : Tensor());
+    ys.push_back(len > 0 && y.defined() ? y.narrow(0, start(r), len) : Tensor());
+  }
+  if (!ready()) create(xs);
+  std::vector<train::ReplicaOutput> out(static_cast<size_t>(count_));
+  run([&](int r) {
+    const auto i = static_cast<size_t>(r);
+    if (xs[i].defined()) out[i] = fn(network(r), xs[i], ys[i]);
+  });
+  std::vector<train::ReplicaOutput> kept;
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (xs[i].defined()) kept.push_back(std::move(out[i]));
+  }
+  return kept;
+}
+
+}  // namespace osprey::distribute

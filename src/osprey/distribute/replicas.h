@@ -1,0 +1,48 @@
+// Replicas: the copies of one network that a data-parallel strategy trains, one per virtual
+// device, and the worker threads that run them. Replica 0 is the primary network itself (what
+// predict, save and get_weights see); the others are rebuilt from its config and given its
+// weights, so their variables have the same paths and order. run(fn) calls fn(r) for every
+// replica, r on its own thread (0 on the caller's), and rethrows the lowest replica's error.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "osprey/autograd/variable.h"
+#include "osprey/models/model.h"
+#include "osprey/train/strategy.h"
+
+namespace osprey::distribute {
+
+class Replicas {
+ public:
+  Replicas(std::shared_ptr<models::Model> primary, int count, std::string owner);
+
+  int size() const noexcept { return count_; }
+  bool ready() const noexcept { return !nets_.empty(); }
+  // Builds the primary (when it has no weights yet) on x_shards[0], then the other replicas on
+  // their shards, each with the primary's weights.
+  void create(const std::vector<Tensor>& x_shards);
+  models::Model& network(int r) const { return *nets_[static_cast<size_t>(r)]; }
+  const std::vector<autograd::Variable>& trainable(int r) const { return trainable_[static_cast<size_t>(r)]; }
+  // State such as BatchNormalization's moving statistics, in the same order on every replica.
+  const std::vector<autograd::Variable>& non_trainable(int r) const { return non_trainable_[static_cast<size_t>(r)]; }
+  // Every replica's variables (trainable or not) take the primary's values, in place.
+  void copy_from_primary();
+  void run(const std::function<void(int)>& fn) const;
+  // Inference on replica shares of (x, y) split as evenly as possible, in order; creates the
+  // replicas first when needed (or runs everything on the primary when x has fewer rows than
+  // there are replicas and they do not exist yet).
+  std::vector<train::ReplicaOutput> forward(const Tensor& x, const Tensor& y, const train::ReplicaForward& fn);
+
+ private:
+  std::shared_ptr<models::Model> primary_;
+  int count_;
+  std::string owner_;
+  std::vector<std::shared_ptr<models::Model>> nets_;
+  std::vector<std::vector<autograd::Variable>> trainable_, non_trainable_, variables_;
+};
+
+}  // namespace osprey::distribute

@@ -1,0 +1,83 @@
+// Strategy: the one narrow interface through which the training loop talks to distribution
+// (DESIGN.md). The trainer knows how to run forward, loss and backward on a network; a
+// strategy decides on which replicas that runs, how the global batch is shared among them, how
+// their gradients are reduced and how the update is applied. train/ knows only this file;
+// distribute/ implements OneDevice, Mirrored and CentralStorage on top of it, and later
+// multi-worker and parameter-server strategies will too.
+//   auto exec = strategy.make_executor(network, optimizer);       // once per compiled model
+//   exec->train_step(x, y, [&](models::Model& net, auto& vars, const Tensor& xr, const Tensor& yr) {
+//     ... forward on net, loss, zero vars' gradients, backward; return {loss, y_pred};
+//   });                                                            // reduced and applied
+// Without a strategy the trainer uses single_device_strategy(): the step runs as before.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "osprey/autograd/variable.h"
+#include "osprey/models/model.h"
+#include "osprey/optim/optimizer.h"
+
+namespace osprey::train {
+
+// What one replica's step returns: its mean loss, its predictions and its share of the targets
+// (the trainer updates the metrics with them, replica by replica, on its own thread).
+struct ReplicaOutput {
+  double loss = 0.0;
+  Tensor y_pred;
+  Tensor y;
+};
+
+// One replica's forward and backward: run `network` on (x, y), zero the gradients of
+// `trainable` (that network's trainable variables; empty before the network is built), and
+// backpropagate, leaving each variable's gradient in grad(). It must not update any weight.
+using ReplicaStep = std::function<ReplicaOutput(models::Model& network, const std::vector<autograd::Variable>& trainable,
+                                                const Tensor& x, const Tensor& y)>;
+
+// One replica's inference (evaluate, predict): `network` on (x, y) with no gradient recorded (y
+// may be undefined); returns the loss (when y is given) and the predictions.
+using ReplicaForward = std::function<ReplicaOutput(models::Model& network, const Tensor& x, const Tensor& y)>;
+
+// A strategy's state for one compiled model: its replicas, their optimizers, the communicator.
+class StepExecutor {
+ public:
+  virtual ~StepExecutor() = default;
+  // Runs step on every replica's share of the global batch (x, y), reduces the gradients and
+  // applies one update; returns the replicas' outputs in replica order.
+  virtual std::vector<ReplicaOutput> train_step(const Tensor& x, const Tensor& y, const ReplicaStep& step) = 0;
+  // Runs forward on every replica's share of (x, y), split in order as evenly as possible (the
+  // batch need not divide; replicas with no rows are skipped); outputs in replica order, so
+  // concatenating their predictions gives the batch's.
+  virtual std::vector<ReplicaOutput> run_forward(const Tensor& x, const Tensor& y, const ReplicaForward& forward) = 0;
+  // Copies the primary network's weights into every replica (fit, evaluate and predict call it
+  // first, so weights set or loaded in between reach the replicas).
+  virtual void sync_replicas() {}
+};
+
+class Strategy {
+ public:
+  virtual ~Strategy() = default;
+  virtual std::string name() const = 0;  // "OneDevice", "MirroredStrategy", ...
+  virtual int num_replicas_in_sync() const = 0;
+  // The executor of one model: `network` is the primary copy (the one predict, save and
+  // get_weights see), `optimizer` the compiled optimizer.
+  virtual std::unique_ptr<StepExecutor> make_executor(std::shared_ptr<models::Model> network,
+                                                      std::shared_ptr<optim::Optimizer> optimizer) const = 0;
+};
+
+// One replica on the default device: the step, then optimizer.apply(); what fit always did.
+std::shared_ptr<const Strategy> single_device_strategy();
+
+// The strategy whose scope is open on this thread (distribute's scope() guards set it), else
+// the process-wide one (Keras 3's set_distribution), else null.
+// compile() binds the model to it; fit/evaluate/predict later use that one, in scope or not.
+std::shared_ptr<const Strategy> current_strategy();
+// Sets the thread's current strategy and returns the previous one (for RAII guards).
+std::shared_ptr<const Strategy> exchange_current_strategy(std::shared_ptr<const Strategy> strategy);
+// The process-wide default (null: none); set it before compiling, not while models train.
+void set_global_strategy(std::shared_ptr<const Strategy> strategy);
+std::shared_ptr<const Strategy> global_strategy();
+
+}  // namespace osprey::train
