@@ -12,6 +12,7 @@ int main(int argc, char** argv) {
   osprey::cli::add_evaluate(app);
   osprey::cli::add_predict(app);
   osprey::cli::add_tune(app);
+  osprey::cli::add_quantize(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -10,5 +10,6 @@ void add_train(CLI::App& app);
 void add_evaluate(CLI::App& app);
 void add_predict(CLI::App& app);
 void add_tune(CLI::App& app);
+void add_quantize(CLI::App& app);
 
 }  // namespace osprey::cli

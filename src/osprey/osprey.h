@@ -20,6 +20,8 @@
 #include "osprey/tensor/ops.h"
 #include "osprey/tensor/tensor.h"
 #include "osprey/nn/layers/all.h"
+#include "osprey/optim/optim.h"
+#include "osprey/quant/quantize.h"
 #include "osprey/train/fashion_mnist_models.h"
 #include "osprey/train/model.h"
 #include "osprey/tune/tune.h"

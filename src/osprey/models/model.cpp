@@ -20,6 +20,12 @@ void Model::set_path_prefix(const std::string& prefix) {
   for (const auto& l : layers()) l->set_path_prefix(path());
 }
 
+void Model::replace_sublayer(const std::string& name, std::shared_ptr<nn::Layer> layer) {
+  get_layer(name);  // the ValueError for an unknown name
+  OSPREY_THROW(NotImplementedError, "{}: a {} model cannot replace its layers yet (layer '{}')", this->name(),
+               class_name(), name);
+}
+
 void Model::adopt(const std::shared_ptr<nn::Layer>& layer) {
   OSPREY_CHECK(layer != nullptr, "{}: cannot add a null layer", name());
   OSPREY_CHECK(layer.get() != this, "{}: a model cannot contain itself", name());
@@ -119,6 +125,19 @@ void Sequential::add(std::shared_ptr<nn::Layer> layer) {
 void Sequential::pop() {
   OSPREY_CHECK(!layers_.empty(), "{}: pop() on a model without layers", name());
   layers_.pop_back();
+}
+
+void Sequential::replace_sublayer(const std::string& name, std::shared_ptr<nn::Layer> layer) {
+  OSPREY_CHECK(layer != nullptr, "{}: replace_sublayer('{}') received a null layer", this->name(), name);
+  for (auto& l : layers_) {
+    if (l->name() != name) continue;
+    OSPREY_CHECK(layer->name() == name, "{}: the layer replacing '{}' must keep its name. Received: '{}'",
+                 this->name(), name, layer->name());
+    adopt(layer);
+    l = std::move(layer);
+    return;
+  }
+  get_layer(name);  // throws the ValueError listing the layers
 }
 
 void Sequential::build_impl(const std::vector<Shape>& input_shapes) {

@@ -33,6 +33,9 @@ class Model : public nn::Layer {
   virtual size_t num_outputs() const { return 1; }
 
   void set_path_prefix(const std::string& prefix) override;
+  // Layer::replace_sublayer for the direct layers: ValueError when no layer has that name;
+  // NotImplementedError for models that cannot swap layers (Functional, for now).
+  void replace_sublayer(const std::string& name, std::shared_ptr<nn::Layer> layer) override;
 
   // Keras's table: layer (type), output shape, params; totals with bytes.
   std::string summary() const;
@@ -65,6 +68,7 @@ class Sequential : public Model {
   explicit Sequential(std::vector<std::shared_ptr<nn::Layer>> layers = {}, SequentialOptions options = {});
   void add(std::shared_ptr<nn::Layer> layer);
   void pop();
+  void replace_sublayer(const std::string& name, std::shared_ptr<nn::Layer> layer) override;
   std::vector<std::shared_ptr<nn::Layer>> layers() const override { return layers_; }
   std::vector<Variable> call_all(const std::vector<Variable>& inputs, bool training) override;
   Shape compute_output_shape(const std::vector<Shape>& input_shapes) override;

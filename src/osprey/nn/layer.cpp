@@ -140,6 +140,21 @@ Variable Layer::add_weight(const std::string& name, const Shape& shape, const In
   return v;
 }
 
+Variable Layer::add_weight(const std::string& name, Tensor value, bool trainable) {
+  for (const Weight& w : weights_) {
+    OSPREY_CHECK(w.name != name, "{}: a weight named '{}' already exists", name_, name);
+  }
+  const bool requires_grad = trainable && is_floating(value.dtype());
+  Variable v(std::move(value), requires_grad, path() + "/" + name);
+  weights_.push_back({v, name, trainable, {}});
+  return v;
+}
+
+void Layer::replace_sublayer(const std::string& name, std::shared_ptr<Layer> layer) {
+  OSPREY_THROW(NotImplementedError, "{}: a {} cannot replace its sublayers (asked to replace '{}')", name_,
+               class_name_, name);
+}
+
 std::vector<Variable> Layer::variables() const {
   std::vector<Variable> out;
   for (const Weight& w : weights_) out.push_back(w.variable);

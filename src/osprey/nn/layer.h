@@ -99,6 +99,10 @@ class Layer : public std::enable_shared_from_this<Layer> {
   std::vector<Variable> non_trainable_variables() const;
   const std::vector<Weight>& own_weights() const { return weights_; }
   virtual std::vector<std::shared_ptr<Layer>> sublayers() const { return {}; }
+  // Swaps the direct sublayer named `name` for `layer` (same name; it takes over the position
+  // and path). quant::quantize() uses it to swap layers by path. Containers (models) override
+  // it; the default throws NotImplementedError naming the class.
+  virtual void replace_sublayer(const std::string& name, std::shared_ptr<Layer> layer);
   int64_t count_params() const;
   // The regularization penalties of every regularized trainable weight (empty when none).
   std::vector<Variable> regularization_losses() const;
@@ -117,6 +121,8 @@ class Layer : public std::enable_shared_from_this<Layer> {
   // Creates a weight at path()/name, initialized with a seed drawn from the global seed.
   Variable add_weight(const std::string& name, const Shape& shape, const Initializer& initializer,
                       bool trainable = true, Regularizer regularizer = {});
+  // Adds a weight holding `value` itself (any dtype: quant/ stores int8 kernels this way).
+  Variable add_weight(const std::string& name, Tensor value, bool trainable);
   // ValueError "<name>: expected N input(s), received M" unless the count matches.
   void check_num_inputs(size_t received, size_t expected) const;
 

@@ -20,6 +20,8 @@ const Backend& reference_backend() {
     b.arg_reduce = reference::arg_reduce;
     b.random = reference::random;
     b.matmul = reference::matmul;
+    b.quantize_rows_int8 = reference::quantize_rows_int8;
+    b.matmul_int8 = reference::matmul_int8;
     b.conv2d_forward = reference::conv2d_forward;
     b.conv2d_backward_data = reference::conv2d_backward_data;
     b.conv2d_backward_weights = reference::conv2d_backward_weights;

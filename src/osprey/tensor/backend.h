@@ -42,6 +42,20 @@ enum class ReduceOp : uint8_t { sum, mean, max, min };
 // An activation fused into matmul/linear/conv outputs.
 enum class Activation : uint8_t { none, relu, gelu_tanh, gelu_erf, sigmoid, tanh };
 
+// The elementwise op that applies a fused activation on its own (for kernels that run it as a
+// separate pass); Activation::none has none and must not be passed.
+inline UnaryOp unary_op_of(Activation a) {
+  switch (a) {
+    case Activation::relu: return UnaryOp::relu;
+    case Activation::gelu_tanh: return UnaryOp::gelu_tanh;
+    case Activation::gelu_erf: return UnaryOp::gelu_erf;
+    case Activation::sigmoid: return UnaryOp::sigmoid;
+    case Activation::tanh: return UnaryOp::tanh;
+    case Activation::none: break;
+  }
+  return UnaryOp::neg;  // unreachable for the activations above
+}
+
 struct UnaryParams {
   double alpha = 0.0;
   double beta = 0.0;
@@ -98,6 +112,18 @@ struct Backend {
   // b and out are identical (already broadcast); a and b may be transposed views. bias may be null.
   void (*matmul)(const Tensor& a, const Tensor& b, const Tensor* bias, Tensor& out,
                  const MatmulParams& p) = nullptr;
+
+  // int8 inference (the dynamic per-row scheme of quant/). quantize_rows_int8: x [M, K]
+  // contiguous float32, q [M, K] int8, scale [M] float32 with the seeds' abs-max formula
+  // scale[m] = 127 / (max_k |x[m, k]| + 1e-7), q = clip(round_half_even(x * scale), -127, 127),
+  // all in float32 arithmetic.
+  void (*quantize_rows_int8)(const Tensor& x, Tensor& q, Tensor& scale) = nullptr;
+  // out [M, N] float32 = act(acc * ((1 / a_scale[m]) * (1 / b_scale[n])) + bias[n]) where
+  // acc = a_q [M, K] int8 @ b_q [K, N] int8 summed exactly in int32; every operand contiguous,
+  // a_scale [M] and b_scale [N] float32, bias [N] float32 or null.
+  void (*matmul_int8)(const Tensor& a_q, const Tensor& a_scale, const Tensor& b_q,
+                      const Tensor& b_scale, const Tensor* bias, Tensor& out,
+                      Activation activation) = nullptr;
 
   void (*conv2d_forward)(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y,
                          const Conv2dParams& p) = nullptr;

@@ -70,6 +70,22 @@ Tensor matmul(const Tensor& a, const Tensor& b);
 Tensor linear(const Tensor& x, const Tensor& w, const Tensor* bias = nullptr,
               Activation activation = Activation::none);
 
+// int8 inference (the scheme quant/ builds on; kernels in backend.h). quantize_rows_int8:
+// x [M, K] float -> int8 values and float32 scales [M] with the seeds' per-row abs-max formula
+// scale = 127 / (max|x| + 1e-7), q = clip(round(x * scale), -127, 127); x ~ q / scale.
+struct QuantizedRows {
+  Tensor values;  // [M, K] int8
+  Tensor scales;  // [M] float32
+};
+QuantizedRows quantize_rows_int8(const Tensor& x);
+// Per-output-channel weights: w [K, N] float -> values [K, N] int8 and scales [N] float32, the
+// same formula over each column.
+QuantizedRows quantize_columns_int8(const Tensor& w);
+// x [..., K] float · w (int8 [K, N] with scales [N]) (+ bias [N]) -> float32 [..., N]: x is
+// quantized per row, multiplied as int8 x int8 -> int32, dequantized by 1 / (x_scale * w_scale).
+Tensor linear_int8(const Tensor& x, const QuantizedRows& w, const Tensor* bias = nullptr,
+                   Activation activation = Activation::none);
+
 // Convolution and pooling. padding: "valid", "same", or "explicit" with pads
 // {top, bottom, left, right}; data_format "NHWC" (default, Keras) or "NCHW".
 struct Conv2dOptions {

@@ -3,6 +3,7 @@
 #include "osprey/train/trainer.h"
 
 #include "osprey/models/saving.h"
+#include "osprey/quant/quantize.h"
 
 #include "osprey/autograd/grad_mode.h"
 #include "osprey/core/rng.h"
@@ -139,6 +140,10 @@ void Model::build(const Shape& input_shape) const {
   network().build({s});
 }
 
+std::vector<std::string> Model::quantize(const std::string& mode) const {
+  return quant::quantize(network(), mode);
+}
+
 void Model::save(const std::string& dir) const {
   models::SaveExtras extras;
   if (trainer_) {
@@ -158,6 +163,7 @@ void Model::save(const std::string& dir) const {
 namespace osprey {
 
 Model load_model(const std::string& dir) {
+  quant::register_layers();  // a saved model may hold quantized layers
   models::LoadedModel loaded = models::load_model(dir);
   Model model(loaded.model);
   if (loaded.config.contains("compile_config")) {

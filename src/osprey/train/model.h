@@ -60,6 +60,11 @@ class Model {
   std::string summary() const { return network().summary(); }
   void build(const Shape& input_shape_without_batch) const;
 
+  // Keras's model.quantize("int8"): swaps the Dense layers for int8 ones (quant/quantize.h)
+  // and returns the quantized kernels' paths. For inference: predict and evaluate work, fit does
+  // not (int8 weights have no gradient). save() then stores int8 kernels with their scales.
+  std::vector<std::string> quantize(const std::string& mode) const;
+
   // Writes DIR/config.json (architecture + compile config), DIR/model.safetensors (weights by
   // path) and, when compiled, DIR/optimizer.safetensors (iterations and slots), atomically.
   void save(const std::string& dir) const;

@@ -17,6 +17,8 @@ const Backend& cpu_backend() {
     b.binary = cpu::binary;
     b.reduce = cpu::reduce;
     b.matmul = cpu::matmul;
+    b.quantize_rows_int8 = cpu::quantize_rows_int8;
+    b.matmul_int8 = cpu::matmul_int8;
     b.conv2d_forward = cpu::conv2d_forward;
     b.conv2d_backward_data = cpu::conv2d_backward_data;
     b.conv2d_backward_weights = cpu::conv2d_backward_weights;

@@ -5,6 +5,7 @@
 
 #include "osprey/tensor/cpu/cpu_test_util.h"
 #include "osprey/tensor/cpu/dnnl_info.h"
+#include "osprey/tensor/cpu/kernels.h"
 #include "osprey/tensor/ops.h"
 
 namespace osprey::cpu::testing {
@@ -356,6 +357,17 @@ TEST(CpuGatherTest, GatherAndScatterAddRowsMatchReferenceAndCheckIndices) {
   fast().scatter_add_rows(grad, idx, tg);
   EXPECT_TRUE(all_close(tg, tw, 1e-6, 1e-6));
   EXPECT_THROW(fast().scatter_add_rows(grad.slice(0, 0, 2), bad, tg), ValueError);
+}
+
+TEST(CpuInt8Test, TheInt8MatmulRunsAJitKernelNotOneDnnsReference) {
+  const std::string impl = int8_matmul_impl(256, 784, 512);
+  RecordProperty("impl", impl);
+  ASSERT_FALSE(impl.empty()) << "oneDNN has no s8 x s8 -> s32 matmul here";
+  if (native_int8()) {
+    EXPECT_NE(impl.rfind("ref", 0), 0u) << impl;
+  } else {
+    GTEST_SKIP() << "no VNNI on this CPU (oneDNN chose " << impl << ")";
+  }
 }
 
 }  // namespace

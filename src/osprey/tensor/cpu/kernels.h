@@ -5,6 +5,8 @@
 // table is always complete and always right.
 #pragma once
 
+#include <string>
+
 #include "osprey/tensor/backend.h"
 
 namespace osprey::cpu {
@@ -16,6 +18,13 @@ void binary(BinaryOp op, const Tensor& a, const Tensor& b, Tensor& out);
 void reduce(ReduceOp op, const Tensor& x, Tensor& out);
 
 void matmul(const Tensor& a, const Tensor& b, const Tensor* bias, Tensor& out, const MatmulParams& p);
+
+void quantize_rows_int8(const Tensor& x, Tensor& q, Tensor& scale);
+void matmul_int8(const Tensor& a_q, const Tensor& a_scale, const Tensor& b_q, const Tensor& b_scale,
+                 const Tensor* bias, Tensor& out, Activation activation);
+// The oneDNN implementation an int8 product of these sizes gets ("brg:avx512_core_vnni", ...;
+// "" when oneDNN has none): lets tests and benchmarks say whether VNNI kernels run.
+std::string int8_matmul_impl(int64_t m, int64_t k, int64_t n);
 
 void conv2d_forward(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y, const Conv2dParams& p);
 void conv2d_backward_data(const Tensor& dy, const Tensor& w, Tensor& dx, const Conv2dParams& p);

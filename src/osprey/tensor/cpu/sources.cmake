@@ -11,6 +11,7 @@ set(OSPREY_TENSOR_CPU_SRCS
   cpu/matmul.cpp
   cpu/norm.cpp
   cpu/pool.cpp
+  cpu/quant.cpp
   cpu/primitive_cache.cpp
   cpu/reduce.cpp
   cpu/softmax.cpp)

@@ -21,6 +21,10 @@ void random(RandomKind kind, uint64_t seed, double a, double b, Tensor& dst);
 void matmul(const Tensor& a, const Tensor& b, const Tensor* bias, Tensor& out,
             const MatmulParams& p);
 
+void quantize_rows_int8(const Tensor& x, Tensor& q, Tensor& scale);
+void matmul_int8(const Tensor& a_q, const Tensor& a_scale, const Tensor& b_q, const Tensor& b_scale,
+                 const Tensor* bias, Tensor& out, Activation activation);
+
 void conv2d_forward(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y,
                     const Conv2dParams& p);
 void conv2d_backward_data(const Tensor& dy, const Tensor& w, Tensor& dx, const Conv2dParams& p);

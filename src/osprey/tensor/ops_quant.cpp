@@ -1,0 +1,61 @@
+// int8 ops: checks, casts and reshapes around the quantize_rows_int8 and matmul_int8 kernels.
+#include "osprey/core/error.h"
+#include "osprey/tensor/backend.h"
+#include "osprey/tensor/ops.h"
+
+namespace osprey {
+
+QuantizedRows quantize_rows_int8(const Tensor& x) {
+  check_floating(x, "quantize_rows_int8", "x");
+  OSPREY_CHECK(x.ndim() == 2, "quantize_rows_int8: x must be 2-D [rows, features]. Received: {}",
+               x.shape().to_string());
+  const Tensor xc = x.to(DType::float32).contiguous();
+  QuantizedRows out{Tensor::empty(x.shape(), {DType::int8, x.device()}),
+                    Tensor::empty({x.size(0)}, {DType::float32, x.device()})};
+  if (x.numel() == 0 && x.size(0) > 0) {
+    out.scales.fill_(127.0 / 1e-7);
+    return out;
+  }
+  if (x.numel() > 0) backend_for(x.device()).quantize_rows_int8(xc, out.values, out.scales);
+  return out;
+}
+
+QuantizedRows quantize_columns_int8(const Tensor& w) {
+  check_floating(w, "quantize_columns_int8", "w");
+  OSPREY_CHECK(w.ndim() == 2, "quantize_columns_int8: w must be 2-D [in, out]. Received: {}",
+               w.shape().to_string());
+  QuantizedRows t = quantize_rows_int8(w.transpose(0, 1));
+  return {t.values.transpose(0, 1).contiguous(), t.scales};
+}
+
+Tensor linear_int8(const Tensor& x, const QuantizedRows& w, const Tensor* bias, Activation activation) {
+  check_floating(x, "linear_int8", "x");
+  OSPREY_CHECK(w.values.defined() && w.values.dtype() == DType::int8 && w.values.ndim() == 2,
+               "linear_int8: the kernel must be a 2-D int8 tensor. Received: {}",
+               w.values.defined() ? w.values.describe() : "an undefined tensor");
+  const int64_t k = w.values.size(0), n = w.values.size(1);
+  OSPREY_CHECK(w.scales.defined() && w.scales.dtype() == DType::float32 && w.scales.ndim() == 1 &&
+                   w.scales.size(0) == n,
+               "linear_int8: the kernel scales must be float32 of shape [{}]. Received: {}", n,
+               w.scales.defined() ? w.scales.describe() : "an undefined tensor");
+  OSPREY_CHECK(x.ndim() >= 1 && x.size(-1) == k,
+               "linear_int8: x must have {} features on its last axis to match kernel {}. Received: {}",
+               k, w.values.shape().to_string(), x.shape().to_string());
+  Tensor b;
+  if (bias != nullptr) {
+    check_floating(*bias, "linear_int8", "bias");
+    OSPREY_CHECK(bias->ndim() == 1 && bias->size(0) == n,
+                 "linear_int8: bias must have shape [{}]. Received: bias {}", n, bias->shape().to_string());
+    b = bias->to(DType::float32).contiguous();
+  }
+  check_same_device({&x, &w.values, &w.scales}, "linear_int8");
+  const QuantizedRows xq = quantize_rows_int8(x.reshape({-1, k}));
+  Tensor out = Tensor::empty({xq.values.size(0), n}, {DType::float32, x.device()});
+  backend_for(x.device()).matmul_int8(xq.values, xq.scales, w.values.contiguous(), w.scales.contiguous(),
+                                      b.defined() ? &b : nullptr, out, activation);
+  Shape s = x.shape();
+  s[s.ndim() - 1] = n;
+  return out.view(s);
+}
+
+}  // namespace osprey

@@ -1,0 +1,51 @@
+// Reference int8 kernels: per-row abs-max quantization and the int8 x int8 -> int32 product
+// with its float32 dequantization, written as the Backend contract in backend.h states them
+// (float32 arithmetic where the contract says so, so the fast kernels can match them exactly).
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+
+#include "osprey/tensor/reference/kernels.h"
+
+namespace osprey::reference {
+
+void quantize_rows_int8(const Tensor& x, Tensor& q, Tensor& scale) {
+  const int64_t m = x.shape()[0], k = x.shape()[1];
+  const float* xp = x.data<float>();
+  int8_t* qp = q.data<int8_t>();
+  float* sp = scale.data<float>();
+  for (int64_t i = 0; i < m; ++i) {
+    const float* row = xp + i * k;
+    float amax = 0.0f;
+    for (int64_t j = 0; j < k; ++j) amax = std::max(amax, std::fabs(row[j]));
+    const float s = 127.0f / (amax + 1e-7f);
+    sp[i] = s;
+    for (int64_t j = 0; j < k; ++j) {
+      const float v = std::rint(row[j] * s);  // round half to even (the default rounding mode)
+      qp[i * k + j] = static_cast<int8_t>(std::clamp(v, -127.0f, 127.0f));
+    }
+  }
+}
+
+void matmul_int8(const Tensor& a_q, const Tensor& a_scale, const Tensor& b_q, const Tensor& b_scale,
+                 const Tensor* bias, Tensor& out, Activation activation) {
+  const int64_t m = a_q.shape()[0], k = a_q.shape()[1], n = b_q.shape()[1];
+  const int8_t* a = a_q.data<int8_t>();
+  const int8_t* b = b_q.data<int8_t>();
+  const float* sa = a_scale.data<float>();
+  const float* sb = b_scale.data<float>();
+  const float* bp = bias != nullptr ? bias->data<float>() : nullptr;
+  float* o = out.data<float>();
+  for (int64_t i = 0; i < m; ++i) {
+    const float ra = 1.0f / sa[i];
+    for (int64_t j = 0; j < n; ++j) {
+      int32_t acc = 0;
+      for (int64_t t = 0; t < k; ++t) acc += int32_t{a[i * k + t]} * int32_t{b[t * n + j]};
+      const float deq = static_cast<float>(acc) * (ra * (1.0f / sb[j]));
+      o[i * n + j] = bp != nullptr ? deq + bp[j] : deq;
+    }
+  }
+  if (activation != Activation::none) unary(unary_op_of(activation), out, out, {});
+}
+
+}  // namespace osprey::reference

@@ -1,0 +1,167 @@
+// quant::quantize on real models (Sequential, nested, Functional) with save/load and a trained
+// classifier. It lives in train's tests because it needs both models and quant, which are on the
+// same level (neither may include the other); train sees both.
+#include "osprey/quant/quantize.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "osprey/autograd/grad_mode.h"
+#include "osprey/io/safetensors.h"
+#include "osprey/losses/crossentropy.h"
+#include "osprey/models/saving.h"
+#include "osprey/nn/layers/all.h"
+#include "osprey/optim/adam.h"
+#include "osprey/quant/quantized_dense.h"
+#include "osprey/tensor/factory.h"
+#include "osprey/tensor/ops.h"
+#include "osprey/testing/test_helpers.h"
+
+namespace osprey::quant {
+namespace {
+
+using autograd::Variable;
+namespace fs = std::filesystem;
+
+std::shared_ptr<models::Sequential> mlp(int64_t in, int64_t hidden, int64_t classes) {
+  auto m = std::make_shared<models::Sequential>(std::vector<std::shared_ptr<nn::Layer>>{
+      layers::Dense(hidden, "relu"), layers::Dropout(0.1), layers::Dense(classes)});
+  m->build({Shape{-1, in}});
+  return m;
+}
+
+Tensor predict(models::Model& m, const Tensor& x) {
+  autograd::NoGradGuard no_grad;
+  return m(Variable(x)).value();
+}
+
+fs::path temp_dir(const std::string& name) {
+  const fs::path p = fs::temp_directory_path() / ("osprey_quant_test_" + name + "_" + std::to_string(::getpid()));
+  fs::remove_all(p);
+  return p;
+}
+
+TEST(QuantizeTest, SwapsEveryDenseKeepingNamesPathsAndOtherLayers) {
+  nn::clear_session();
+  auto m = mlp(16, 32, 4);
+  const std::vector<std::string> paths = quantize(*m, "int8");
+  EXPECT_EQ(paths, (std::vector<std::string>{"sequential/dense/kernel", "sequential/dense_1/kernel"}));
+  const auto layers = m->layers();
+  EXPECT_EQ(layers[0]->class_name(), "QuantizedDense");
+  EXPECT_EQ(layers[1]->class_name(), "Dropout");
+  EXPECT_EQ(layers[2]->class_name(), "QuantizedDense");
+  EXPECT_EQ(m->get_layer("dense_1")->class_name(), "QuantizedDense");
+  std::vector<std::string> names;
+  for (const auto& v : m->variables()) names.push_back(v.name());
+  EXPECT_EQ(names, (std::vector<std::string>{"sequential/dense/kernel", "sequential/dense/kernel_scale",
+                                             "sequential/dense/bias", "sequential/dense_1/kernel",
+                                             "sequential/dense_1/kernel_scale", "sequential/dense_1/bias"}));
+}
+
+TEST(QuantizeTest, NestedSequentialModelsAndNamedLayersAreQuantized) {
+  nn::clear_session();
+  auto inner = std::make_shared<models::Sequential>(
+      std::vector<std::shared_ptr<nn::Layer>>{layers::Dense(8, "relu"), layers::Dense(8, "relu")});
+  auto m = std::make_shared<models::Sequential>(std::vector<std::shared_ptr<nn::Layer>>{inner, layers::Dense(3)});
+  m->build({Shape{-1, 5}});
+  const Tensor x = random_normal({4, 5}, {.seed = 1});
+  const auto before = predict(*m, x).to_vector<double>();
+  EXPECT_EQ(quantize(*m, "int8", {.layers = {"dense_1"}}),
+            (std::vector<std::string>{"sequential_1/sequential/dense_1/kernel"}));
+  EXPECT_EQ(inner->layers()[0]->class_name(), "Dense");
+  EXPECT_EQ(inner->layers()[1]->class_name(), "QuantizedDense");
+  quantize(*m, "int8");  // the rest
+  EXPECT_EQ(inner->layers()[0]->class_name(), "QuantizedDense");
+  EXPECT_EQ(m->layers()[1]->class_name(), "QuantizedDense");
+  testing::expect_near_all(predict(*m, x).to_vector<double>(), before, 0.05);
+}
+
+TEST(QuantizeTest, SaveThenLoadGivesIdenticalPredictionsFromInt8Tensors) {
+  nn::clear_session();
+  auto m = mlp(16, 32, 4);
+  quantize(*m, "int8");
+  const Tensor x = random_normal({64, 16}, {.seed = 2});
+  const Tensor before = predict(*m, x);
+  const fs::path dir = temp_dir("save");
+  models::save_model(*m, dir);
+  const io::SafetensorsFile file = io::load_safetensors(dir / "model.safetensors");
+  ASSERT_NE(file.find("sequential/dense/kernel"), nullptr);
+  EXPECT_EQ(file.find("sequential/dense/kernel")->dtype(), DType::int8);
+  EXPECT_EQ(file.find("sequential/dense/kernel_scale")->dtype(), DType::float32);
+  EXPECT_EQ(file.find("sequential/dense_1/kernel")->shape(), (Shape{32, 4}));
+
+  register_layers();
+  const models::LoadedModel loaded = models::load_model(dir);
+  EXPECT_EQ(loaded.model->layers()[0]->class_name(), "QuantizedDense");
+  EXPECT_EQ(predict(*loaded.model, x).to_vector<float>(), before.to_vector<float>());
+  fs::remove_all(dir);
+}
+
+// Four Gaussian blobs in 16-D, trained briefly with Adam; int8 must keep the accuracy within a
+// point and agree with the float model on nearly every sample.
+TEST(QuantizeTest, ATrainedClassifierLosesAtMostOnePointOfAccuracy) {
+  nn::clear_session();
+  const int64_t n = 2048, d = 16, c = 4;
+  const auto centers = random_normal({c, d}, {.seed = 10, .stddev = 1.0}).to_vector<float>();
+  const auto noise = random_normal({n, d}, {.seed = 11}).to_vector<float>();
+  std::vector<float> xs(n * d);
+  std::vector<int64_t> ys(n);
+  for (int64_t i = 0; i < n; ++i) {
+    ys[i] = i % c;
+    for (int64_t j = 0; j < d; ++j) xs[i * d + j] = centers[ys[i] * d + j] + noise[i * d + j];
+  }
+  const Tensor x = from_vector<float>(xs, {n, d});
+  const Tensor y = from_vector<int64_t>(ys, {n});
+  const Tensor x_train = x.slice(0, 0, n / 2), y_train = y.slice(0, 0, n / 2);
+  const Tensor x_test = x.slice(0, n / 2, n), y_test = y.slice(0, n / 2, n);
+  auto m = mlp(d, 32, c);
+  optim::Adam opt({.learning_rate = 0.01});
+  losses::SparseCategoricalCrossentropy loss({.from_logits = true});
+  for (int step = 0; step < 150; ++step) {
+    Variable l = loss(y_train, (*m)(Variable(x_train), true));
+    l.backward();
+    opt.apply(m->trainable_variables());
+    for (auto& v : m->trainable_variables()) v.zero_grad();
+  }
+  const auto accuracy_and_labels = [&](models::Model& model) {
+    const auto pred = argmax(predict(model, x_test), 1).to_vector<int64_t>();
+    const auto truth = y_test.to_vector<int64_t>();
+    int64_t right = 0;
+    for (size_t i = 0; i < pred.size(); ++i) right += pred[i] == truth[i];
+    return std::make_pair(static_cast<double>(right) / static_cast<double>(pred.size()), pred);
+  };
+  const auto [acc_f32, pred_f32] = accuracy_and_labels(*m);
+  quantize(*m, "int8");
+  const auto [acc_int8, pred_int8] = accuracy_and_labels(*m);
+  int64_t agree = 0;
+  for (size_t i = 0; i < pred_f32.size(); ++i) agree += pred_f32[i] == pred_int8[i];
+  RecordProperty("accuracy_f32", std::to_string(acc_f32));
+  RecordProperty("accuracy_int8", std::to_string(acc_int8));
+  EXPECT_GT(acc_f32, 0.8);  // the model did learn
+  EXPECT_NEAR(acc_int8, acc_f32, 0.01);
+  EXPECT_GE(static_cast<double>(agree) / static_cast<double>(pred_f32.size()), 0.98);
+}
+
+TEST(QuantizeTest, UnsupportedModesLayersAndStatesAreClearErrors) {
+  nn::clear_session();
+  auto m = mlp(6, 4, 2);
+  testing::expect_error<ValueError>([&] { quantize(*m, "int4"); },
+                                    {"unsupported mode \"int4\"", "Supported modes: int8"});
+  testing::expect_error<ValueError>([&] { quantize(*m, "int8", {.layers = {"dropout"}}); },
+                                    {"'dropout' is a Dropout", "Dense layers only"});
+  testing::expect_error<ValueError>([&] { quantize(*m, "int8", {.layers = {"nope"}}); },
+                                    {"no layer named 'nope'"});
+  quantize(*m, "int8");
+  testing::expect_error<ValueError>([&] { quantize(*m, "int8"); }, {"no Dense layer left"});
+  testing::expect_error<ValueError>([&] { quantize(*m, "int8", {.layers = {"dense"}}); },
+                                    {"'dense' is already quantized"});
+  auto unbuilt = std::make_shared<models::Sequential>(std::vector<std::shared_ptr<nn::Layer>>{layers::Dense(3)});
+  testing::expect_error<ValueError>([&] { quantize(*unbuilt, "int8"); }, {"not built"});
+  auto in = nn::Input({4});
+  auto functional = std::make_shared<models::Functional>(std::vector{in}, std::vector{layers::Dense(2)(in)});
+  testing::expect_error<NotImplementedError>([&] { quantize(*functional, "int8"); }, {"Functional"});
+}
+
+}  // namespace
+}  // namespace osprey::quant
