@@ -118,6 +118,15 @@ StepExecutor& Trainer::executor() {
   return *executor_;
 }
 
+void Trainer::accumulate(const std::vector<ReplicaOutput>& outputs) {
+  for (const ReplicaOutput& r : outputs) {
+    const auto n = static_cast<double>(r.y.size(0));
+    loss_sum_ += r.loss * n;
+    loss_count_ += n;
+    for (auto& m : metrics_) m->update_state(r.y, r.y_pred);
+  }
+}
+
 void Trainer::train_step(const Tensor& x, const Tensor& y) {
   OSPREY_CHECK(y.defined(), "fit: the training data has no targets (y)");
   // Runs on each replica's thread: nothing here may touch the trainer's running state.
@@ -130,12 +139,7 @@ void Trainer::train_step(const Tensor& x, const Tensor& y) {
     optimizer_->scale_loss(loss).backward();
     return ReplicaOutput{loss.item(), y_pred.value(), yr};
   };
-  for (const ReplicaOutput& r : executor().train_step(x, y, step)) {
-    const auto n = static_cast<double>(r.y.size(0));
-    loss_sum_ += r.loss * n;
-    loss_count_ += n;
-    for (auto& m : metrics_) m->update_state(r.y, r.y_pred);
-  }
+  accumulate(executor().train_step(x, y, step));
 }
 
 void Trainer::test_step(const Tensor& x, const Tensor& y) {
@@ -145,12 +149,7 @@ void Trainer::test_step(const Tensor& x, const Tensor& y) {
     autograd::Variable y_pred = net(autograd::Variable(xr), false);
     return ReplicaOutput{(*loss_)(yr, y_pred).item(), y_pred.value(), yr};
   };
-  for (const ReplicaOutput& r : executor().run_forward(x, y, forward)) {
-    const auto n = static_cast<double>(r.y.size(0));
-    loss_sum_ += r.loss * n;
-    loss_count_ += n;
-    for (auto& m : metrics_) m->update_state(r.y, r.y_pred);
-  }
+  accumulate(executor().run_forward(x, y, forward));
 }
 
 Tensor Trainer::predict_step(const Tensor& x) {

@@ -61,6 +61,8 @@ class Trainer {
 
  private:
   StepExecutor& executor();
+  // Adds the replicas' losses and predictions to the running loss and the metrics.
+  void accumulate(const std::vector<ReplicaOutput>& outputs);
   std::shared_ptr<models::Model> network_;
   std::shared_ptr<optim::Optimizer> optimizer_;
   std::shared_ptr<losses::Loss> loss_;
