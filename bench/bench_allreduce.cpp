@@ -5,16 +5,23 @@
 //                                    hidden = fraction of the reduction time hidden behind backward
 //   BM_Step/<0|1|2>                  one MLP train_on_batch (global batch 128): 0 = no strategy,
 //                                    1 = Mirrored on 1 device, 2 = Mirrored on 2 virtual devices
+//   BM_StepRatio/<a>/<b>             configurations a and b (as BM_Step) timed alternately, a
+//                                    burst of steps each, in the same process: counters a_ms and
+//                                    b_ms (median step times) and ratio = samples/s of b / of a,
+//                                    so load from other processes hits both sides alike
 // Ratios (memcpy time / all-reduce time; Mirrored-1 / none) come from one run of this binary:
 //   ./build/bench/bench_allreduce --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <memory>
 #include <vector>
 
 #include "osprey/autograd/ops.h"
 #include "osprey/comm/in_process.h"
+#include "osprey/core/parallel.h"
 #include "osprey/distribute/gradient_reducer.h"
 #include "osprey/distribute/devices.h"
 #include "osprey/distribute/mirrored_strategy.h"
@@ -64,6 +71,8 @@ void BM_Overlap(benchmark::State& state) {
                              Variable(random_normal({512, 512}, {.seed = seed + 3}), true, "w3"),
                              Variable(random_normal({512, 10}, {.seed = seed + 4}), true, "w4")};
   const Variable x(random_normal({64, 784}, {.seed = seed + 5}));
+  // Each benchmark thread is a virtual device with its share of the pool, as in MirroredStrategy.
+  set_thread_limit(std::max(1, num_threads() / state.threads()));
   distribute::GradientReducer reducer(w, group(2).rank(state.thread_index()), state.range(0) << 10);
   for (auto _ : state) {
     reducer.begin_step();
@@ -77,22 +86,70 @@ void BM_Overlap(benchmark::State& state) {
   const auto st = reducer.stats();
   state.counters["hidden"] = benchmark::Counter(
       st.reduce_seconds > 0 ? 1.0 - st.wait_seconds / st.reduce_seconds : 0.0, benchmark::Counter::kAvgThreads);
+  set_thread_limit(0);
 }
 BENCHMARK(BM_Overlap)->Arg(256)->Arg(25 << 10)->Threads(2)->UseRealTime();
 
-void BM_Step(benchmark::State& state) {
+// The MLP 784-256-10 compiled with SGD and MSE: replicas 0 = no strategy (one device with
+// num_threads() threads), n >= 1 = MirroredStrategy on n virtual devices.
+Model step_model(int64_t replicas) {
   nn::clear_session();
   Model m = Sequential({layers::Dense(256, "relu"), layers::Dense(10)}, {.input_shape = {784}});
   std::shared_ptr<const train::Strategy> s;
-  if (state.range(0) >= 1) s = std::make_shared<distribute::MirroredStrategy>(distribute::virtual_devices(static_cast<int>(state.range(0))));
+  if (replicas >= 1) {
+    s = std::make_shared<distribute::MirroredStrategy>(distribute::virtual_devices(static_cast<int>(replicas)));
+  }
   m.compile("sgd", "mse", {}, {.strategy = s});
-  const Tensor x = random_normal({128, 784}, {.seed = 1});
-  const Tensor y = random_normal({128, 10}, {.seed = 2});
-  m.train_on_batch(x, y);
-  for (auto _ : state) m.train_on_batch(x, y);
-  state.SetItemsProcessed(state.iterations() * 128);  // samples per second
+  return m;
+}
+
+constexpr int64_t kStepBatch = 128;
+const Tensor& step_x() {
+  static const Tensor x = random_normal({kStepBatch, 784}, {.seed = 1});
+  return x;
+}
+const Tensor& step_y() {
+  static const Tensor y = random_normal({kStepBatch, 10}, {.seed = 2});
+  return y;
+}
+
+void BM_Step(benchmark::State& state) {
+  Model m = step_model(state.range(0));
+  m.train_on_batch(step_x(), step_y());
+  for (auto _ : state) m.train_on_batch(step_x(), step_y());
+  state.SetItemsProcessed(state.iterations() * kStepBatch);  // samples per second
 }
 BENCHMARK(BM_Step)->Arg(0)->Arg(1)->Arg(2)->UseRealTime();
+
+// Seconds per step of a burst of train_on_batch calls.
+double burst(Model& m, int steps) {
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < steps; ++i) m.train_on_batch(step_x(), step_y());
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / steps;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0.0 : v[v.size() / 2];
+}
+
+void BM_StepRatio(benchmark::State& state) {
+  Model a = step_model(state.range(0)), b = step_model(state.range(1));
+  constexpr int kBurst = 10;
+  burst(a, kBurst);  // primitives, replicas, workers and slots created outside the timing
+  burst(b, kBurst);
+  std::vector<double> ta, tb;
+  for (auto _ : state) {
+    ta.push_back(burst(a, kBurst));
+    tb.push_back(burst(b, kBurst));
+  }
+  const double ma = median(ta), mb = median(tb);
+  state.counters["a_ms"] = ma * 1e3;
+  state.counters["b_ms"] = mb * 1e3;
+  state.counters["ratio"] = mb > 0 ? ma / mb : 0.0;  // samples/s of b over a
+}
+// none vs Mirrored on 1 device (the overhead), 1 device with every thread vs 2 virtual devices.
+BENCHMARK(BM_StepRatio)->Args({0, 1})->Args({0, 2})->UseRealTime();
 
 }  // namespace
 

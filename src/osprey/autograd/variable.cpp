@@ -92,6 +92,13 @@ Variable& Variable::set_name(std::string name) {
   return *this;
 }
 
+const std::string& Variable::creation_scope() const { return checked("creation_scope").creation_scope; }
+
+Variable& Variable::set_creation_scope(std::string scope) {
+  checked("set_creation_scope").creation_scope = std::move(scope);
+  return *this;
+}
+
 void Variable::backward(bool retain_graph) const {
   checked("backward");
   run_backward(*this, Tensor(), retain_graph);

@@ -58,6 +58,10 @@ class Variable {
 
   const std::string& name() const;
   Variable& set_name(std::string name);
+  // The distribution scope this weight was created under (creation_scope.h; set by the layer
+  // that created it), empty for one created outside any strategy's scope.
+  const std::string& creation_scope() const;
+  Variable& set_creation_scope(std::string scope);
 
   // Backpropagates from this Variable. Without a gradient it must hold one element (a scalar loss)
   // and the seed is 1; with one, grad must have this Variable's shape (its dtype is cast). The

@@ -18,6 +18,7 @@ struct VariableImpl {
   bool retains_grad = false;      // a non-leaf that keeps its gradient (retain_grad())
   std::shared_ptr<Node> grad_fn;  // null for leaves
   std::string name;
+  std::string creation_scope;  // the strategy scope a layer created it under (creation_scope.h)
   std::vector<std::function<void(const Variable&)>> grad_ready_hooks;
 };
 

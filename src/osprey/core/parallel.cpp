@@ -35,15 +35,29 @@ int& thread_setting() {
   }();
   return n;
 }
+
+thread_local int t_limit = 0;
 }  // namespace
 
-int num_threads() noexcept { return thread_setting(); }
+int num_threads() noexcept { return t_limit > 0 ? t_limit : thread_setting(); }
 
 void set_num_threads(int n) {
   OSPREY_CHECK(n >= 1, "set_num_threads: the thread count must be at least 1. Received: {}", n);
   thread_setting() = n;
-  omp_set_num_threads(n);
+  if (t_limit == 0) omp_set_num_threads(n);
 }
+
+void set_thread_limit(int n) {
+  OSPREY_CHECK(n >= 0, "set_thread_limit: the limit must be at least 0 (0: none). Received: {}", n);
+  t_limit = n;
+  // OpenMP's count is per thread too (libgomp keeps an ICV per thread): oneDNN reads it.
+  omp_set_num_threads(num_threads());
+}
+
+int thread_limit() noexcept { return t_limit; }
+
+ThreadLimitGuard::ThreadLimitGuard(int n) : previous_(t_limit) { set_thread_limit(n); }
+ThreadLimitGuard::~ThreadLimitGuard() { set_thread_limit(previous_); }
 
 bool in_parallel_region() noexcept { return omp_in_parallel() != 0; }
 

@@ -12,9 +12,31 @@
 
 namespace osprey {
 
-// Threads used by kernels; OSPREY_NUM_THREADS, else OMP_NUM_THREADS, else the core count.
+// Threads used by kernels on this thread: its thread limit when one is set (a virtual device's
+// share, below), else the process-wide count: OSPREY_NUM_THREADS, else OMP_NUM_THREADS, else the
+// core count. set_num_threads changes the process-wide count.
 int num_threads() noexcept;
 void set_num_threads(int n);
+
+// A virtual CPU device is a worker thread with its own share of the pool: with a limit of n set on
+// a thread, num_threads() there is n, and so is the OpenMP team of every parallel region it opens
+// (osprey's loops and oneDNN's, whose primitives are cached per thread count: primitive_cache.h).
+// Without it, replica threads would each open a team as large as the machine (oversubscription).
+// 0 removes the limit. The limit is per thread; other threads are unaffected.
+void set_thread_limit(int n);
+int thread_limit() noexcept;  // 0 when none is set
+
+// Sets this thread's limit for a scope and restores the previous one (and its OpenMP count).
+class [[nodiscard]] ThreadLimitGuard {
+ public:
+  explicit ThreadLimitGuard(int n);
+  ~ThreadLimitGuard();
+  ThreadLimitGuard(const ThreadLimitGuard&) = delete;
+  ThreadLimitGuard& operator=(const ThreadLimitGuard&) = delete;
+
+ private:
+  int previous_;
+};
 
 // Calls fn(begin, end) over [begin, end) in chunks of at least `grain` elements, in parallel
 // when the range is large enough. Exceptions thrown by fn are rethrown in the caller.

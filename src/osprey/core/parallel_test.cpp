@@ -3,7 +3,12 @@
 
 #include <gtest/gtest.h>
 
+#include <omp.h>
+
 #include <atomic>
+#include <mutex>
+#include <set>
+#include <thread>
 #include <stdexcept>
 #include <vector>
 
@@ -107,6 +112,62 @@ TEST_F(ParallelTest, SetNumThreadsRejectsZero) {
   EXPECT_THROW(set_num_threads(0), ValueError);
   set_num_threads(3);
   EXPECT_EQ(num_threads(), 3);
+}
+
+// How many distinct OpenMP threads a large parallel_for used on the calling thread.
+int threads_used_by_parallel_for() {
+  std::mutex m;
+  std::set<int> ids;
+  parallel_for(0, 1 << 16, 1, [&](int64_t, int64_t) {
+    std::lock_guard<std::mutex> lock(m);
+    ids.insert(omp_get_thread_num());
+  });
+  return static_cast<int>(ids.size());
+}
+
+TEST_F(ParallelTest, AThreadLimitAppliesToThatThreadOnlyAndToOpenMp) {
+  set_num_threads(4);
+  std::thread worker([] {
+    set_thread_limit(1);  // a virtual device's share
+    EXPECT_EQ(thread_limit(), 1);
+    EXPECT_EQ(num_threads(), 1);
+    EXPECT_EQ(omp_get_max_threads(), 1);  // what oneDNN reads on this thread
+    EXPECT_EQ(threads_used_by_parallel_for(), 1);
+    set_thread_limit(3);
+    EXPECT_EQ(num_threads(), 3);
+    EXPECT_EQ(threads_used_by_parallel_for(), 3);
+  });
+  worker.join();
+  EXPECT_EQ(thread_limit(), 0);
+  EXPECT_EQ(num_threads(), 4);
+  EXPECT_EQ(threads_used_by_parallel_for(), 4);
+}
+
+TEST_F(ParallelTest, AThreadLimitGuardRestoresTheCountItFound) {
+  set_num_threads(4);
+  {
+    ThreadLimitGuard outer(2);
+    EXPECT_EQ(num_threads(), 2);
+    {
+      ThreadLimitGuard inner(1);
+      EXPECT_EQ(num_threads(), 1);
+      EXPECT_EQ(omp_get_max_threads(), 1);
+    }
+    EXPECT_EQ(num_threads(), 2);
+    EXPECT_EQ(omp_get_max_threads(), 2);
+    set_num_threads(3);  // the process-wide count changes; this thread keeps its limit
+    EXPECT_EQ(num_threads(), 2);
+  }
+  EXPECT_EQ(num_threads(), 3);
+  EXPECT_EQ(omp_get_max_threads(), 3);
+  try {
+    set_thread_limit(-1);
+    FAIL() << "no exception";
+  } catch (const ValueError& e) {
+    EXPECT_NE(std::string(e.what()).find("set_thread_limit: the limit must be at least 0 (0: none). Received: -1"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 }  // namespace

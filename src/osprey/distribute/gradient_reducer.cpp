@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "osprey/core/error.h"
+#include "osprey/core/parallel.h"
 
 namespace osprey::distribute {
 
@@ -108,6 +109,7 @@ void GradientReducer::reset_stats() {
 }
 
 void GradientReducer::work() {
+  set_thread_limit(1);  // packing and the collective run on this thread alone, beside backward
   for (;;) {
     size_t k = 0;
     {

@@ -29,7 +29,9 @@ class MirroredExecutor final : public train::StepExecutor {
  public:
   MirroredExecutor(std::shared_ptr<models::Model> network, std::shared_ptr<optim::Optimizer> optimizer, int n,
                    MirroredOptions options)
-      : replicas_(std::move(network), n, "MirroredStrategy"), group_(n), options_(options) {
+      : replicas_(std::move(network), n, "MirroredStrategy", options.threads_per_replica),
+        group_(n),
+        options_(options) {
     optimizers_.push_back(std::move(optimizer));
   }
 
@@ -122,6 +124,9 @@ MirroredStrategy::MirroredStrategy(const std::vector<std::string>& devices, Mirr
     : StrategyBase(resolve_devices(devices, "MirroredStrategy")), options_(options) {
   OSPREY_CHECK(options_.bucket_bytes >= 1, "MirroredStrategy: bucket_bytes must be at least 1. Received: {}",
                options_.bucket_bytes);
+  OSPREY_CHECK(options_.threads_per_replica >= 0,
+               "MirroredStrategy: threads_per_replica must be at least 0 (0: num_threads() / replicas). Received: {}",
+               options_.threads_per_replica);
 }
 
 std::unique_ptr<train::StepExecutor> MirroredStrategy::make_executor(std::shared_ptr<models::Model> network,

@@ -1,7 +1,8 @@
 // MirroredStrategy: synchronous data parallelism on the devices of one process
 // (tf.distribute.MirroredStrategy). Each device holds a replica of the model with its own copy
 // of every variable and its own optimizer; a step splits the global batch evenly, runs forward
-// and backward on every replica on its own worker thread, averages the gradients with an
+// and backward on every replica on its own persistent worker thread (a virtual device: its
+// share of the thread pool, replica_workers.h), averages the gradients with an
 // in-process all-reduce (fixed rank order: deterministic, bitwise equal on every replica),
 // bucketed and overlapped with backward, and applies the same update on every replica, so the
 // copies never drift apart.
@@ -22,6 +23,9 @@ struct MirroredOptions {
   // Gradients are all-reduced in buckets of at most this many bytes, in reverse creation order,
   // each as soon as backward has finished it (gradient_reducer.h).
   int64_t bucket_bytes = kDefaultBucketBytes;
+  // Threads each replica's kernels use (its virtual device's share of the pool); 0: num_threads()
+  // divided by the replica count, at least 1, so 2 replicas on 2 cores run 1 thread each.
+  int threads_per_replica = 0;
 };
 
 class MirroredStrategy final : public StrategyBase {

@@ -1,8 +1,6 @@
 #include "osprey/distribute/replicas.h"
 
 #include <algorithm>
-#include <exception>
-#include <thread>
 
 #include "osprey/autograd/grad_mode.h"
 #include "osprey/core/error.h"
@@ -10,8 +8,11 @@
 
 namespace osprey::distribute {
 
-Replicas::Replicas(std::shared_ptr<models::Model> primary, int count, std::string owner)
-    : primary_(std::move(primary)), count_(count), owner_(std::move(owner)) {
+Replicas::Replicas(std::shared_ptr<models::Model> primary, int count, std::string owner, int threads_per_replica)
+    : primary_(std::move(primary)),
+      count_(count),
+      owner_(std::move(owner)),
+      workers_(std::max(count, 1), threads_per_replica) {
   OSPREY_CHECK(count_ >= 1, "{}: the number of replicas must be at least 1. Received: {}", owner_, count_);
 }
 
@@ -45,30 +46,6 @@ void Replicas::copy_from_primary() {
       Tensor dst = variables_[r][i].value();  // a handle on the replica's storage
       dst.copy_(src[i].value());
     }
-  }
-}
-
-void Replicas::run(const std::function<void(int)>& fn) const {
-  std::vector<std::exception_ptr> errors(static_cast<size_t>(count_));
-  std::vector<std::thread> threads;
-  threads.reserve(static_cast<size_t>(count_ - 1));
-  for (int r = 1; r < count_; ++r) {
-    threads.emplace_back([&, r] {
-      try {
-        fn(r);
-      } catch (...) {
-        errors[static_cast<size_t>(r)] = std::current_exception();
-      }
-    });
-  }
-  try {
-    fn(0);
-  } catch (...) {
-    errors[0] = std::current_exception();
-  }
-  for (auto& t : threads) t.join();
-  for (const auto& e : errors) {
-    if (e) std::rethrow_exception(e);
   }
 }
 

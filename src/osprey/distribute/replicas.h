@@ -2,7 +2,8 @@
 // device, and the worker threads that run them. Replica 0 is the primary network itself (what
 // predict, save and get_weights see); the others are rebuilt from its config and given its
 // weights, so their variables have the same paths and order. run(fn) calls fn(r) for every
-// replica, r on its own thread (0 on the caller's), and rethrows the lowest replica's error.
+// replica, r on its own persistent worker with its share of the thread pool (0 on the caller's;
+// replica_workers.h), and rethrows the lowest replica's error.
 #pragma once
 
 #include <functional>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "osprey/autograd/variable.h"
+#include "osprey/distribute/replica_workers.h"
 #include "osprey/models/model.h"
 #include "osprey/train/strategy.h"
 
@@ -18,7 +20,8 @@ namespace osprey::distribute {
 
 class Replicas {
  public:
-  Replicas(std::shared_ptr<models::Model> primary, int count, std::string owner);
+  // threads_per_replica: each replica's thread limit, 0 for num_threads() / count (at least 1).
+  Replicas(std::shared_ptr<models::Model> primary, int count, std::string owner, int threads_per_replica = 0);
 
   int size() const noexcept { return count_; }
   bool ready() const noexcept { return !nets_.empty(); }
@@ -31,7 +34,7 @@ class Replicas {
   const std::vector<autograd::Variable>& non_trainable(int r) const { return non_trainable_[static_cast<size_t>(r)]; }
   // Every replica's variables (trainable or not) take the primary's values, in place.
   void copy_from_primary();
-  void run(const std::function<void(int)>& fn) const;
+  void run(const std::function<void(int)>& fn) const { workers_.run(fn); }
   // Inference on replica shares of (x, y) split as evenly as possible, in order; creates the
   // replicas first when needed (or runs everything on the primary when x has fewer rows than
   // there are replicas and they do not exist yet).
@@ -43,6 +46,7 @@ class Replicas {
   std::string owner_;
   std::vector<std::shared_ptr<models::Model>> nets_;
   std::vector<std::vector<autograd::Variable>> trainable_, non_trainable_, variables_;
+  mutable ReplicaWorkers workers_;  // running replicas changes no replica data
 };
 
 }  // namespace osprey::distribute

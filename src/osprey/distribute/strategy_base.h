@@ -17,6 +17,11 @@ namespace osprey::distribute {
 class StrategyBase : public train::Strategy {
  public:
   int num_replicas_in_sync() const override { return static_cast<int>(devices_.size()); }
+  std::string describe() const override {
+    std::string s = name() + "(";
+    for (size_t i = 0; i < devices_.size(); ++i) s += (i > 0 ? ", " : "") + devices_[i].to_string();
+    return s + ")";
+  }
   const std::vector<Device>& devices() const noexcept { return devices_; }
   // Makes this strategy current on this thread until the guard is destroyed.
   StrategyScope scope() const { return StrategyScope(clone()); }

@@ -3,6 +3,7 @@
 #include <map>
 #include <mutex>
 
+#include "osprey/autograd/creation_scope.h"
 #include "osprey/autograd/grad_mode.h"
 #include "osprey/autograd/ops.h"
 #include "osprey/core/rng.h"
@@ -136,6 +137,7 @@ Variable Layer::add_weight(const std::string& name, const Shape& shape, const In
   }
   Tensor value = initializer(shape, variable_dtype_, next_seed());
   Variable v(value, trainable, path() + "/" + name);
+  v.set_creation_scope(autograd::creation_scope());
   weights_.push_back({v, name, trainable, std::move(regularizer)});
   return v;
 }
@@ -146,6 +148,7 @@ Variable Layer::add_weight(const std::string& name, Tensor value, bool trainable
   }
   const bool requires_grad = trainable && is_floating(value.dtype());
   Variable v(std::move(value), requires_grad, path() + "/" + name);
+  v.set_creation_scope(autograd::creation_scope());
   weights_.push_back({v, name, trainable, {}});
   return v;
 }

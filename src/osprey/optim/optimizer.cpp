@@ -6,6 +6,7 @@
 
 #include <fmt/ranges.h>
 
+#include "osprey/autograd/creation_scope.h"
 #include "osprey/autograd/ops/elementwise.h"
 #include "osprey/core/error.h"
 #include "osprey/core/parallel.h"
@@ -96,6 +97,7 @@ Optimizer::SlotSet& Optimizer::slots_for(const Variable& v, int64_t call) {
                class_name_, v.value().describe());
   auto it = slots_.find(path);
   if (it == slots_.end()) {
+    if (slots_.empty()) slot_origin_ = {autograd::creation_scope(), path};
     it = slots_.emplace(path, SlotSet{}).first;
     it->second.decay = uses_weight_decay(path);
   }

@@ -114,6 +114,13 @@ class Optimizer {
   std::vector<std::string> slot_names() const;
   // A variable's slot, undefined before its first update (or when the slot does not exist).
   Tensor slot(std::string_view variable_path, std::string_view slot_name) const;
+  // Where the slots came from: the distribution scope (autograd/creation_scope.h) open when the
+  // first of them was created, and that variable's path; both empty before any slot exists.
+  // The trainer refuses an optimizer whose slots belong to another strategy.
+  struct SlotOrigin {
+    std::string scope, variable;
+  };
+  const SlotOrigin& slot_origin() const noexcept { return slot_origin_; }
 
  protected:
   // slot_names: per kernel slot position (s0, s1, s2); empty where the optimizer keeps none.
@@ -165,6 +172,7 @@ class Optimizer {
   int64_t iterations_ = 0;
   int64_t apply_calls_ = 0;
   std::map<std::string, SlotSet, std::less<>> slots_;
+  SlotOrigin slot_origin_;
   std::vector<std::string> exclude_from_weight_decay_;
   std::vector<detail::VarTask> tasks_;  // reused every step: no allocation after the first
   std::vector<double> partials_;        // per-block partial sums of the norm pass, reused

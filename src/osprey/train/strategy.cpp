@@ -2,11 +2,14 @@
 
 #include <mutex>
 
+#include "osprey/autograd/creation_scope.h"
+
 namespace osprey::train {
 
 namespace {
 
 thread_local std::shared_ptr<const Strategy> g_current;
+thread_local std::string g_current_name;
 std::mutex g_global_mutex;
 std::shared_ptr<const Strategy> g_global;
 
@@ -53,6 +56,8 @@ std::shared_ptr<const Strategy> single_device_strategy() {
   return s;
 }
 
+const std::string& scope_strategy_name() noexcept { return g_current_name; }
+
 std::shared_ptr<const Strategy> current_strategy() { return g_current ? g_current : global_strategy(); }
 
 void set_global_strategy(std::shared_ptr<const Strategy> strategy) {
@@ -68,6 +73,8 @@ std::shared_ptr<const Strategy> global_strategy() {
 std::shared_ptr<const Strategy> exchange_current_strategy(std::shared_ptr<const Strategy> strategy) {
   // Only the thread's own scope: the global default is not "previous" to restore.
   std::swap(g_current, strategy);
+  g_current_name = g_current ? g_current->describe() : std::string();
+  autograd::exchange_creation_scope(g_current ? &g_current_name : nullptr);
   return strategy;
 }
 

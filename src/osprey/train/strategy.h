@@ -60,6 +60,10 @@ class Strategy {
  public:
   virtual ~Strategy() = default;
   virtual std::string name() const = 0;  // "OneDevice", "MirroredStrategy", ...
+  // Name and devices, "MirroredStrategy(cpu:0, cpu:1)": what error messages name, and what the
+  // weights created under its scope record (autograd/creation_scope.h). Two strategies with the
+  // same description are interchangeable (a strategy is an immutable description).
+  virtual std::string describe() const { return name(); }
   virtual int num_replicas_in_sync() const = 0;
   // The executor of one model: `network` is the primary copy (the one predict, save and
   // get_weights see), `optimizer` the compiled optimizer.
@@ -74,8 +78,12 @@ std::shared_ptr<const Strategy> single_device_strategy();
 // the process-wide one (Keras 3's set_distribution), else null.
 // compile() binds the model to it; fit/evaluate/predict later use that one, in scope or not.
 std::shared_ptr<const Strategy> current_strategy();
-// Sets the thread's current strategy and returns the previous one (for RAII guards).
+// Sets the thread's current strategy and returns the previous one (for RAII guards). Also makes
+// its describe() the thread's variable creation scope (autograd/creation_scope.h).
 std::shared_ptr<const Strategy> exchange_current_strategy(std::shared_ptr<const Strategy> strategy);
+// describe() of the strategy whose scope is open on this thread; empty when none is (the
+// process-wide default does not count: it opens no scope).
+const std::string& scope_strategy_name() noexcept;
 // The process-wide default (null: none); set it before compiling, not while models train.
 void set_global_strategy(std::shared_ptr<const Strategy> strategy);
 std::shared_ptr<const Strategy> global_strategy();

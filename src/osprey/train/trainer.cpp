@@ -3,6 +3,7 @@
 #include <cmath>
 #include <numeric>
 
+#include "osprey/autograd/creation_scope.h"
 #include "osprey/autograd/grad_mode.h"
 #include "osprey/autograd/ops.h"
 #include "osprey/core/rng.h"
@@ -111,6 +112,47 @@ Trainer::Trainer(std::shared_ptr<models::Model> network, std::shared_ptr<optim::
                options_.steps_per_execution);
   if (!options_.strategy) options_.strategy = current_strategy();
   if (!options_.strategy) options_.strategy = single_device_strategy();
+  if (options_.strategy != single_device_strategy()) scope_name_ = options_.strategy->describe();
+  check_created_under_this_strategy();
+}
+
+namespace {
+std::string created_where(const std::string& scope) {
+  return scope.empty() ? "outside any strategy scope" : "under " + scope + "'s scope";
+}
+std::string compiled_for(const std::string& scope) { return scope.empty() ? "no strategy" : scope; }
+}  // namespace
+
+void Trainer::check_created_under_this_strategy() const {
+  // Created outside any scope is fine: the strategy adopts the weights (it copies them into its
+  // replicas). Created under another strategy's scope is the mistake tf.distribute forbids.
+  for (const autograd::Variable& v : network_->variables()) {
+    const std::string& scope = v.creation_scope();
+    OSPREY_CHECK(scope.empty() || scope == scope_name_,
+                 "compile: variable {} was created {}, but model '{}' is compiled for {}; mixing strategies is not "
+                 "supported: build, compile and fit the model under one strategy's scope",
+                 v.name(), created_where(scope), network_->name(), compiled_for(scope_name_));
+  }
+  const optim::Optimizer::SlotOrigin& slots = optimizer_->slot_origin();
+  OSPREY_CHECK(slots.scope.empty() || slots.scope == scope_name_,
+               "compile: optimizer '{}' already holds slots created {} (the first for variable {}), but model '{}' "
+               "is compiled for {}; mixing strategies is not supported: create the optimizer under the scope of the "
+               "strategy it trains with",
+               optimizer_->name(), created_where(slots.scope), slots.variable, network_->name(),
+               compiled_for(scope_name_));
+}
+
+void Trainer::check_scope(const char* what) const {
+  const std::string& open = scope_strategy_name();
+  if (open.empty() || open == scope_name_) return;
+  const std::vector<autograd::Variable> vars = network_->variables();
+  const std::string variable =
+      vars.empty() ? std::string()
+                   : fmt::format("; its variable {} was created {}", vars[0].name(), created_where(vars[0].creation_scope()));
+  OSPREY_THROW(ValueError,
+               "{}: called inside a {} scope, but model '{}' is compiled for {}{}. A model runs under the strategy it "
+               "was compiled with: build and compile it inside this scope, or call {} outside it",
+               what, open, network_->name(), compiled_for(scope_name_), variable, what);
 }
 
 StepExecutor& Trainer::executor() {
@@ -129,6 +171,8 @@ void Trainer::accumulate(const std::vector<ReplicaOutput>& outputs) {
 
 void Trainer::train_step(const Tensor& x, const Tensor& y) {
   OSPREY_CHECK(y.defined(), "fit: the training data has no targets (y)");
+  check_scope("fit");
+  const autograd::CreationScopeGuard creation(scope_name_.empty() ? nullptr : &scope_name_);
   // Runs on each replica's thread: nothing here may touch the trainer's running state.
   const ReplicaStep step = [this](models::Model& net, const std::vector<autograd::Variable>& trainable,
                                   const Tensor& xr, const Tensor& yr) {
@@ -144,6 +188,8 @@ void Trainer::train_step(const Tensor& x, const Tensor& y) {
 
 void Trainer::test_step(const Tensor& x, const Tensor& y) {
   OSPREY_CHECK(y.defined(), "evaluate: the data has no targets (y)");
+  check_scope("evaluate");
+  const autograd::CreationScopeGuard creation(scope_name_.empty() ? nullptr : &scope_name_);
   const ReplicaForward forward = [this](models::Model& net, const Tensor& xr, const Tensor& yr) {
     autograd::NoGradGuard no_grad;
     autograd::Variable y_pred = net(autograd::Variable(xr), false);
@@ -153,6 +199,8 @@ void Trainer::test_step(const Tensor& x, const Tensor& y) {
 }
 
 Tensor Trainer::predict_step(const Tensor& x) {
+  check_scope("predict");
+  const autograd::CreationScopeGuard creation(scope_name_.empty() ? nullptr : &scope_name_);
   const ReplicaForward forward = [](models::Model& net, const Tensor& xr, const Tensor&) {
     autograd::NoGradGuard no_grad;
     return ReplicaOutput{0.0, net(autograd::Variable(xr), false).value(), Tensor()};

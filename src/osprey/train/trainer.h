@@ -61,12 +61,20 @@ class Trainer {
 
  private:
   StepExecutor& executor();
+  // compile(): every variable and the optimizer's slots were created outside any strategy's
+  // scope or under this one's (mixing strategies is a ValueError naming the variable and both).
+  void check_created_under_this_strategy() const;
+  // Every step: `what` (fit, evaluate, predict) may not run inside another strategy's scope.
+  void check_scope(const char* what) const;
   // Adds the replicas' losses and predictions to the running loss and the metrics.
   void accumulate(const std::vector<ReplicaOutput>& outputs);
   std::shared_ptr<models::Model> network_;
   std::shared_ptr<optim::Optimizer> optimizer_;
   std::shared_ptr<losses::Loss> loss_;
   std::vector<std::shared_ptr<metrics::Metric>> metrics_;
+  // The compiled strategy's describe(), empty for the default single device: the creation scope
+  // steps open, so weights built lazily by the first step record the strategy that built them.
+  std::string scope_name_;
   double loss_sum_ = 0.0, loss_count_ = 0.0;  // the running mean of the loss, weighted by batch size
   CompileOptions options_;
   std::unique_ptr<StepExecutor> executor_;  // made by the first train_step

@@ -7,6 +7,7 @@
 #include <string_view>
 #include <thread>
 
+#include "osprey/core/parallel.h"
 #include "osprey/tensor/cpu/cpu_test_util.h"
 #include "osprey/tensor/cpu/primitive_cache.h"
 #include "osprey/tensor/ops.h"
@@ -75,6 +76,38 @@ TEST(CpuPrimitiveCacheTest, ConcurrentCallersShareTheCacheAndGetCorrectResults) 
   }
   for (auto& th : threads) th.join();
   for (int t = 0; t < 4; ++t) EXPECT_EQ(ok[static_cast<size_t>(t)], 1) << "thread " << t;
+}
+
+TEST(CpuPrimitiveCacheTest, APrimitiveIsCachedPerThreadCount) {
+  // A replica worker limited to one thread must not run a primitive planned for more.
+  const Tensor a = randn({64, 48}, 11), b = randn({48, 40}, 12);
+  Tensor expect = Tensor::empty({64, 40});
+  ref().matmul(a, b, nullptr, expect, {});
+  auto product = [&] {
+    Tensor out = Tensor::empty({64, 40});
+    fast().matmul(a, b, nullptr, out, {});
+    return out;
+  };
+  const Tensor wide = [&] {
+    ThreadLimitGuard limit(2);
+    product();
+    return product();
+  }();
+  const int64_t created = dnnl_primitives_created();
+  {
+    ThreadLimitGuard limit(1);
+    const Tensor narrow = product();
+    EXPECT_EQ(dnnl_primitives_created(), created + 1);  // its own primitive
+    EXPECT_TRUE(all_close(narrow, expect, 1e-4, 1e-4));
+    product();
+    EXPECT_EQ(dnnl_primitives_created(), created + 1);  // and cached
+  }
+  {
+    ThreadLimitGuard limit(2);
+    EXPECT_TRUE(bitwise_equal(product(), wide));
+  }
+  EXPECT_EQ(dnnl_primitives_created(), created + 1);
+  EXPECT_TRUE(all_close(wide, expect, 1e-4, 1e-4));
 }
 
 TEST(CpuPrimitiveCacheTest, OpsThroughThePublicApiUseTheCpuBackend) {

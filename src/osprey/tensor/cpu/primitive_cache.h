@@ -1,5 +1,5 @@
 // The primitive cache of the fast CPU backend: a hashed POD key (op kind, shapes, strides,
-// dtypes, attributes) -> an entry created once (a oneDNN primitive with its memory descriptors,
+// dtypes, attributes, and the thread count of the calling thread) -> an entry created once (a oneDNN primitive with its memory descriptors,
 // or a note that oneDNN cannot do this case and the reference kernel must). A training step
 // creates no primitive after the first; dnnl_primitives_created() lets tests check that.
 //   PrimitiveKey k(OpKind::matmul);  k.add_tensor(a);  k.add(flags);
@@ -13,6 +13,7 @@
 #include <unordered_map>
 
 #include "osprey/core/error.h"
+#include "osprey/core/parallel.h"
 #include "osprey/tensor/tensor.h"
 
 namespace osprey::cpu {
@@ -28,7 +29,13 @@ enum class OpKind : uint8_t {
 class PrimitiveKey {
  public:
   static constexpr int kMax = 96;
-  explicit PrimitiveKey(OpKind kind) noexcept { add(static_cast<int64_t>(kind)); }
+  // The thread count is part of every key, as in oneDNN's own cache: a primitive plans its work
+  // (blocking, per-thread scratchpad) for the threads it was created with and opens a team of
+  // that size, so a replica worker limited to 1 thread must not run one made for 2 (parallel.h).
+  explicit PrimitiveKey(OpKind kind) noexcept {
+    add(static_cast<int64_t>(kind));
+    add(num_threads());
+  }
   void add(int64_t v) {
     OSPREY_ASSERT(n_ < kMax, "PrimitiveKey: more than {} words", kMax);
     v_[n_++] = v;
