@@ -1,12 +1,14 @@
-// `osprey quantize DIR --mode int8 [--output OUT]`: loads a model saved by `osprey train` (or
-// Model::save), swaps its Dense layers for int8 ones (quant/quantize.h) and saves it to OUT
-// (default: DIR, replaced atomically). Prints the quantized kernel paths and the sizes.
+// `osprey quantize DIR --mode int8|float8 [--output OUT]`: loads a model saved by `osprey train`
+// (or Model::save), swaps its layers (quant/quantize.h: int8 Dense layers for inference, or
+// float8-training Dense and Conv2D layers with --amax-history-length and --margin) and saves it
+// to OUT (default: DIR, replaced atomically). Prints the quantized kernel paths and the sizes.
 #include <filesystem>
 #include <string>
 
 #include <fmt/format.h>
 
 #include "cli/subcommands.h"
+#include "osprey/quant/quantize.h"
 #include "osprey/train/model.h"
 
 namespace osprey::cli {
@@ -22,20 +24,27 @@ uintmax_t weights_bytes(const std::filesystem::path& dir) {
 }  // namespace
 
 void add_quantize(CLI::App& app) {
-  auto* cmd = app.add_subcommand("quantize", "Quantize a saved model for inference (int8 weights)");
+  auto* cmd = app.add_subcommand(
+      "quantize", "Quantize a saved model: int8 weights for inference, or float8 training layers");
   struct Args {
     std::string dir, mode = "int8", output;
+    quant::QuantizeOptions options;
   };
   auto args = std::make_shared<Args>();
   cmd->add_option("dir", args->dir, "Directory of a saved model (config.json + model.safetensors)")
       ->required();
-  cmd->add_option("--mode", args->mode, "Quantization mode")->check(CLI::IsMember({"int8"}));
+  cmd->add_option("--mode", args->mode, "Quantization mode")->check(CLI::IsMember(quant::quantization_modes()));
+  cmd->add_option("--amax-history-length", args->options.float8.amax_history_length,
+                  "float8: steps of amax history behind each delayed scale")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--margin", args->options.float8.margin, "float8: scales divided by 2^margin")
+      ->check(CLI::NonNegativeNumber);
   cmd->add_option("--output,-o", args->output, "Where to save the quantized model (default: DIR)");
   cmd->callback([args] {
     const std::string out = args->output.empty() ? args->dir : args->output;
     const uintmax_t before = weights_bytes(args->dir);
     Model model = load_model(args->dir);
-    for (const std::string& path : model.quantize(args->mode)) fmt::print("quantized {}\n", path);
+    for (const std::string& path : model.quantize(args->mode, args->options)) fmt::print("quantized {}\n", path);
     model.save(out);
     fmt::print("saved {} ({}): model.safetensors {} -> {} bytes\n", out, args->mode, before, weights_bytes(out));
   });

@@ -7,6 +7,8 @@
 #include "osprey/core/error.h"
 #include "osprey/nn/layer_registry.h"
 #include "osprey/nn/layers/dense.h"
+#include "osprey/quant/float8_conv2d.h"
+#include "osprey/quant/float8_dense.h"
 #include "osprey/quant/quantized_dense.h"
 
 namespace osprey::quant {
@@ -17,32 +19,51 @@ bool wanted(const QuantizeOptions& o, const std::string& name) {
   return o.layers.empty() || std::find(o.layers.begin(), o.layers.end(), name) != o.layers.end();
 }
 
-void swap_layers(nn::Layer& model, const QuantizeOptions& o, std::vector<std::string>& done,
+bool is_quantized(const nn::Layer& l) {
+  return dynamic_cast<const QuantizedDense*>(&l) != nullptr || dynamic_cast<const Float8Dense*>(&l) != nullptr ||
+         dynamic_cast<const Float8Conv2D*>(&l) != nullptr;
+}
+
+// The layer that replaces `layer` in `mode`, or null when the mode leaves it alone.
+std::shared_ptr<nn::Layer> quantized_form(const nn::Layer& layer, std::string_view mode, const QuantizeOptions& o) {
+  if (is_quantized(layer)) return nullptr;
+  if (const auto* dense = dynamic_cast<const nn::Dense*>(&layer)) {
+    if (mode == "int8") return QuantizedDense::from_dense(*dense);
+    return Float8Dense::from_dense(*dense, o.float8);
+  }
+  if (const auto* conv = dynamic_cast<const nn::Conv2D*>(&layer); conv != nullptr && mode == "float8") {
+    return Float8Conv2D::from_conv2d(*conv, o.float8);
+  }
+  return nullptr;
+}
+
+const char* quantizable_kinds(std::string_view mode) { return mode == "int8" ? "Dense" : "Dense and Conv2D"; }
+
+void swap_layers(nn::Layer& model, std::string_view mode, const QuantizeOptions& o, std::vector<std::string>& done,
                  std::vector<std::string>& seen) {
   for (const std::shared_ptr<nn::Layer>& layer : model.sublayers()) {
     if (!layer->sublayers().empty()) {  // a container (a nested model)
-      swap_layers(*layer, o, done, seen);
+      swap_layers(*layer, mode, o, done, seen);
       continue;
     }
     if (!wanted(o, layer->name())) continue;
     seen.push_back(layer->name());
-    if (const auto* dense = dynamic_cast<const nn::Dense*>(layer.get())) {
-      auto q = QuantizedDense::from_dense(*dense);
-      model.replace_sublayer(dense->name(), q);
-      done.push_back(q->kernel().name());
+    if (std::shared_ptr<nn::Layer> q = quantized_form(*layer, mode, o)) {
+      model.replace_sublayer(layer->name(), q);
+      done.push_back(q->path() + "/kernel");
       continue;
     }
-    OSPREY_CHECK(o.layers.empty() || dynamic_cast<const QuantizedDense*>(layer.get()) == nullptr,
-                 "quantize: layer '{}' is already quantized", layer->name());
-    OSPREY_CHECK(o.layers.empty(), "quantize: layer '{}' is a {}; mode \"int8\" quantizes Dense layers only",
-                 layer->name(), layer->class_name());
+    OSPREY_CHECK(o.layers.empty() || !is_quantized(*layer), "quantize: layer '{}' is already quantized",
+                 layer->name());
+    OSPREY_CHECK(o.layers.empty(), "quantize: layer '{}' is a {}; mode \"{}\" quantizes {} layers only",
+                 layer->name(), layer->class_name(), mode, quantizable_kinds(mode));
   }
 }
 
 }  // namespace
 
 const std::vector<std::string>& quantization_modes() {
-  static const std::vector<std::string> modes = {"int8"};
+  static const std::vector<std::string> modes = {"int8", "float8"};
   return modes;
 }
 
@@ -53,19 +74,22 @@ std::vector<std::string> quantize(nn::Layer& model, std::string_view mode, const
   OSPREY_CHECK(model.built(), "quantize: model '{}' is not built yet; call it on data (or build it) first",
                model.name());
   std::vector<std::string> done, seen;
-  swap_layers(model, options, done, seen);
+  if (mode == "float8") precision::check_delayed_scaling(options.float8, "quantize");
+  swap_layers(model, mode, options, done, seen);
   for (const std::string& name : options.layers) {
     OSPREY_CHECK(std::find(seen.begin(), seen.end(), name) != seen.end(),
                  "quantize: model '{}' has no layer named '{}'", model.name(), name);
   }
-  OSPREY_CHECK(!done.empty(), "quantize: model '{}' has no Dense layer left to quantize (mode \"{}\")",
-               model.name(), mode);
+  OSPREY_CHECK(!done.empty(), "quantize: model '{}' has no {} layer left to quantize (mode \"{}\")",
+               model.name(), mode == "int8" ? "Dense" : "Dense or Conv2D", mode);
   return done;
 }
 
 void register_layers() {
   static const bool once = [] {
     nn::register_layer("QuantizedDense", &QuantizedDense::from_config);
+    nn::register_layer("Float8Dense", &Float8Dense::from_config);
+    nn::register_layer("Float8Conv2D", &Float8Conv2D::from_config);
     return true;
   }();
   (void)once;

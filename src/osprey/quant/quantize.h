@@ -1,9 +1,13 @@
-// quantize(model, mode): post-training quantization of a built model by swapping layers (the
-// seeds' model.quantize("int8")), never by branches inside layers. Mode "int8": every nn::Dense,
-// at any depth of nested containers (Sequential models), becomes a QuantizedDense keeping its
-// name and weight paths; other layers stay in float32 (Keras does the same for layers it cannot
-// quantize). It works on nn::Layer (a models::Model is one) through Layer::replace_sublayer, so
-// quant needs nothing above level 3.
+// quantize(model, mode): quantization of a built model by swapping layers (the seeds' and
+// Keras's model.quantize(...)), never by branches inside layers. At any depth of nested
+// containers (Sequential models), keeping names and weight paths:
+//   "int8" (post-training, inference): every nn::Dense becomes a QuantizedDense;
+//   "float8" (training): every nn::Dense becomes a Float8Dense and every nn::Conv2D a
+//     Float8Conv2D (delayed-scaling float8 fake quantization, emulated on CPU; see
+//     float8_dense.h); train as before, the scaling state saves with the model.
+// Other layers stay in float32 (Keras does the same for layers it cannot quantize). It works on
+// nn::Layer (a models::Model is one) through Layer::replace_sublayer, so quant needs nothing
+// above level 4.
 //   quant::quantize(*model, "int8");
 //   models::save_model(*model, "fmnist_int8");   // int8 kernels + float32 scales in safetensors
 //   quant::register_layers();                    // once, before load_model of a quantized model
@@ -15,6 +19,7 @@
 #include <vector>
 
 #include "osprey/nn/layer.h"
+#include "osprey/precision/float8.h"
 
 namespace osprey::quant {
 
@@ -22,19 +27,21 @@ struct QuantizeOptions {
   // Only the layers with these names are quantized (each must exist and be quantizable);
   // empty: every quantizable layer.
   std::vector<std::string> layers{};
+  // Mode "float8": the amax history length and margin of every swapped layer.
+  precision::DelayedScaling float8{};
 };
 
 // The modes quantize() accepts, in the order error messages list them.
 const std::vector<std::string>& quantization_modes();
 
 // Swaps the model's layers in place and returns the weight paths of the quantized kernels.
-// ValueError for an unknown mode, an unbuilt model, a model without any Dense layer, a named
-// layer that is missing, not a Dense or already quantized; NotImplementedError for a container
-// that cannot swap layers (a Functional model, for now).
+// ValueError for an unknown mode, an unbuilt model, a model without any layer the mode
+// quantizes, a named layer that is missing, of another kind or already quantized (in any mode);
+// NotImplementedError for a container that cannot swap layers (a Functional model, for now).
 std::vector<std::string> quantize(nn::Layer& model, std::string_view mode,
                                   const QuantizeOptions& options = {});
 
-// Registers QuantizedDense with the layer registry (idempotent), so load_model() can rebuild
+// Registers QuantizedDense, Float8Dense and Float8Conv2D with the layer registry (idempotent), so load_model() can rebuild
 // saved quantized models.
 void register_layers();
 

@@ -140,8 +140,10 @@ void Model::build(const Shape& input_shape) const {
   network().build({s});
 }
 
-std::vector<std::string> Model::quantize(const std::string& mode) const {
-  return quant::quantize(network(), mode);
+std::vector<std::string> Model::quantize(const std::string& mode, const quant::QuantizeOptions& options) const {
+  std::vector<std::string> paths = quant::quantize(network(), mode, options);
+  if (trainer_) trainer_->reset_executor();  // it holds the replaced layers' variables
+  return paths;
 }
 
 void Model::save(const std::string& dir) const {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "osprey/models/model.h"
+#include "osprey/quant/quantize.h"
 #include "osprey/train/compile_options.h"
 #include "osprey/train/fit_options.h"
 
@@ -60,10 +61,12 @@ class Model {
   std::string summary() const { return network().summary(); }
   void build(const Shape& input_shape_without_batch) const;
 
-  // Keras's model.quantize("int8"): swaps the Dense layers for int8 ones (quant/quantize.h)
-  // and returns the quantized kernels' paths. For inference: predict and evaluate work, fit does
-  // not (int8 weights have no gradient). save() then stores int8 kernels with their scales.
-  std::vector<std::string> quantize(const std::string& mode) const;
+  // Keras's model.quantize(mode) (quant/quantize.h); returns the quantized kernels' paths.
+  // "int8": swaps the Dense layers for int8 ones, for inference: predict and evaluate work, fit
+  // does not (int8 weights have no gradient); save() then stores int8 kernels with their scales.
+  // "float8": swaps Dense and Conv2D for float8-training ones (emulated on CPU); fit trains
+  // them, and save() stores their scales and amax histories with the float32 kernels.
+  std::vector<std::string> quantize(const std::string& mode, const quant::QuantizeOptions& options = {}) const;
 
   // Writes DIR/config.json (architecture + compile config), DIR/model.safetensors (weights by
   // path) and, when compiled, DIR/optimizer.safetensors (iterations and slots), atomically.

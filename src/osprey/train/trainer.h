@@ -53,6 +53,10 @@ class Trainer {
   // "loss" and each metric's running value, keys prefixed (e.g. "val_").
   Logs results(const std::string& prefix = "") const;
   void reset_metrics();
+  // Drops the step executor, which caches the network's variables (and, in distributed
+  // strategies, replicas of them): after layers were swapped (model.quantize) the next step
+  // makes a new one from the current layers.
+  void reset_executor() { executor_.reset(); }
 
   History fit(Model& model, const BatchSource& train, const FitOptions& options,
               const std::optional<BatchSource>& validation);

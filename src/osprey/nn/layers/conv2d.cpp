@@ -7,7 +7,11 @@
 namespace osprey::nn {
 
 Conv2D::Conv2D(int64_t filters, std::array<int64_t, 2> kernel_size, Conv2DOptions options)
-    : SingleInputLayer("Conv2D", base_options(options)),
+    : Conv2D("Conv2D", filters, kernel_size, std::move(options)) {}
+
+Conv2D::Conv2D(std::string class_name, int64_t filters, std::array<int64_t, 2> kernel_size,
+               Conv2DOptions options)
+    : SingleInputLayer(std::move(class_name), base_options(options)),
       filters_(filters),
       kernel_size_(kernel_size),
       options_(std::move(options)) {

@@ -44,13 +44,16 @@ class Conv2D : public SingleInputLayer {
   static std::shared_ptr<Layer> from_config(const nlohmann::json& config);
 
  protected:
+  // For subclasses saved under their own class name (quant::Float8Conv2D).
+  Conv2D(std::string class_name, int64_t filters, std::array<int64_t, 2> kernel_size, Conv2DOptions options);
   void build_single(const Shape& input_shape) override;
   Variable call_single(const Variable& x, bool training) override;
 
- private:
+ protected:
   Conv2dOptions conv_options() const;
   void check_input_shape(const Shape& s) const;
 
+ private:
   int64_t filters_;
   std::array<int64_t, 2> kernel_size_;
   Conv2DOptions options_;

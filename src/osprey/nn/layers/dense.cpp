@@ -6,7 +6,10 @@
 namespace osprey::nn {
 
 Dense::Dense(int64_t units, ActivationFn activation, DenseOptions options)
-    : SingleInputLayer("Dense", base_options(options)),
+    : Dense("Dense", units, std::move(activation), std::move(options)) {}
+
+Dense::Dense(std::string class_name, int64_t units, ActivationFn activation, DenseOptions options)
+    : SingleInputLayer(std::move(class_name), base_options(options)),
       units_(units),
       activation_(std::move(activation)),
       options_(std::move(options)) {

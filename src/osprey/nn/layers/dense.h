@@ -24,6 +24,7 @@ class Dense : public SingleInputLayer {
   Dense(int64_t units, ActivationFn activation = {}, DenseOptions options = {});
   int64_t units() const { return units_; }
   const ActivationFn& activation() const { return activation_; }
+  const DenseOptions& options() const { return options_; }
   const Variable& kernel() const { return kernel_; }
   const Variable& bias() const { return bias_; }
   Shape compute_output_shape(const std::vector<Shape>& input_shapes) override;
@@ -31,6 +32,8 @@ class Dense : public SingleInputLayer {
   static std::shared_ptr<Layer> from_config(const nlohmann::json& config);
 
  protected:
+  // For subclasses saved under their own class name (quant::Float8Dense).
+  Dense(std::string class_name, int64_t units, ActivationFn activation, DenseOptions options);
   void build_single(const Shape& input_shape) override;
   Variable call_single(const Variable& x, bool training) override;
 
