@@ -2,7 +2,11 @@
 // same data, protocol and batch as bench/torch_train.py and prints one JSON line. Each call is its
 // own process so that peak RSS belongs to one framework and one model.
 //   bench_train --model mlp|cnn --mode train|predict|accuracy|gemm [--samples N] [--epochs N]
-//               [--batch-size N] [--seed N] [--threads N] [--data DIR]
+//               [--batch-size N] [--seed N] [--threads N] [--data DIR] [--policy NAME]
+// --policy sets the global dtype policy before the model is built (mixed_bfloat16: float32
+// master weights, bfloat16 compute). Training also reports "activation_mib": the memory the
+// forward pass of one batch holds until backward (allocator bytes in use with the graph alive,
+// minus before the forward), the figure torch_train.py measures with saved-tensor hooks.
 // "gemm" times the eight matrix products of one MLP training step (3 forward, 3 weight
 // gradients, 2 input gradients; the first layer's input needs none) back to back through
 // osprey::matmul, which is within 2.4% of the bare oneDNN primitive: the ceiling the MLP's
@@ -16,9 +20,12 @@
 #include "osprey/core/parallel.h"
 #include "osprey/core/rng.h"
 #include "osprey/data/fashion_mnist.h"
+#include "osprey/precision/dtype_policy.h"
+#include "osprey/tensor/allocator.h"
 #include "osprey/tensor/factory.h"
 #include "osprey/tensor/ops.h"
 #include "osprey/train/fashion_mnist_models.h"
+#include "osprey/train/trainer.h"
 
 namespace {
 
@@ -60,11 +67,20 @@ double gemm_step_seconds(int64_t b) {
   return seconds_since(t0) / reps;
 }
 
+// MiB the forward pass and loss of one training batch hold for backward.
+double activation_mib(os::Model& model, const os::Tensor& x, const os::Tensor& y) {
+  const int64_t before = os::Allocator::instance().stats().bytes_in_use;
+  os::autograd::Variable pred = model(os::autograd::Variable(x), true);
+  os::autograd::Variable loss = model.trainer().loss()(y, pred);
+  const int64_t held = os::Allocator::instance().stats().bytes_in_use - before;
+  return static_cast<double>(held) / (1024.0 * 1024.0);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"osprey side of bench/compare_torch"};
-  std::string model_kind = "mlp", mode = "train", data_dir;
+  std::string model_kind = "mlp", mode = "train", data_dir, policy = "float32";
   int64_t samples = 60000, batch = 128;
   int epochs = 3, threads = 2;
   uint64_t seed = 42;
@@ -76,11 +92,13 @@ int main(int argc, char** argv) {
   app.add_option("--seed", seed);
   app.add_option("--threads", threads);
   app.add_option("--data", data_dir);
+  app.add_option("--policy", policy);
   CLI11_PARSE(app, argc, argv);
 
   try {
     os::set_num_threads(threads);
     os::set_global_seed(seed);
+    os::config::set_dtype_policy(policy);
     std::string extra;
     if (mode == "gemm") {
       const double step = gemm_step_seconds(batch);
@@ -94,7 +112,9 @@ int main(int argc, char** argv) {
         model.fit(x.narrow(0, 0, 20 * batch), y.narrow(0, 0, 20 * batch), {.batch_size = batch, .verbose = 0});
         const auto t0 = Clock::now();
         model.fit(x, y, {.batch_size = batch, .epochs = 1, .verbose = 0});
-        extra = fmt::format(R"("samples_per_s": {:.1f})", static_cast<double>(samples) / seconds_since(t0));
+        const double per_s = static_cast<double>(samples) / seconds_since(t0);
+        extra = fmt::format(R"("samples_per_s": {:.1f}, "activation_mib": {:.2f})", per_s,
+                            activation_mib(model, x.narrow(0, 0, batch), y.narrow(0, 0, batch)));
       } else if (mode == "predict") {
         const os::Tensor x = data.test.x.narrow(0, 0, std::min<int64_t>(samples, data.test.x.size(0)));
         (void)model.predict(x.narrow(0, 0, 4 * batch), {.batch_size = batch});
@@ -108,8 +128,8 @@ int main(int argc, char** argv) {
         extra = fmt::format(R"("test_accuracy": {:.4f})", logs.at("accuracy"));
       }
     }
-    fmt::print(R"({{"framework": "osprey", "model": "{}", "mode": "{}", {}, "peak_rss_mib": {:.1f}}})" "\n",
-               model_kind, mode, extra, peak_rss_mib());
+    fmt::print(R"({{"framework": "osprey", "model": "{}", "mode": "{}", "policy": "{}", {}, "peak_rss_mib": {:.1f}}})" "\n",
+               model_kind, mode, policy, extra, peak_rss_mib());
   } catch (const std::exception& e) {
     fmt::print(stderr, "bench_train: {}\n", e.what());
     return 1;

@@ -4,8 +4,14 @@ bench_train.cpp (Keras defaults where PyTorch's differ: glorot-uniform kernels, 
 Adam eps 1e-7), printing one JSON line.
 
   torch_train.py --model mlp|cnn --mode train|predict|accuracy [--samples N] [--epochs N]
-                 [--batch-size N] [--seed N] [--threads N] [--data DIR]
+                 [--batch-size N] [--seed N] [--threads N] [--data DIR] [--policy NAME]
+
+--policy mixed_bfloat16 runs forward and loss under torch.autocast("cpu", torch.bfloat16)
+(PyTorch's CPU mixed precision: float32 parameters, bfloat16 matmuls and convolutions).
+Training also reports "activation_mib": the bytes of the tensors autograd saves for backward
+in one batch (saved-tensor hooks; parameters themselves excluded, their bfloat16 copies counted).
 """
+import contextlib
 import argparse
 import gzip
 import json
@@ -58,7 +64,31 @@ def build(kind):
     return model
 
 
-def train_epochs(model, opt, x, y, batch, epochs, gen):
+def autocast(policy):
+    if policy == "mixed_bfloat16":
+        return torch.autocast("cpu", dtype=torch.bfloat16)
+    return contextlib.nullcontext()
+
+
+def activation_mib(model, x, y, policy):
+    params = {p.data_ptr() for p in model.parameters()}
+    saved = {}
+
+    def pack(t):
+        ptr = t.untyped_storage().data_ptr() if hasattr(t, "untyped_storage") else t.storage().data_ptr()
+        if ptr not in params:
+            saved[ptr] = t.element_size() * t.nelement()
+        return t
+
+    model.train()
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        with autocast(policy):
+            loss = nn.CrossEntropyLoss()(model(x), y)
+    del loss
+    return sum(saved.values()) / (1024.0 * 1024.0)
+
+
+def train_epochs(model, opt, x, y, batch, epochs, gen, policy="float32"):
     loss_fn = nn.CrossEntropyLoss()
     model.train()
     n = x.shape[0]
@@ -67,7 +97,8 @@ def train_epochs(model, opt, x, y, batch, epochs, gen):
         for start in range(0, n, batch):
             idx = perm[start : start + batch]
             opt.zero_grad(set_to_none=True)
-            loss = loss_fn(model(x[idx]), y[idx])
+            with autocast(policy):
+                loss = loss_fn(model(x[idx]), y[idx])
             loss.backward()
             opt.step()
 
@@ -90,6 +121,7 @@ def main():
     p.add_argument("--batch-size", type=int, default=128)
     p.add_argument("--seed", type=int, default=42)
     p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--policy", default="float32", choices=["float32", "mixed_bfloat16"])
     p.add_argument("--data", default=os.environ.get("OSPREY_DATA_DIR", "/usr/share/datasets/fashion-mnist"))
     a = p.parse_args()
 
@@ -99,15 +131,16 @@ def main():
     (xtr, ytr), (xte, yte) = load(a.data)
     model = build(a.model)
     opt = torch.optim.Adam(model.parameters(), lr=1e-3, eps=1e-7)
-    result = {"framework": "pytorch " + torch.__version__, "model": a.model, "mode": a.mode}
+    result = {"framework": "pytorch " + torch.__version__, "model": a.model, "mode": a.mode, "policy": a.policy}
 
     if a.mode == "train":
         x, y = xtr[: a.samples], ytr[: a.samples]
-        train_epochs(model, opt, x[: 20 * a.batch_size], y[: 20 * a.batch_size], a.batch_size, 1, gen)
+        train_epochs(model, opt, x[: 20 * a.batch_size], y[: 20 * a.batch_size], a.batch_size, 1, gen, a.policy)
         t0 = time.perf_counter()
-        train_epochs(model, opt, x, y, a.batch_size, 1, gen)
+        train_epochs(model, opt, x, y, a.batch_size, 1, gen, a.policy)
         dt = time.perf_counter() - t0
         result["samples_per_s"] = x.shape[0] / dt
+        result["activation_mib"] = activation_mib(model, x[: a.batch_size], y[: a.batch_size], a.policy)
     elif a.mode == "predict":
         x = xte[: a.samples]
         predict(model, x[: 4 * a.batch_size], a.batch_size)
@@ -118,7 +151,7 @@ def main():
         dt = time.perf_counter() - t0
         result["samples_per_s"] = reps * x.shape[0] / dt
     else:
-        train_epochs(model, opt, xtr, ytr, a.batch_size, a.epochs, gen)
+        train_epochs(model, opt, xtr, ytr, a.batch_size, a.epochs, gen, a.policy)
         pred = predict(model, xte, 256).argmax(dim=1)
         result["test_accuracy"] = (pred == yte).float().mean().item()
     result["peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0

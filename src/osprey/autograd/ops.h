@@ -8,6 +8,7 @@
 
 #include "osprey/autograd/node.h"
 #include "osprey/autograd/ops/activation.h"
+#include "osprey/autograd/ops/cast.h"
 #include "osprey/autograd/ops/conv.h"
 #include "osprey/autograd/ops/dropout.h"
 #include "osprey/autograd/ops/elementwise.h"

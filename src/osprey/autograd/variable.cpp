@@ -40,7 +40,11 @@ void Variable::set_value(Tensor value) {
                "this Variable was produced by '{}'", v.grad_fn ? v.grad_fn->op() : "");
   check_can_require_grad(value, v.requires_grad);
   v.value = std::move(value);
+  ++v.version;
 }
+
+uint64_t Variable::version() const { return checked("version").version; }
+void Variable::mark_modified() { ++checked("mark_modified").version; }
 
 const Tensor& Variable::grad() const { return checked("grad").grad; }
 bool Variable::has_grad() const { return checked("has_grad").grad.defined(); }

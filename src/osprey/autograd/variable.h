@@ -5,6 +5,7 @@
 // recording off.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -38,6 +39,12 @@ class Variable {
   const Tensor& value() const;
   // Replaces the value (optimizers update weights this way or in place through value()).
   void set_value(Tensor value);
+  // A counter bumped by set_value() and mark_modified(): whoever writes the value in place
+  // through value() (optimizers, weight copies to replicas) calls mark_modified(), so that
+  // caches derived from the value (a layer's compute-dtype copy of its weights) know they are
+  // stale.
+  uint64_t version() const;
+  void mark_modified();
 
   // The accumulated gradient, undefined until a backward pass reaches this Variable. A leaf's
   // gradient is always a contiguous tensor that nothing else aliases, so it may be updated in place.

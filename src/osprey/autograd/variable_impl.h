@@ -2,6 +2,7 @@
 // Internal to autograd (variable.cpp, node.cpp, engine.cpp); user code goes through Variable.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -15,6 +16,7 @@ struct VariableImpl {
   Tensor value;
   Tensor grad;
   bool requires_grad = false;
+  uint64_t version = 0;            // see Variable::version()
   bool retains_grad = false;      // a non-leaf that keeps its gradient (retain_grad())
   std::shared_ptr<Node> grad_fn;  // null for leaves
   std::string name;

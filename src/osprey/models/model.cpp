@@ -104,7 +104,7 @@ void Model::set_weights(const std::vector<Tensor>& weights) {
 }
 
 Sequential::Sequential(std::vector<std::shared_ptr<nn::Layer>> layers, SequentialOptions options)
-    : Model("Sequential", {options.name, "", options.trainable}) {
+    : Model("Sequential", {options.name, options.dtype, options.trainable}) {
   for (auto& l : layers) add(std::move(l));
   if (options.input_shape.ndim() > 0) {
     Shape s = options.input_shape;
@@ -185,7 +185,8 @@ std::vector<Model::LayerRow> Sequential::summary_rows() const {
 }
 
 nlohmann::json Sequential::get_config() const {
-  nlohmann::json c = {{"name", name()}, {"trainable", trainable()}, {"layers", nlohmann::json::array()}};
+  nlohmann::json c = {{"name", name()}, {"trainable", trainable()}, {"dtype", dtype_policy().name()},
+                      {"layers", nlohmann::json::array()}};
   for (const auto& l : layers_) c["layers"].push_back(nn::serialize_layer(*l));
   if (built()) {
     nlohmann::json shape = nlohmann::json::array();
@@ -203,6 +204,7 @@ std::shared_ptr<nn::Layer> Sequential::from_config(const nlohmann::json& c) {
   SequentialOptions o;
   o.name = c.value("name", std::string());
   o.trainable = c.value("trainable", true);
+  o.dtype = c.value("dtype", std::string());
   auto m = std::make_shared<Sequential>(std::move(layers), o);
   if (c.contains("build_input_shape")) {
     Shape s;

@@ -53,6 +53,8 @@ class Model : public nn::Layer {
 
  protected:
   Variable call(const std::vector<Variable>& inputs, bool training) override;
+  // Each layer casts its own inputs, so a float32 first layer sees them unrounded.
+  bool autocasts_inputs() const override { return false; }
   // Called by subclasses whenever a layer joins the model.
   void adopt(const std::shared_ptr<nn::Layer>& layer);
 };
@@ -61,6 +63,9 @@ struct SequentialOptions {
   std::string name{};     // default "sequential", "sequential_1", ...
   Shape input_shape{};    // without the batch axis; when given, the model builds immediately
   bool trainable = true;
+  // The model's dtype policy (empty: the global one). Its layers keep their own; compile() reads
+  // this one (mixed_float16 gets loss scaling).
+  std::string dtype{};
 };
 
 class Sequential : public Model {

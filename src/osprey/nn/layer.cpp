@@ -17,6 +17,15 @@ std::map<std::string, int>& name_counters() {
   static std::map<std::string, int> counters;
   return counters;
 }
+// The policy a layer's `dtype` option names; the error names the layer.
+precision::DTypePolicy policy_from_option(const std::string& dtype, const std::string& layer) {
+  try {
+    return precision::DTypePolicy(dtype);
+  } catch (const ValueError&) {
+    OSPREY_THROW(ValueError, "{}: unknown dtype policy '{}'. Valid policies: {}", layer, dtype,
+                 precision::valid_policy_names());
+  }
+}
 }  // namespace
 
 std::string unique_name(const std::string& base) {
@@ -62,13 +71,10 @@ SymbolicTensor Input(const Shape& shape, const std::string& name, DType dtype) {
 Layer::Layer(std::string class_name, const LayerOptions& options)
     : class_name_(std::move(class_name)),
       name_(options.name.empty() ? unique_name(to_snake_case(class_name_)) : options.name),
-      trainable_(options.trainable) {
-  if (!options.dtype.empty()) {
-    const DType d = parse_dtype(options.dtype);
-    OSPREY_CHECK(is_floating(d), "{}: dtype must be floating point. Received: '{}'", name_, options.dtype);
-    variable_dtype_ = compute_dtype_ = d;
-  }
-}
+      trainable_(options.trainable),
+      policy_(options.dtype.empty() ? config::dtype_policy() : policy_from_option(options.dtype, name_)),
+      variable_dtype_(policy_.variable_dtype()),
+      compute_dtype_(policy_.compute_dtype()) {}
 
 void Layer::set_path_prefix(const std::string& prefix) {
   prefix_ = prefix;
@@ -99,7 +105,33 @@ Variable Layer::operator()(const std::vector<Variable>& xs, bool training) {
     }
     build(shapes);
   }
+  if (autocasts_inputs()) {
+    for (size_t i = 0; i < xs.size(); ++i) {
+      if (!xs[i].defined() || !policy_.casts_input(xs[i].dtype())) continue;
+      std::vector<Variable> cast_xs = xs;  // only mixed/16-bit layers pay for the copy
+      for (Variable& x : cast_xs) {
+        if (x.defined() && policy_.casts_input(x.dtype())) x = autograd::cast(x, compute_dtype_);
+      }
+      return call(cast_xs, training);
+    }
+  }
   return call(xs, training);
+}
+
+Variable Layer::autocast(const Variable& weight) {
+  if (!weight.defined() || !is_floating(weight.dtype()) || weight.dtype() == compute_dtype_) return weight;
+  if (!autograd::should_record(weight)) return autograd::cast(weight, compute_dtype_);
+  for (CastEntry& e : cast_cache_) {
+    if (!e.master.is_same(weight)) continue;
+    const auto& node = e.cast.defined() ? e.cast.grad_fn() : nullptr;
+    if (node == nullptr || node->released() || e.version != weight.version()) {
+      e.cast = autograd::cast(weight, compute_dtype_);
+      e.version = weight.version();
+    }
+    return e.cast;
+  }
+  cast_cache_.push_back({weight, autograd::cast(weight, compute_dtype_), weight.version()});
+  return cast_cache_.back().cast;
 }
 
 Shape Layer::compute_output_shape(const std::vector<Shape>& input_shapes) {
@@ -218,7 +250,7 @@ void Layer::set_trainable(bool trainable) {
 }
 
 nlohmann::json Layer::get_config() const {
-  return {{"name", name_}, {"trainable", trainable_}, {"dtype", std::string(dtype_name(variable_dtype_))}};
+  return {{"name", name_}, {"trainable", trainable_}, {"dtype", policy_.name()}};
 }
 
 void SingleInputLayer::build_impl(const std::vector<Shape>& input_shapes) {

@@ -19,6 +19,7 @@
 #include "osprey/autograd/variable.h"
 #include "osprey/nn/initializers.h"
 #include "osprey/nn/regularizer.h"
+#include "osprey/precision/dtype_policy.h"
 
 namespace osprey::nn {
 
@@ -27,7 +28,9 @@ class Layer;
 
 struct LayerOptions {
   std::string name{};   // default: unique snake_case of the class name (dense, dense_1, ...)
-  std::string dtype{};  // default: float32 (the dtype-policy issue adds the mixed policies)
+  // A dtype policy name (precision/dtype_policy.h: "float32", "mixed_bfloat16", ...); empty:
+  // the global policy (config::dtype_policy()) at construction, as Keras.
+  std::string dtype{};
   bool trainable = true;
 };
 
@@ -109,10 +112,14 @@ class Layer : public std::enable_shared_from_this<Layer> {
 
   bool trainable() const { return trainable_; }
   virtual void set_trainable(bool trainable);
+  // Keras's dtype_policy / variable_dtype / compute_dtype. Weights are created in
+  // variable_dtype(); floating inputs are cast to compute_dtype() when the layer is called, and
+  // layers read their weights through autocast(), which casts them to compute_dtype().
+  const precision::DTypePolicy& dtype_policy() const { return policy_; }
   DType variable_dtype() const { return variable_dtype_; }
   DType compute_dtype() const { return compute_dtype_; }
 
-  // Keras-like config: {"name", "trainable", "dtype", ...layer fields}.
+  // Keras-like config: {"name", "trainable", "dtype" (the policy name), ...layer fields}.
   virtual nlohmann::json get_config() const;
 
  protected:
@@ -125,6 +132,15 @@ class Layer : public std::enable_shared_from_this<Layer> {
   Variable add_weight(const std::string& name, Tensor value, bool trainable);
   // ValueError "<name>: expected N input(s), received M" unless the count matches.
   void check_num_inputs(size_t received, size_t expected) const;
+  // A weight as call() computes with it: the weight itself when it already has compute_dtype()
+  // (or is not floating), else its cast. While gradients are recorded the cast is made once per
+  // step and reused by every later use until backward frees its graph or the weight's value
+  // changes (Variable::version()), so a layer applied N times in a step casts once; its gradient
+  // flows back into the master weight in variable_dtype().
+  Variable autocast(const Variable& weight);
+  // Whether operator() casts floating inputs to compute_dtype(). Models say no: their layers
+  // cast for themselves, so a float32 first layer sees the inputs as they are.
+  virtual bool autocasts_inputs() const { return true; }
 
  private:
   std::string class_name_;
@@ -132,10 +148,16 @@ class Layer : public std::enable_shared_from_this<Layer> {
   std::string prefix_;
   bool trainable_ = true;
   bool built_ = false;
+  precision::DTypePolicy policy_;
   DType variable_dtype_ = DType::float32;
   DType compute_dtype_ = DType::float32;
   std::vector<Shape> build_shapes_;
   std::vector<Weight> weights_;
+  struct CastEntry {
+    Variable master, cast;
+    uint64_t version = 0;
+  };
+  std::vector<CastEntry> cast_cache_;  // autocast()'s copies of weights in compute_dtype_
 };
 
 // A layer with one input and one output.

@@ -121,7 +121,8 @@ TEST(LayerTest, RejectsTheWrongNumberOfInputsAndNonFloatDtypes) {
             }),
             "d: expected 1 input(s), received 2");
   EXPECT_EQ(test::value_error([] { layers::Dense(2, {}, {.name = "i", .dtype = "int32"}); }),
-            "i: dtype must be floating point. Received: 'int32'");
+            "i: unknown dtype policy 'int32'. Valid policies: float32, float64, float16, bfloat16, "
+            "mixed_float16, mixed_bfloat16");
 }
 
 }  // namespace

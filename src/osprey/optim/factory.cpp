@@ -7,6 +7,7 @@
 #include "osprey/core/error.h"
 #include "osprey/optim/adam.h"
 #include "osprey/optim/config_reader.h"
+#include "osprey/optim/loss_scale_optimizer.h"
 #include "osprey/optim/rmsprop.h"
 #include "osprey/optim/sgd.h"
 
@@ -29,6 +30,10 @@ std::unique_ptr<Optimizer> build(std::string_view name, const nlohmann::json& co
   if (key == "adam") return std::make_unique<Adam>(Adam::from_config(config));
   if (key == "adamw") return std::make_unique<AdamW>(AdamW::from_config(config));
   if (key == "rmsprop") return std::make_unique<RMSprop>(RMSprop::from_config(config));
+  // Only from a config: it needs the optimizer it wraps ("inner_optimizer").
+  if (key == "lossscaleoptimizer" && !config.empty()) {
+    return std::make_unique<LossScaleOptimizer>(LossScaleOptimizer::from_config(config));
+  }
   OSPREY_THROW(ValueError, "Unknown optimizer: \"{}\". Valid names: {}", name, kValidNames);
 }
 

@@ -170,6 +170,10 @@ void Optimizer::apply(const std::vector<Variable>& variables) {
   if (o_.clipnorm || o_.global_clipnorm) clip_gradients(inv_scale);
   run_tasks(prepare_step(lr, iterations_ + 1));
   ++iterations_;
+  // The values changed in place: caches derived from them (nn::Layer::autocast) are stale now.
+  for (const Variable& v : variables) {
+    if (v.defined() && v.has_grad()) Variable(v).mark_modified();
+  }
 }
 
 // Norms in double over fixed blocks of the flat range: piece (block k, task j) writes

@@ -69,15 +69,17 @@ class Optimizer {
   // One update of every variable that has a gradient; then iterations() += 1. An empty list
   // does nothing; a non-empty one where no variable has a gradient is a ValueError (Keras).
   // Checks everything before writing anything, so a throw leaves weights and slots unchanged.
-  void apply(const std::vector<autograd::Variable>& variables);
+  // Virtual, like the accessors below, so a wrapper (LossScaleOptimizer) can stand wherever an
+  // Optimizer does and forward to the optimizer it wraps.
+  virtual void apply(const std::vector<autograd::Variable>& variables);
 
-  int64_t iterations() const noexcept { return iterations_; }
+  virtual int64_t iterations() const noexcept { return iterations_; }
   // The rate the next apply() uses: the schedule at iterations().
-  double learning_rate() const { return o_.learning_rate(iterations_); }
-  const LearningRate& learning_rate_option() const noexcept { return o_.learning_rate; }
+  virtual double learning_rate() const { return o_.learning_rate(iterations_); }
+  virtual const LearningRate& learning_rate_option() const noexcept { return o_.learning_rate; }
   // Replaces the rate: a constant (for ReduceLROnPlateau or LearningRateScheduler callbacks:
   // it replaces a schedule too) or a new schedule. Throws ValueError for a negative constant.
-  void set_learning_rate(LearningRate learning_rate);
+  virtual void set_learning_rate(LearningRate learning_rate);
 
   const std::string& class_name() const noexcept { return class_name_; }  // "Adam"
   const std::string& name() const noexcept { return o_.name; }
@@ -87,40 +89,40 @@ class Optimizer {
   // trainer backpropagates scale_loss(loss) instead of loss; apply() divides the gradients by
   // the factor before clipping, so clipping and updates see the true gradients. Without a
   // factor both return their argument.
-  autograd::Variable scale_loss(const autograd::Variable& loss) const;
-  double scale_loss(double loss) const;
+  virtual autograd::Variable scale_loss(const autograd::Variable& loss) const;
+  virtual double scale_loss(double loss) const;
 
   // Variables whose path contains any of these strings get no weight decay (Keras's
   // exclude_from_weight_decay(var_names=...), e.g. {"bias", "layer_norm"}).
-  void exclude_from_weight_decay(std::vector<std::string> var_names);
+  virtual void exclude_from_weight_decay(std::vector<std::string> var_names);
 
   // Keras's get_config(): name, learning_rate (number or {"class_name", "config"}),
   // weight_decay, clipnorm, global_clipnorm, clipvalue, use_ema, ema_momentum,
   // ema_overwrite_frequency, loss_scale_factor, gradient_accumulation_steps, and the
   // optimizer's own fields. Each subclass's static from_config() reverses it.
-  nlohmann::json get_config() const;
+  virtual nlohmann::json get_config() const;
 
   // Everything an exact resume needs: "<prefix>/iterations" (an int64 scalar) and
   // "<prefix>/<variable path>/<slot>" for every slot. The slot tensors alias the optimizer's:
   // write or clone them before the next apply().
-  std::vector<std::pair<std::string, Tensor>> state(std::string_view prefix = "optimizer") const;
+  virtual std::vector<std::pair<std::string, Tensor>> state(std::string_view prefix = "optimizer") const;
   // Replaces iterations and every slot with the entries of state() (copied); throws ValueError
   // (and changes nothing) for an entry that is not this optimizer's, a variable missing one of
   // its slots, or no iterations entry.
-  void load_state(const std::vector<std::pair<std::string, Tensor>>& state,
-                  std::string_view prefix = "optimizer");
+  virtual void load_state(const std::vector<std::pair<std::string, Tensor>>& state,
+                          std::string_view prefix = "optimizer");
 
   // The slots this optimizer keeps per variable ("momentum", "velocity", ...).
-  std::vector<std::string> slot_names() const;
+  virtual std::vector<std::string> slot_names() const;
   // A variable's slot, undefined before its first update (or when the slot does not exist).
-  Tensor slot(std::string_view variable_path, std::string_view slot_name) const;
+  virtual Tensor slot(std::string_view variable_path, std::string_view slot_name) const;
   // Where the slots came from: the distribution scope (autograd/creation_scope.h) open when the
   // first of them was created, and that variable's path; both empty before any slot exists.
   // The trainer refuses an optimizer whose slots belong to another strategy.
   struct SlotOrigin {
     std::string scope, variable;
   };
-  const SlotOrigin& slot_origin() const noexcept { return slot_origin_; }
+  virtual const SlotOrigin& slot_origin() const noexcept { return slot_origin_; }
 
  protected:
   // slot_names: per kernel slot position (s0, s1, s2); empty where the optimizer keeps none.

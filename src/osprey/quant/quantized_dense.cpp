@@ -19,9 +19,11 @@ QuantizedDense::QuantizedDense(int64_t units, nn::ActivationFn activation, bool 
 std::shared_ptr<QuantizedDense> QuantizedDense::from_dense(const nn::Dense& dense) {
   OSPREY_CHECK(dense.built(), "quantize: layer '{}' is not built yet; call the model on data (or build it) first",
                dense.name());
+  // The int8 kernel reads float32 activations: a quantized layer computes in float32 whatever
+  // the global dtype policy (its inputs are cast up when they arrive in bfloat16).
   auto q = std::make_shared<QuantizedDense>(
       dense.units(), dense.activation(), dense.bias().defined(),
-      nn::LayerOptions{dense.name(), "", dense.trainable()});
+      nn::LayerOptions{dense.name(), "float32", dense.trainable()});
   q->build(dense.build_input_shapes());
   const QuantizedRows w = quantize_columns_int8(dense.kernel().value());
   Tensor k = q->kernel_.value(), s = q->kernel_scale_.value();
@@ -77,7 +79,7 @@ std::shared_ptr<nn::Layer> QuantizedDense::from_config(const nlohmann::json& c) 
   OSPREY_CHECK(mode == "int8", "QuantizedDense: quantization_mode must be \"int8\". Received: \"{}\"", mode);
   return std::make_shared<QuantizedDense>(
       c.at("units").get<int64_t>(), c.value("activation", std::string("linear")), c.value("use_bias", true),
-      nn::LayerOptions{c.value("name", std::string()), "", c.value("trainable", true)});
+      nn::LayerOptions{c.value("name", std::string()), "float32", c.value("trainable", true)});
 }
 
 }  // namespace osprey::quant

@@ -7,6 +7,7 @@
 
 #include "osprey/autograd/grad_mode.h"
 #include "osprey/core/rng.h"
+#include "osprey/optim/loss_scale_optimizer.h"
 #include "osprey/tensor/ops.h"
 
 namespace osprey::train {
@@ -30,6 +31,12 @@ models::Model& Model::network() const {
 
 void Model::compile(OptimizerArg optimizer, LossArg loss, std::vector<MetricArg> metrics, CompileOptions options) {
   auto opt = optimizer.resolve();
+  // Keras: a mixed_float16 model gets dynamic loss scaling unless it has some already (a
+  // LossScaleOptimizer, or a fixed loss_scale_factor the user chose).
+  if (network().dtype_policy().name() == "mixed_float16" &&
+      dynamic_cast<optim::LossScaleOptimizer*>(opt.get()) == nullptr && !opt->options().loss_scale_factor) {
+    opt = std::make_shared<optim::LossScaleOptimizer>(std::move(opt));
+  }
   auto l = loss.resolve();
   std::vector<std::shared_ptr<metrics::Metric>> ms;
   for (const MetricArg& m : metrics) ms.push_back(m.metric ? m.metric : std::shared_ptr<metrics::Metric>(metrics::get(m.name, l->name())));

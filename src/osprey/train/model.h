@@ -32,7 +32,9 @@ class Model {
   const std::shared_ptr<models::Model>& network_ptr() const { return network_; }
   const std::string& name() const { return network().name(); }
 
-  // Keras's compile: optimizer, loss and metrics by name or object.
+  // Keras's compile: optimizer, loss and metrics by name or object. Under the mixed_float16 policy
+  // the optimizer is wrapped in an optim::LossScaleOptimizer (unless it is one already or has a
+  // fixed loss_scale_factor), as Keras does.
   void compile(OptimizerArg optimizer, LossArg loss, std::vector<MetricArg> metrics = {},
                CompileOptions options = {});
   bool compiled() const { return trainer_ != nullptr; }

@@ -1,5 +1,6 @@
 #include "osprey/autograd/ops/loss.h"
 
+#include "osprey/autograd/ops/cast.h"
 #include "osprey/autograd/ops/common.h"
 
 namespace osprey::autograd {
@@ -17,8 +18,11 @@ Reduction parse_reduction(const std::string& r) {
 
 }  // namespace
 
-Variable cross_entropy(const Variable& logits, const Tensor& labels, const CrossEntropyOptions& o) {
-  detail::check_float_input(logits, "cross_entropy", "logits");
+Variable cross_entropy(const Variable& logits_in, const Tensor& labels, const CrossEntropyOptions& o) {
+  detail::check_float_input(logits_in, "cross_entropy", "logits");
+  // 16-bit logits go through float32 (mixed precision keeps the loss in float32); the cast's
+  // backward returns the gradient to the logits' dtype.
+  const Variable logits = is_low_precision(logits_in.dtype()) ? cast(logits_in, DType::float32) : logits_in;
   check_defined(labels, "cross_entropy", "labels");
   const Tensor& lv = logits.value();
   check_same_device({&lv, &labels}, "cross_entropy");

@@ -75,5 +75,15 @@ TEST(LossTest, BadLabelsAndOptionsAreErrors) {
                            {"cross_entropy", "reduction", "'avg'"});
 }
 
+TEST(LossTest, Bfloat16LogitsGiveTheFloat32LossOfTheSameValues) {
+  const Tensor ids = from_vector<int64_t>({2, 0, 1}, {3});
+  Variable x(randn({3, 5}, 8).to(DType::bfloat16), true);
+  const Variable l = cross_entropy(x, ids);
+  EXPECT_EQ(l.dtype(), DType::float32);
+  EXPECT_EQ(l.item(), cross_entropy(Variable(x.value().to(DType::float32)), ids).item());
+  l.backward();
+  EXPECT_EQ(x.grad().dtype(), DType::bfloat16);
+}
+
 }  // namespace
 }  // namespace osprey::autograd

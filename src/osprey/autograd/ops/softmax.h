@@ -1,5 +1,6 @@
 // Differentiable softmax and log-softmax along one axis (the backend's numerically stable
-// kernels; backward reads only the saved output).
+// kernels; backward reads only the saved output). bfloat16/float16 inputs are computed in
+// float32 and give a float32 result (the numerically sensitive ops of mixed precision).
 //   Variable p = softmax(logits);            // over the last axis
 //   Variable lp = log_softmax(logits, 1);
 #pragma once

@@ -36,5 +36,20 @@ TEST(SoftmaxTest, AxisOutOfRangeNamesTheOp) {
   expect_error<ValueError>([] { softmax(input({2, 3}, 1), 2); }, {"softmax", "axis 2", "rank 2"});
 }
 
+// Mixed precision: 16-bit logits are normalized in float32 and the probabilities stay float32;
+// the gradient returns in the logits' dtype.
+TEST(SoftmaxTest, SixteenBitInputsComputeInFloat32) {
+  for (DType d : {DType::bfloat16, DType::float16}) {
+    Variable x(randn({4, 7}, 3).to(d), true);
+    const Variable y = softmax(x);
+    EXPECT_EQ(y.dtype(), DType::float32);
+    Variable x32(x.value().to(DType::float32), true);
+    const Variable y32 = softmax(x32);
+    expect_near_all(values(y), values(y32), 0.0);  // the same float32 computation
+    sum(mul(y, Variable(randn({4, 7}, 4).to(DType::float32)))).backward();
+    EXPECT_EQ(x.grad().dtype(), d);
+  }
+}
+
 }  // namespace
 }  // namespace osprey::autograd

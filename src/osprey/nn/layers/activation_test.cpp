@@ -12,13 +12,14 @@ namespace osprey::nn {
 namespace {
 
 TEST(ActivationTest, AppliesTheNamedActivation) {
+  // float64 layers: a default (float32) layer would cast these float64 inputs, as Keras does.
   const Variable x(from_vector<double>({-1.0, 0.5, 2.0}, {1, 3}));
-  EXPECT_EQ(layers::Activation("relu")(x).value().to_vector<double>(),
+  EXPECT_EQ(layers::Activation("relu", {.dtype = "float64"})(x).value().to_vector<double>(),
             (std::vector<double>{0.0, 0.5, 2.0}));
-  const auto p = layers::Activation("softmax")(x).value().to_vector<double>();
+  const auto p = layers::Activation("softmax", {.dtype = "float64"})(x).value().to_vector<double>();
   EXPECT_NEAR(p[0] + p[1] + p[2], 1.0, 1e-12);
-  EXPECT_NEAR(layers::Activation("tanh")(x).value().at({0, 2}), std::tanh(2.0), 1e-7);
-  EXPECT_TRUE(layers::Activation("linear")(x).is_same(x));
+  EXPECT_NEAR(layers::Activation("tanh", {.dtype = "float64"})(x).value().at({0, 2}), std::tanh(2.0), 1e-7);
+  EXPECT_TRUE(layers::Activation("linear", {.dtype = "float64"})(x).is_same(x));
 }
 
 TEST(ActivationTest, IsNamedAndRegisteredAsKerasActivation) {

@@ -69,7 +69,7 @@ Shape Conv2D::compute_output_shape(const std::vector<Shape>& input_shapes) {
 
 Variable Conv2D::call_single(const Variable& x, bool training) {
   check_input_shape(x.shape());
-  Variable y = autograd::conv2d(x, kernel_, bias_, conv_options());
+  Variable y = autograd::conv2d(x, autocast(kernel_), autocast(bias_), conv_options());
   return options_.activation(y);
 }
 

@@ -36,7 +36,7 @@ Variable Dense::call_single(const Variable& x, bool training) {
   OSPREY_CHECK(x.ndim() >= 1 && x.size(-1) == in,
                "{}: expected inputs with {} features on the last axis. Received: {}", name(), in,
                x.shape().to_string());
-  Variable y = autograd::linear(x, kernel_, bias_, activation_.fused());
+  Variable y = autograd::linear(x, autocast(kernel_), autocast(bias_), activation_.fused());
   return activation_.fused() == Activation::none ? activation_(y) : y;
 }
 

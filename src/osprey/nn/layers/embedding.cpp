@@ -45,7 +45,7 @@ Variable Embedding::call_single(const Variable& x, bool training) {
         "{}: index {} at position {} is out of range: expected indices in [0, {}) (input_dim={})",
         name(), p[i], i, input_dim_, input_dim_);
   }
-  return autograd::embedding(embeddings_, ids);
+  return autograd::embedding(autocast(embeddings_), ids);
 }
 
 nlohmann::json Embedding::get_config() const {

@@ -13,7 +13,7 @@ TEST(ReshapeTest, ReshapesEachSampleAndInfersOneSize) {
   auto r = layers::Reshape({7, 7, -1});
   EXPECT_EQ(r->compute_output_shape({{-1, 196}}), (Shape{-1, 7, 7, 4}));
   const Variable x(test::wave({2, 6}, 1));
-  const Variable y = layers::Reshape({3, 2})(x);
+  const Variable y = layers::Reshape({3, 2}, {.dtype = "float64"})(x);  // float64: no autocast
   EXPECT_EQ(y.shape(), (Shape{2, 3, 2}));
   EXPECT_EQ(y.value().to_vector<double>(), x.value().to_vector<double>());
 }

@@ -3,6 +3,8 @@
 // shapes and layouts.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "osprey/tensor/cpu/cpu_test_util.h"
 #include "osprey/tensor/cpu/dnnl_info.h"
 #include "osprey/tensor/cpu/kernels.h"
@@ -368,6 +370,50 @@ TEST(CpuInt8Test, TheInt8MatmulRunsAJitKernelNotOneDnnsReference) {
   } else {
     GTEST_SKIP() << "no VNNI on this CPU (oneDNN chose " << impl << ")";
   }
+}
+
+// Mixed precision's 16-bit paths: float16 matmul through float32, bfloat16 relu backward,
+// arithmetic and sums. Each is compared with the float32 computation on the same rounded
+// inputs, so the only differences are the final roundings to 16 bits.
+double max_abs_diff(const Tensor& got, const Tensor& want) {
+  const std::vector<double> g = got.to_vector<double>(), w = want.to_vector<double>();
+  double m = 0.0;
+  for (size_t i = 0; i < g.size(); ++i) m = std::max(m, std::abs(g[i] - w[i]));
+  return m;
+}
+
+TEST(CpuMixedPrecisionTest, Float16MatmulComputesInFloat32AndStoresFloat16) {
+  const Tensor a = randn({33, 70}, 1, 1.0, 0.0, DType::float16), b = randn({70, 20}, 2, 1.0, 0.0, DType::float16);
+  const Tensor bias = randn({20}, 3, 1.0, 0.0, DType::float16);
+  Tensor got = Tensor::empty({33, 20}, {DType::float16});
+  cpu::matmul(a.transpose(0, 1).contiguous().transpose(0, 1), b, &bias, got, {.activation = Activation::relu});
+  Tensor want = Tensor::empty({33, 20}, {DType::float32});
+  reference::matmul(a.to(DType::float32), b.to(DType::float32), nullptr, want, {});
+  want = osprey::relu(osprey::add(want, bias.to(DType::float32)));
+  EXPECT_EQ(got.dtype(), DType::float16);
+  EXPECT_LT(max_abs_diff(got, want), 2e-2);  // one float16 rounding of values up to ~30
+}
+
+TEST(CpuMixedPrecisionTest, Bfloat16ReluBackwardArithmeticAndSumsMatchFloat32) {
+  const Tensor dy = randn({64, 50}, 4, 1.0, 0.0, DType::bfloat16), x = randn({64, 50}, 5, 1.0, 0.0, DType::bfloat16);
+  Tensor got = Tensor::empty({64, 50}, {DType::bfloat16});
+  cpu::binary(BinaryOp::relu_backward, dy, x, got);
+  Tensor want = Tensor::empty({64, 50}, {DType::float32});
+  reference::binary(BinaryOp::relu_backward, dy.to(DType::float32), x.to(DType::float32), want);
+  EXPECT_EQ(max_abs_diff(got, want), 0.0);  // a selection: exact
+  cpu::unary(UnaryOp::relu, x, got, {});
+  EXPECT_EQ(max_abs_diff(got, osprey::relu(x.to(DType::float32))), 0.0);
+  Tensor h = Tensor::empty({64, 50}, {DType::float16});
+  cpu::unary(UnaryOp::square, x.to(DType::float16), h, {});
+  EXPECT_LT(max_abs_diff(h, osprey::square(x.to(DType::float32))), 2e-2);
+  cpu::binary(BinaryOp::tanh_backward, dy, x, got);
+  reference::binary(BinaryOp::tanh_backward, dy.to(DType::float32), x.to(DType::float32), want);
+  // One bfloat16 rounding of the float32 result: at most half an ulp, 2^-8 of the largest value.
+  EXPECT_LE(max_abs_diff(got, want), std::ldexp(osprey::max(osprey::abs(want)).item(), -8));
+  Tensor s = Tensor::empty({1, 50}, {DType::bfloat16}), s32 = Tensor::empty({1, 50}, {DType::float32});
+  cpu::reduce(ReduceOp::sum, dy, s);
+  reference::reduce(ReduceOp::sum, dy.to(DType::float32), s32);
+  EXPECT_LT(max_abs_diff(s, s32), 0.1);  // sums up to ~20, one bfloat16 rounding (2^-8 relative)
 }
 
 }  // namespace

@@ -233,11 +233,15 @@ Tensor runnable(const Tensor& t) {
 void unary(UnaryOp op, const Tensor& x, Tensor& y, const UnaryParams& p) {
   const DType d = x.dtype();
   if (y.numel() == 0) return;
-  if (y.dtype() != d || !y.is_contiguous() || (d != DType::float32 && d != DType::float64 && d != DType::bfloat16)) {
+  const bool half = d == DType::bfloat16 || d == DType::float16;
+  if (y.dtype() != d || !y.is_contiguous() || (d != DType::float32 && d != DType::float64 && !half)) {
     return reference::unary(op, x, y, p);
   }
   float alpha = 0.f, beta = 0.f;
-  const dnnl::algorithm alg = unary_alg(op, p, alpha, beta);
+  dnnl::algorithm alg = unary_alg(op, p, alpha, beta);
+  // float32 relu runs in our loops; 16-bit relu (a Conv2D activation under mixed precision) in
+  // oneDNN's, which read and write bfloat16 directly.
+  if (alg == dnnl::algorithm::undef && op == UnaryOp::relu && half) alg = dnnl::algorithm::eltwise_relu;
   if (alg != dnnl::algorithm::undef && dnnl_float_ok(d)) {
     EltwiseEntry* e = eltwise_entry(false, alg, alpha, beta, d, y.numel());
     if (e != nullptr) {
@@ -265,6 +269,13 @@ void unary(UnaryOp op, const Tensor& x, Tensor& y, const UnaryParams& p) {
   }
   if (d == DType::float32 && arithmetic_unary<float>(op, runnable(x), y, p)) return;
   if (d == DType::float64 && arithmetic_unary<double>(op, runnable(x), y, p)) return;
+  if (half) {
+    // Through float32, as binary() does for 16-bit arithmetic.
+    Tensor y32 = Tensor::empty(y.shape(), {DType::float32, y.device()});
+    unary(op, x.to(DType::float32), y32, p);
+    copy(y32, y);
+    return;
+  }
   reference::unary(op, x, y, p);
 }
 
@@ -285,6 +296,23 @@ void binary(BinaryOp op, const Tensor& a, const Tensor& b, Tensor& out) {
       }
     }
     return reference::binary(op, a, b, out);
+  }
+  if (op == BinaryOp::relu_backward && dnnl_float_ok(d) && a.is_contiguous() && b.is_contiguous()) {
+    // dy * (x > 0) is oneDNN's relu backward on src x: one pass in the tensors' own dtype.
+    EltwiseEntry* e = eltwise_entry(true, dnnl::algorithm::eltwise_relu, 0.f, 0.f, d, out.numel());
+    if (e != nullptr) {
+      e->op->execute({b.raw_data(), a.raw_data(), out.raw_data()});
+      return;
+    }
+  }
+  if ((d == DType::bfloat16 || d == DType::float16) && !cmp) {
+    // 16-bit arithmetic goes through float32 (vectorized conversions), as the CPU has no
+    // 16-bit arithmetic; the reference kernel would go through double one element at a time.
+    const Tensor a32 = a.to(DType::float32), b32 = b.to(DType::float32);
+    Tensor o32 = Tensor::empty(out.shape(), {DType::float32, out.device()});
+    binary(op, a32, b32, o32);
+    copy(o32, out);
+    return;
   }
   if (d != DType::float32 && d != DType::float64) return reference::binary(op, a, b, out);
   const Tensor ar = runnable(a), br = runnable(b);
