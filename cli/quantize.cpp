@@ -1,6 +1,7 @@
 // `osprey quantize DIR --mode int8 [--output OUT]`: loads a model saved by `osprey train` (or
-// Model::save), swaps its Dense layers for int8 ones (quant/quantize.h) and saves it to OUT
-// (default: DIR, replaced atomically). Prints the quantized kernel paths and the sizes.
+// Model::save), swaps its Dense, Conv2D and Embedding layers for int8 ones (quant/quantize.h) and
+// saves it to OUT (default: DIR, replaced atomically). Prints the quantized kernel paths and the
+// sizes.
 #include <filesystem>
 #include <string>
 
