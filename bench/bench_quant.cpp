@@ -1,8 +1,8 @@
-// int8 vs float32 inference of the Fashion-MNIST MLP (train::fashion_mnist_model("mlp"),
-// 784-512-256-10) at one batch size, in one process, printed as one JSON line like bench_train:
-// samples/s of predict() before and after model.quantize("int8"), and with --epochs > 0 the test
-// accuracy of both after that much float32 training.
-//   bench_quant [--batch-size 256] [--epochs 0] [--threads 2] [--reps 5] [--data DIR]
+// int8 vs float32 inference of a Fashion-MNIST model (train::fashion_mnist_model: "mlp",
+// 784-512-256-10, or "cnn", two Conv2D + Dense) at one batch size, in one process, printed as one
+// JSON line like bench_train: samples/s of predict() before and after model.quantize("int8"), and
+// with --epochs > 0 the test accuracy of both after that much float32 training.
+//   bench_quant [--model mlp] [--batch-size 256] [--epochs 0] [--threads 2] [--reps 5] [--data DIR]
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <fmt/format.h>
@@ -43,11 +43,12 @@ double accuracy(os::Model& model, const os::Tensor& x, const os::Tensor& y, int6
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"int8 vs float32 predict of the Fashion-MNIST MLP"};
-  std::string data_dir;
+  CLI::App app{"int8 vs float32 predict of the Fashion-MNIST MLP or CNN"};
+  std::string data_dir, model_name = "mlp";
   int64_t batch = 256;
   int epochs = 0, threads = 2, reps = 5;
   uint64_t seed = 42;
+  app.add_option("--model", model_name)->check(CLI::IsMember({"mlp", "cnn"}));
   app.add_option("--batch-size", batch);
   app.add_option("--epochs", epochs);
   app.add_option("--threads", threads);
@@ -59,7 +60,7 @@ int main(int argc, char** argv) {
     os::set_num_threads(threads);
     os::set_global_seed(seed);
     auto data = os::datasets::fashion_mnist::load({.directory = data_dir});
-    os::Model model = os::train::fashion_mnist_model("mlp");
+    os::Model model = os::train::fashion_mnist_model(model_name);
     model.compile("adam", "sparse_categorical_crossentropy", {"accuracy"});
     if (epochs > 0) {
       model.fit(data.train.x, data.train.y, {.batch_size = 128, .epochs = epochs, .verbose = 0, .seed = seed});
@@ -72,9 +73,12 @@ int main(int argc, char** argv) {
     const double acc_int8 = epochs > 0 ? accuracy(model, x, data.test.y, batch) : 0.0;
     std::string extra;
     if (epochs > 0) extra = fmt::format(R"(, "f32_accuracy": {:.4f}, "int8_accuracy": {:.4f})", acc_f32, acc_int8);
-    fmt::print(R"({{"framework": "osprey", "model": "mlp", "batch": {}, "threads": {}, "f32_samples_per_s": {:.1f}, )"
-               R"("int8_samples_per_s": {:.1f}, "int8_speedup": {:.2f}, "int8_gemm_impl": "{}"{}}})" "\n",
-               batch, threads, f32, int8, int8 / f32, os::cpu::int8_matmul_impl(batch, 784, 512), extra);
+    fmt::print(
+        R"({{"framework": "osprey", "model": "{}", "batch": {}, "threads": {}, "f32_samples_per_s": {:.1f}, )"
+        R"("int8_samples_per_s": {:.1f}, "int8_speedup": {:.2f}, "int8_gemm_impl": "{}"{}}})"
+        "\n",
+        model_name, batch, threads, f32, int8, int8 / f32,
+        os::cpu::int8_matmul_impl(batch, 784, 512), extra);
   } catch (const std::exception& e) {
     fmt::print(stderr, "bench_quant: {}\n", e.what());
     return 1;

@@ -1,7 +1,8 @@
 // `osprey quantize DIR --mode int8|float8 [--output OUT]`: loads a model saved by `osprey train`
-// (or Model::save), swaps its layers (quant/quantize.h: int8 Dense layers for inference, or
-// float8-training Dense and Conv2D layers with --amax-history-length and --margin) and saves it
-// to OUT (default: DIR, replaced atomically). Prints the quantized kernel paths and the sizes.
+// (or Model::save), swaps its layers (quant/quantize.h: int8 Dense, Conv2D and Embedding layers
+// for inference, or float8-training Dense and Conv2D layers with --amax-history-length and
+// --margin) and saves it to OUT (default: DIR, replaced atomically). Prints the quantized kernel
+// paths and the sizes.
 #include <filesystem>
 #include <string>
 

@@ -1,15 +1,19 @@
 #include "osprey/quant/quantize.h"
 
-#include <algorithm>
-
 #include <fmt/ranges.h>
+
+#include <algorithm>
 
 #include "osprey/core/error.h"
 #include "osprey/nn/layer_registry.h"
+#include "osprey/nn/layers/conv2d.h"
 #include "osprey/nn/layers/dense.h"
+#include "osprey/nn/layers/embedding.h"
 #include "osprey/quant/float8_conv2d.h"
 #include "osprey/quant/float8_dense.h"
+#include "osprey/quant/quantized_conv2d.h"
 #include "osprey/quant/quantized_dense.h"
+#include "osprey/quant/quantized_embedding.h"
 
 namespace osprey::quant {
 
@@ -20,24 +24,37 @@ bool wanted(const QuantizeOptions& o, const std::string& name) {
 }
 
 bool is_quantized(const nn::Layer& l) {
-  return dynamic_cast<const QuantizedDense*>(&l) != nullptr || dynamic_cast<const Float8Dense*>(&l) != nullptr ||
+  return dynamic_cast<const QuantizedDense*>(&l) != nullptr ||
+         dynamic_cast<const QuantizedConv2D*>(&l) != nullptr ||
+         dynamic_cast<const QuantizedEmbedding*>(&l) != nullptr ||
+         dynamic_cast<const Float8Dense*>(&l) != nullptr ||
          dynamic_cast<const Float8Conv2D*>(&l) != nullptr;
 }
 
 // The layer that replaces `layer` in `mode`, or null when the mode leaves it alone.
-std::shared_ptr<nn::Layer> quantized_form(const nn::Layer& layer, std::string_view mode, const QuantizeOptions& o) {
+std::shared_ptr<nn::Layer> quantized_form(const nn::Layer& layer, std::string_view mode,
+                                          const QuantizeOptions& o) {
   if (is_quantized(layer)) return nullptr;
+  const bool int8 = mode == "int8";
   if (const auto* dense = dynamic_cast<const nn::Dense*>(&layer)) {
-    if (mode == "int8") return QuantizedDense::from_dense(*dense);
+    if (int8) return QuantizedDense::from_dense(*dense);
     return Float8Dense::from_dense(*dense, o.float8);
   }
-  if (const auto* conv = dynamic_cast<const nn::Conv2D*>(&layer); conv != nullptr && mode == "float8") {
+  if (const auto* conv = dynamic_cast<const nn::Conv2D*>(&layer)) {
+    if (int8) return QuantizedConv2D::from_conv2d(*conv);
     return Float8Conv2D::from_conv2d(*conv, o.float8);
+  }
+  if (const auto* emb = dynamic_cast<const nn::Embedding*>(&layer); emb != nullptr && int8) {
+    return QuantizedEmbedding::from_embedding(*emb);
   }
   return nullptr;
 }
 
-const char* quantizable_kinds(std::string_view mode) { return mode == "int8" ? "Dense" : "Dense and Conv2D"; }
+// What a mode quantizes, for the errors: "Dense, Conv2D and Embedding" (all) or "... or ..." (any).
+std::string quantizable_kinds(std::string_view mode, const char* conjunction) {
+  return mode == "int8" ? fmt::format("Dense, Conv2D {} Embedding", conjunction)
+                        : fmt::format("Dense {} Conv2D", conjunction);
+}
 
 void swap_layers(nn::Layer& model, std::string_view mode, const QuantizeOptions& o, std::vector<std::string>& done,
                  std::vector<std::string>& seen) {
@@ -50,13 +67,14 @@ void swap_layers(nn::Layer& model, std::string_view mode, const QuantizeOptions&
     seen.push_back(layer->name());
     if (std::shared_ptr<nn::Layer> q = quantized_form(*layer, mode, o)) {
       model.replace_sublayer(layer->name(), q);
-      done.push_back(q->path() + "/kernel");
+      // The quantized table or kernel: the first weight of every quantized layer.
+      done.push_back(mode == "int8" ? q->variables().front().name() : q->path() + "/kernel");
       continue;
     }
     OSPREY_CHECK(o.layers.empty() || !is_quantized(*layer), "quantize: layer '{}' is already quantized",
                  layer->name());
     OSPREY_CHECK(o.layers.empty(), "quantize: layer '{}' is a {}; mode \"{}\" quantizes {} layers only",
-                 layer->name(), layer->class_name(), mode, quantizable_kinds(mode));
+                 layer->name(), layer->class_name(), mode, quantizable_kinds(mode, "and"));
   }
 }
 
@@ -81,13 +99,15 @@ std::vector<std::string> quantize(nn::Layer& model, std::string_view mode, const
                  "quantize: model '{}' has no layer named '{}'", model.name(), name);
   }
   OSPREY_CHECK(!done.empty(), "quantize: model '{}' has no {} layer left to quantize (mode \"{}\")",
-               model.name(), mode == "int8" ? "Dense" : "Dense or Conv2D", mode);
+               model.name(), quantizable_kinds(mode, "or"), mode);
   return done;
 }
 
 void register_layers() {
   static const bool once = [] {
     nn::register_layer("QuantizedDense", &QuantizedDense::from_config);
+    nn::register_layer("QuantizedConv2D", &QuantizedConv2D::from_config);
+    nn::register_layer("QuantizedEmbedding", &QuantizedEmbedding::from_config);
     nn::register_layer("Float8Dense", &Float8Dense::from_config);
     nn::register_layer("Float8Conv2D", &Float8Conv2D::from_config);
     return true;

@@ -1,7 +1,8 @@
 // quantize(model, mode): quantization of a built model by swapping layers (the seeds' and
 // Keras's model.quantize(...)), never by branches inside layers. At any depth of nested
 // containers (Sequential models), keeping names and weight paths:
-//   "int8" (post-training, inference): every nn::Dense becomes a QuantizedDense;
+//   "int8" (post-training, inference): every nn::Dense, nn::Conv2D and nn::Embedding becomes a
+//     QuantizedDense, QuantizedConv2D or QuantizedEmbedding;
 //   "float8" (training): every nn::Dense becomes a Float8Dense and every nn::Conv2D a
 //     Float8Conv2D (delayed-scaling float8 fake quantization, emulated on CPU; see
 //     float8_dense.h); train as before, the scaling state saves with the model.
@@ -41,8 +42,8 @@ const std::vector<std::string>& quantization_modes();
 std::vector<std::string> quantize(nn::Layer& model, std::string_view mode,
                                   const QuantizeOptions& options = {});
 
-// Registers QuantizedDense, Float8Dense and Float8Conv2D with the layer registry (idempotent), so load_model() can rebuild
-// saved quantized models.
+// Registers QuantizedDense, QuantizedConv2D, QuantizedEmbedding, Float8Dense and Float8Conv2D
+// with the layer registry (idempotent), so load_model() can rebuild saved quantized models.
 void register_layers();
 
 }  // namespace osprey::quant

@@ -2,6 +2,7 @@
 
 #include "osprey/autograd/grad_mode.h"
 #include "osprey/core/error.h"
+#include "osprey/quant/int8_config.h"
 #include "osprey/tensor/factory.h"
 #include "osprey/tensor/ops.h"
 
@@ -75,8 +76,7 @@ nlohmann::json QuantizedDense::get_config() const {
 }
 
 std::shared_ptr<nn::Layer> QuantizedDense::from_config(const nlohmann::json& c) {
-  const std::string mode = c.value("quantization_mode", std::string("int8"));
-  OSPREY_CHECK(mode == "int8", "QuantizedDense: quantization_mode must be \"int8\". Received: \"{}\"", mode);
+  detail::check_int8_mode(c, "QuantizedDense");
   return std::make_shared<QuantizedDense>(
       c.at("units").get<int64_t>(), c.value("activation", std::string("linear")), c.value("use_bias", true),
       nn::LayerOptions{c.value("name", std::string()), "float32", c.value("trainable", true)});

@@ -22,6 +22,7 @@ const Backend& reference_backend() {
     b.matmul = reference::matmul;
     b.quantize_rows_int8 = reference::quantize_rows_int8;
     b.matmul_int8 = reference::matmul_int8;
+    b.conv2d_int8 = reference::conv2d_int8;
     b.conv2d_forward = reference::conv2d_forward;
     b.conv2d_backward_data = reference::conv2d_backward_data;
     b.conv2d_backward_weights = reference::conv2d_backward_weights;

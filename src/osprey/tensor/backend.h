@@ -124,6 +124,13 @@ struct Backend {
   void (*matmul_int8)(const Tensor& a_q, const Tensor& a_scale, const Tensor& b_q,
                       const Tensor& b_scale, const Tensor* bias, Tensor& out,
                       Activation activation) = nullptr;
+  // y float32 = act(acc * ((1 / x_scale[n]) * (1 / w_scale[o])) + bias[o]) where acc =
+  // conv2d(x_q, w_q) summed exactly in int32: x_q int8 of y's layout (p.channels_last) with one
+  // scale per sample n, w_q int8 HWIO [kh, kw, in / groups, out], w_scale [out], bias [out] or
+  // null; all contiguous.
+  void (*conv2d_int8)(const Tensor& x_q, const Tensor& x_scale, const Tensor& w_q,
+                      const Tensor& w_scale, const Tensor* bias, Tensor& y, const Conv2dParams& p,
+                      Activation activation) = nullptr;
 
   void (*conv2d_forward)(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y,
                          const Conv2dParams& p) = nullptr;

@@ -1,4 +1,6 @@
 // int8 ops against the seeds' formula computed in float64, on both kernel tables.
+#include "osprey/tensor/ops_quant.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -180,6 +182,126 @@ TEST(LinearInt8Test, MismatchedShapesAndDtypesAreValueErrors) {
     linear_int8(zeros({3, 15}), wq);
   } catch (const ValueError& e) {
     EXPECT_NE(std::string(e.what()).find("16 features"), std::string::npos) << e.what();
+  }
+}
+
+// conv2d_int8: the backends' kernel against the formula in float64 on the very int8 values and
+// scales it was given (x quantized per sample, w per output channel), the integer sums computed
+// here naively. Same bound as the matmul: the sums are exact in float32 (|acc| <= 127^2 * 45 taps),
+// and the two reciprocals, their product, the multiply and the bias add each round once, so
+// |y - y64| <= 4e-7 * (|acc / (sx sw)| + |bias|).
+constexpr int kToNchw[] = {0, 3, 1, 2};
+constexpr int kToNhwc[] = {0, 2, 3, 1};
+
+void expect_conv_matches_f64(const Backend& be, bool channels_last, int64_t stride, bool with_bias,
+                             Activation act) {
+  const int64_t n = 3, h = 9, w = 8, c = 5, kh = 3, kw = 3, o = 7;
+  const Tensor x = test_input(n, h * w * c, 51);  // sample n scaled by 10^(n - 2)
+  const Tensor wf = random_normal({kh, kw, c, o}, {.seed = 52, .stddev = 0.1});
+  const Quantized xq = quantize_with(be, x);
+  const QuantizedRows wq = quantize_columns_int8(wf.reshape({-1, o}));
+  const Tensor wq4 = wq.values.reshape({kh, kw, c, o});
+  const Tensor bias = random_normal({o}, {.seed = 53});
+  const Conv2dParams p{.stride_h = stride,
+                       .stride_w = stride,
+                       .pad_top = 1,
+                       .pad_bottom = 1,
+                       .pad_left = 0,
+                       .pad_right = 1,
+                       .channels_last = channels_last};
+  const int64_t ho = (h + 2 - kh) / stride + 1, wo = (w + 1 - kw) / stride + 1;
+  // x's values as [n, h, w, c]; for NCHW the same values are laid out [n, c, h, w].
+  const Tensor x_nhwc = xq.q.reshape({n, h, w, c});
+  const Tensor x_in = channels_last ? x_nhwc : x_nhwc.permute(kToNchw).contiguous();
+  Tensor y =
+      Tensor::empty(channels_last ? Shape{n, ho, wo, o} : Shape{n, o, ho, wo}, {DType::float32});
+  be.conv2d_int8(x_in, xq.scale, wq4, wq.scales, with_bias ? &bias : nullptr, y, p, act);
+  const Tensor y_nhwc = channels_last ? y : y.permute(kToNhwc).contiguous();
+  const auto xv = x_nhwc.to_vector<int8_t>(), wv = wq4.to_vector<int8_t>();
+  const auto sx = xq.scale.to_vector<float>(), sw = wq.scales.to_vector<float>();
+  const auto bv = bias.to_vector<float>(), yv = y_nhwc.to_vector<float>();
+  for (int64_t b = 0; b < n; ++b) {
+    for (int64_t i = 0; i < ho; ++i) {
+      for (int64_t j = 0; j < wo; ++j) {
+        for (int64_t oc = 0; oc < o; ++oc) {
+          double acc = 0.0;
+          for (int64_t di = 0; di < kh; ++di) {
+            for (int64_t dj = 0; dj < kw; ++dj) {
+              const int64_t r = i * stride + di - 1, q = j * stride + dj;
+              if (r < 0 || r >= h || q >= w) continue;
+              for (int64_t ci = 0; ci < c; ++ci) {
+                acc += static_cast<double>(xv[((b * h + r) * w + q) * c + ci]) *
+                       static_cast<double>(wv[((di * kw + dj) * c + ci) * o + oc]);
+              }
+            }
+          }
+          const double prod = acc / (double{sx[b]} * double{sw[oc]});
+          const double bias_o = with_bias ? double{bv[oc]} : 0.0;
+          double want = prod + bias_o;
+          if (act == Activation::relu) want = std::max(want, 0.0);
+          const double tol = 4e-7 * (std::fabs(prod) + std::fabs(bias_o)) + 1e-30;
+          ASSERT_NEAR(yv[((b * ho + i) * wo + j) * o + oc], want, tol)
+              << be.name << (channels_last ? " NHWC" : " NCHW") << " at " << b << "," << i << ","
+              << j << "," << oc;
+        }
+      }
+    }
+  }
+}
+
+TEST(Conv2dInt8Test, MatchesTheDequantizedFormulaInFloat64OnBothBackendsAndLayouts) {
+  for (const Backend* be : kBackends) {
+    expect_conv_matches_f64(*be, true, 1, true, Activation::none);
+    expect_conv_matches_f64(*be, true, 2, false, Activation::relu);
+    expect_conv_matches_f64(*be, false, 1, true, Activation::relu);
+  }
+}
+
+// Against the float convolution: each output is a K-term sum like a matmul's, so with half a
+// quantization step ex = 0.5 / x_scale[n] and ew = 0.5 / w_scale[o], |y - conv(x, w)| <=
+// sum over taps (|x| ew + ex |w| + ex ew); checked here through the largest case, K = 45 taps.
+TEST(Conv2dInt8Test, StaysWithinTheQuantizationBoundOfTheFloatConvolution) {
+  const Tensor x = random_normal({2, 6, 6, 5}, {.seed = 61});
+  const Tensor w = random_normal({3, 3, 5, 4}, {.seed = 62, .stddev = 0.2});
+  const Tensor bias = random_normal({4}, {.seed = 63});
+  const QuantizedRows wq = quantize_columns_int8(w.reshape({-1, 4}));
+  const Conv2dOptions o{.padding = "same"};
+  const Tensor y = conv2d_int8(x, {wq.values.reshape({3, 3, 5, 4}), wq.scales}, &bias, o);
+  const Tensor yf = conv2d(x, w, &bias, resolve_conv2d(x.shape(), w.shape(), o));
+  ASSERT_EQ(y.shape(), yf.shape());
+  const auto xv = x.to_vector<float>(), wv = w.to_vector<float>(), yv = y.to_vector<float>(),
+             fv = yf.to_vector<float>();
+  double wmax_all = 0.0, xsum_max = 0.0;
+  for (float v : wv) wmax_all = std::max(wmax_all, std::fabs(double{v}));
+  for (int64_t b = 0; b < 2; ++b) {
+    double xmax = 0.0;
+    for (int64_t t = 0; t < 180; ++t) xmax = std::max(xmax, std::fabs(double{xv[b * 180 + t]}));
+    xsum_max = std::max(xsum_max, xmax);
+  }
+  const double ex = 0.5 * (xsum_max + 1e-7) / 127.0, ew = 0.5 * (wmax_all + 1e-7) / 127.0;
+  const double bound = 45.0 * (xsum_max * ew + ex * wmax_all + ex * ew) * (1.0 + 1e-5) + 1e-5;
+  for (size_t i = 0; i < yv.size(); ++i) ASSERT_NEAR(yv[i], fv[i], bound) << "at " << i;
+}
+
+TEST(Conv2dInt8Test, AFloatKernelOrWrongScalesAreValueErrorsNamingTheOp) {
+  const QuantizedRows wq = quantize_columns_int8(random_normal({27, 4}, {.seed = 1}));
+  const Tensor x = zeros({1, 5, 5, 3});
+  try {
+    conv2d_int8(x, {wq.values.reshape({3, 3, 3, 4}).to(DType::float32), wq.scales}, nullptr, {});
+    ADD_FAILURE() << "no error";
+  } catch (const ValueError& e) {
+    EXPECT_NE(std::string(e.what()).find("conv2d_int8: the kernel must be a 4-D int8 tensor"),
+              std::string::npos)
+        << e.what();
+  }
+  try {
+    conv2d_int8(x, {wq.values.reshape({3, 3, 3, 4}), zeros({3})}, nullptr, {});
+    ADD_FAILURE() << "no error";
+  } catch (const ValueError& e) {
+    EXPECT_NE(
+        std::string(e.what()).find("conv2d_int8: the kernel scales must be float32 of shape [4]"),
+        std::string::npos)
+        << e.what();
   }
 }
 

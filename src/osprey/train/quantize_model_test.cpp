@@ -42,6 +42,22 @@ fs::path temp_dir(const std::string& name) {
   return p;
 }
 
+// Saves m, loads it back and expects bitwise-identical predictions on x; returns the saved
+// tensors for checks of their dtypes and shapes.
+io::SafetensorsFile expect_identical_after_save_and_load(models::Model& m, const Tensor& x,
+                                                         const std::string& name) {
+  const Tensor before = predict(m, x);
+  const fs::path dir = temp_dir(name);
+  models::save_model(m, dir);
+  io::SafetensorsFile file = io::load_safetensors(dir / "model.safetensors");
+  register_layers();
+  const models::LoadedModel loaded = models::load_model(dir);
+  EXPECT_EQ(loaded.model->get_config(), m.get_config());
+  EXPECT_EQ(predict(*loaded.model, x).to_vector<float>(), before.to_vector<float>());
+  fs::remove_all(dir);
+  return file;
+}
+
 TEST(QuantizeTest, SwapsEveryDenseKeepingNamesPathsAndOtherLayers) {
   nn::clear_session();
   auto m = mlp(16, 32, 4);
@@ -82,20 +98,56 @@ TEST(QuantizeTest, SaveThenLoadGivesIdenticalPredictionsFromInt8Tensors) {
   auto m = mlp(16, 32, 4);
   quantize(*m, "int8");
   const Tensor x = random_normal({64, 16}, {.seed = 2});
-  const Tensor before = predict(*m, x);
-  const fs::path dir = temp_dir("save");
-  models::save_model(*m, dir);
-  const io::SafetensorsFile file = io::load_safetensors(dir / "model.safetensors");
+  const io::SafetensorsFile file = expect_identical_after_save_and_load(*m, x, "save");
   ASSERT_NE(file.find("sequential/dense/kernel"), nullptr);
   EXPECT_EQ(file.find("sequential/dense/kernel")->dtype(), DType::int8);
   EXPECT_EQ(file.find("sequential/dense/kernel_scale")->dtype(), DType::float32);
   EXPECT_EQ(file.find("sequential/dense_1/kernel")->shape(), (Shape{32, 4}));
+}
 
-  register_layers();
-  const models::LoadedModel loaded = models::load_model(dir);
-  EXPECT_EQ(loaded.model->layers()[0]->class_name(), "QuantizedDense");
-  EXPECT_EQ(predict(*loaded.model, x).to_vector<float>(), before.to_vector<float>());
-  fs::remove_all(dir);
+// A small CNN: both Conv2D layers and the Dense head become int8, pooling and Flatten stay, and
+// the saved model (int8 HWIO kernels with per-filter scales) loads back to identical predictions.
+TEST(QuantizeTest, ACnnWithConv2DSavesAndLoadsToIdenticalPredictions) {
+  nn::clear_session();
+  auto m = std::make_shared<models::Sequential>(std::vector<std::shared_ptr<nn::Layer>>{
+      layers::Conv2D(8, 3, {.activation = "relu"}), layers::MaxPooling2D(2),
+      layers::Conv2D(6, 3, {.padding = "same", .activation = "relu"}), layers::Flatten(),
+      layers::Dense(3)});
+  m->build({Shape{-1, 12, 12, 2}});
+  const Tensor x = random_normal({16, 12, 12, 2}, {.seed = 5});
+  const auto f32 = predict(*m, x).to_vector<double>();
+  EXPECT_EQ(quantize(*m, "int8"),
+            (std::vector<std::string>{"sequential/conv2d/kernel", "sequential/conv2d_1/kernel",
+                                      "sequential/dense/kernel"}));
+  EXPECT_EQ(m->layers()[0]->class_name(), "QuantizedConv2D");
+  EXPECT_EQ(m->layers()[1]->class_name(), "MaxPooling2D");
+  testing::expect_near_all(predict(*m, x).to_vector<double>(), f32, 0.05);
+  const io::SafetensorsFile file = expect_identical_after_save_and_load(*m, x, "cnn");
+  ASSERT_NE(file.find("sequential/conv2d_1/kernel"), nullptr);
+  EXPECT_EQ(file.find("sequential/conv2d_1/kernel")->dtype(), DType::int8);
+  EXPECT_EQ(file.find("sequential/conv2d_1/kernel")->shape(), (Shape{3, 3, 8, 6}));
+  EXPECT_EQ(file.find("sequential/conv2d_1/kernel_scale")->shape(), (Shape{6}));
+}
+
+// A token model: the Embedding table becomes int8 rows with per-row scales (a quarter of the
+// bytes), and quantize -> save -> load gives identical predictions.
+TEST(QuantizeTest, AnEmbeddingModelSavesAndLoadsToIdenticalPredictions) {
+  nn::clear_session();
+  auto m = std::make_shared<models::Sequential>(std::vector<std::shared_ptr<nn::Layer>>{
+      layers::Embedding(40, 8), layers::Flatten(), layers::Dense(3)});
+  m->build({Shape{-1, 5}});
+  std::vector<int64_t> ids(6 * 5);
+  for (size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<int64_t>((i * 7) % 40);
+  const Tensor x = from_vector<int64_t>(ids, {6, 5});
+  const auto f32 = predict(*m, x).to_vector<double>();
+  EXPECT_EQ(quantize(*m, "int8"), (std::vector<std::string>{"sequential/embedding/embeddings",
+                                                            "sequential/dense/kernel"}));
+  EXPECT_EQ(m->layers()[0]->class_name(), "QuantizedEmbedding");
+  testing::expect_near_all(predict(*m, x).to_vector<double>(), f32, 0.05);
+  const io::SafetensorsFile file = expect_identical_after_save_and_load(*m, x, "embedding");
+  ASSERT_NE(file.find("sequential/embedding/embeddings"), nullptr);
+  EXPECT_EQ(file.find("sequential/embedding/embeddings")->dtype(), DType::int8);
+  EXPECT_EQ(file.find("sequential/embedding/embeddings_scale")->shape(), (Shape{40}));
 }
 
 // Four Gaussian blobs in 16-D, trained briefly with Adam; int8 must keep the accuracy within a
@@ -148,12 +200,14 @@ TEST(QuantizeTest, UnsupportedModesLayersAndStatesAreClearErrors) {
   auto m = mlp(6, 4, 2);
   testing::expect_error<ValueError>([&] { quantize(*m, "int4"); },
                                     {"unsupported mode \"int4\"", "Supported modes: int8"});
-  testing::expect_error<ValueError>([&] { quantize(*m, "int8", {.layers = {"dropout"}}); },
-                                    {"'dropout' is a Dropout", "Dense layers only"});
+  testing::expect_error<ValueError>(
+      [&] { quantize(*m, "int8", {.layers = {"dropout"}}); },
+      {"'dropout' is a Dropout", "quantizes Dense, Conv2D and Embedding layers only"});
   testing::expect_error<ValueError>([&] { quantize(*m, "int8", {.layers = {"nope"}}); },
                                     {"no layer named 'nope'"});
   quantize(*m, "int8");
-  testing::expect_error<ValueError>([&] { quantize(*m, "int8"); }, {"no Dense layer left"});
+  testing::expect_error<ValueError>([&] { quantize(*m, "int8"); },
+                                    {"no Dense, Conv2D or Embedding layer left"});
   testing::expect_error<ValueError>([&] { quantize(*m, "int8", {.layers = {"dense"}}); },
                                     {"'dense' is already quantized"});
   auto unbuilt = std::make_shared<models::Sequential>(std::vector<std::shared_ptr<nn::Layer>>{layers::Dense(3)});

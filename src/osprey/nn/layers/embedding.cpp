@@ -1,6 +1,7 @@
 #include "osprey/nn/layers/embedding.h"
 
 #include "osprey/autograd/ops.h"
+#include "osprey/nn/layers/embedding_indices.h"
 #include "osprey/nn/layers/options.h"
 
 namespace osprey::nn {
@@ -30,21 +31,7 @@ Shape Embedding::compute_output_shape(const std::vector<Shape>& input_shapes) {
 
 Variable Embedding::call_single(const Variable& x, bool training) {
   // Indices arrive as the value of a Variable; they get no gradient.
-  Tensor ids = x.value();
-  if (ids.dtype() != DType::int32 && ids.dtype() != DType::int64) {
-    OSPREY_CHECK(is_floating(ids.dtype()), "{}: expected integer indices. Received: {}", name(),
-                 ids.describe());
-    ids = ids.to(DType::int64);
-  }
-  // Checked here, so the message names the layer and its input_dim (the kernels check too).
-  const Tensor c = ids.to(DType::int64).contiguous();
-  const int64_t* p = c.data<int64_t>();
-  for (int64_t i = 0; i < c.numel(); ++i) {
-    OSPREY_CHECK(
-        p[i] >= 0 && p[i] < input_dim_,
-        "{}: index {} at position {} is out of range: expected indices in [0, {}) (input_dim={})",
-        name(), p[i], i, input_dim_, input_dim_);
-  }
+  const Tensor ids = detail::embedding_indices(x.value(), input_dim_, name());
   return autograd::embedding(autocast(embeddings_), ids);
 }
 

@@ -31,6 +31,8 @@ class Embedding : public SingleInputLayer {
   static std::shared_ptr<Layer> from_config(const nlohmann::json& config);
 
  protected:
+  // Indices, not activations: a 16-bit policy must not round them.
+  bool autocasts_inputs() const override { return false; }
   void build_single(const Shape& input_shape) override;
   Variable call_single(const Variable& x, bool training) override;
 

@@ -19,6 +19,7 @@ const Backend& cpu_backend() {
     b.matmul = cpu::matmul;
     b.quantize_rows_int8 = cpu::quantize_rows_int8;
     b.matmul_int8 = cpu::matmul_int8;
+    b.conv2d_int8 = cpu::conv2d_int8;
     b.conv2d_forward = cpu::conv2d_forward;
     b.conv2d_backward_data = cpu::conv2d_backward_data;
     b.conv2d_backward_weights = cpu::conv2d_backward_weights;

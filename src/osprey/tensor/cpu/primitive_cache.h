@@ -21,7 +21,7 @@ namespace osprey::cpu {
 enum class OpKind : uint8_t {
   matmul, conv_fwd, conv_bwd_data, conv_bwd_weights, pool_fwd, pool_bwd, bnorm_fwd, bnorm_bwd,
   lnorm_fwd, lnorm_bwd, softmax_fwd, softmax_bwd, eltwise_fwd, eltwise_bwd, reorder,
-  matmul_int8,
+  matmul_int8, conv2d_int8,
 };
 
 // A key of up to kMax 64-bit words with its hash computed as it grows. Built on the stack per

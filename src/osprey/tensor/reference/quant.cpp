@@ -48,4 +48,26 @@ void matmul_int8(const Tensor& a_q, const Tensor& a_scale, const Tensor& b_q, co
   if (activation != Activation::none) unary(unary_op_of(activation), out, out, {});
 }
 
+void conv2d_int8(const Tensor& x_q, const Tensor& x_scale, const Tensor& w_q, const Tensor& w_scale,
+                 const Tensor* bias, Tensor& y, const Conv2dParams& p, Activation activation) {
+  // The integer sums through the reference convolution, which accumulates in double: exact for
+  // int8 operands up to 2^53 / 127^2 taps.
+  Tensor acc = Tensor::empty(y.shape(), {DType::float64});
+  conv2d_forward(x_q, w_q, nullptr, acc, p);
+  const Shape& s = y.shape();
+  const int64_t c = p.channels_last ? s[3] : s[1], per_sample = s[1] * s[2] * s[3];
+  const int64_t hw = s[2] * s[3];  // NCHW: a channel's plane
+  const double* a = acc.data<double>();
+  const float* sa = x_scale.data<float>();
+  const float* sb = w_scale.data<float>();
+  const float* bp = bias != nullptr ? bias->data<float>() : nullptr;
+  float* o = y.data<float>();
+  for (int64_t i = 0; i < y.numel(); ++i) {
+    const int64_t n = i / per_sample, ch = p.channels_last ? i % c : (i / hw) % c;
+    const float deq = static_cast<float>(a[i]) * ((1.0f / sa[n]) * (1.0f / sb[ch]));
+    o[i] = bp != nullptr ? deq + bp[ch] : deq;
+  }
+  if (activation != Activation::none) unary(unary_op_of(activation), y, y, {});
+}
+
 }  // namespace osprey::reference
