@@ -9,6 +9,11 @@
 //                                    burst of steps each, in the same process: counters a_ms and
 //                                    b_ms (median step times) and ratio = samples/s of b / of a,
 //                                    so load from other processes hits both sides alike
+//   BM_SyncBnRatio                   the MLP 784-256(BatchNormalization)-10 on Mirrored with 2
+//                                    virtual devices, per-replica (a) against synchronized (b)
+//                                    BatchNormalization, timed alternately as BM_StepRatio: ratio =
+//                                    samples/s synchronized / per-replica (the cost of the two
+//                                    cross-replica all-reduces per layer and step)
 // Ratios (memcpy time / all-reduce time; Mirrored-1 / none) come from one run of this binary:
 //   ./build/bench/bench_allreduce --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
 #include <benchmark/benchmark.h>
@@ -133,8 +138,9 @@ double median(std::vector<double> v) {
   return v.empty() ? 0.0 : v[v.size() / 2];
 }
 
-void BM_StepRatio(benchmark::State& state) {
-  Model a = step_model(state.range(0)), b = step_model(state.range(1));
+// Times a and b alternately, a burst of steps each: counters a_ms, b_ms (median step times) and
+// ratio = samples/s of b over a.
+void time_alternately(benchmark::State& state, Model& a, Model& b) {
   constexpr int kBurst = 10;
   burst(a, kBurst);  // primitives, replicas, workers and slots created outside the timing
   burst(b, kBurst);
@@ -146,10 +152,30 @@ void BM_StepRatio(benchmark::State& state) {
   const double ma = median(ta), mb = median(tb);
   state.counters["a_ms"] = ma * 1e3;
   state.counters["b_ms"] = mb * 1e3;
-  state.counters["ratio"] = mb > 0 ? ma / mb : 0.0;  // samples/s of b over a
+  state.counters["ratio"] = mb > 0 ? ma / mb : 0.0;
+}
+
+void BM_StepRatio(benchmark::State& state) {
+  Model a = step_model(state.range(0)), b = step_model(state.range(1));
+  time_alternately(state, a, b);
 }
 // none vs Mirrored on 1 device (the overhead), 1 device with every thread vs 2 virtual devices.
 BENCHMARK(BM_StepRatio)->Args({0, 1})->Args({0, 2})->UseRealTime();
+
+Model bn_step_model(bool synchronized) {
+  nn::clear_session();
+  Model m = Sequential({layers::Dense(256), layers::BatchNormalization({.synchronized = synchronized}),
+                        layers::Activation("relu"), layers::Dense(10)},
+                       {.input_shape = {784}});
+  m.compile("sgd", "mse", {}, {.strategy = std::make_shared<distribute::MirroredStrategy>(distribute::virtual_devices(2))});
+  return m;
+}
+
+void BM_SyncBnRatio(benchmark::State& state) {
+  Model a = bn_step_model(false), b = bn_step_model(true);
+  time_alternately(state, a, b);  // ratio: samples/s synchronized over per-replica
+}
+BENCHMARK(BM_SyncBnRatio)->UseRealTime();
 
 }  // namespace
 

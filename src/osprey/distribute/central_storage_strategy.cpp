@@ -2,6 +2,7 @@
 
 #include "osprey/core/error.h"
 #include "osprey/distribute/batch_split.h"
+#include "osprey/distribute/communicator_replica_context.h"
 #include "osprey/distribute/devices.h"
 #include "osprey/distribute/replicas.h"
 
@@ -12,7 +13,7 @@ namespace {
 class CentralStorageExecutor final : public train::StepExecutor {
  public:
   CentralStorageExecutor(std::shared_ptr<models::Model> network, std::shared_ptr<optim::Optimizer> optimizer, int n)
-      : replicas_(std::move(network), n, "CentralStorageStrategy"), optimizer_(std::move(optimizer)) {}
+      : replicas_(std::move(network), n, "CentralStorageStrategy"), contexts_(n), optimizer_(std::move(optimizer)) {}
 
   std::vector<train::ReplicaOutput> train_step(const Tensor& x, const Tensor& y,
                                                const train::ReplicaStep& step) override {
@@ -22,6 +23,7 @@ class CentralStorageExecutor final : public train::StepExecutor {
     std::vector<train::ReplicaOutput> out(static_cast<size_t>(replicas_.size()));
     replicas_.run([&](int r) {
       const auto i = static_cast<size_t>(r);
+      nn::ReplicaContextGuard context(contexts_.get(r));  // synchronized BatchNormalization
       out[i] = step(replicas_.network(r), replicas_.trainable(r), shards.x[i], shards.y[i]);
     });
     reduce_to_host();
@@ -82,6 +84,7 @@ class CentralStorageExecutor final : public train::StepExecutor {
   }
 
   Replicas replicas_;
+  InProcessReplicaContexts contexts_;
   std::shared_ptr<optim::Optimizer> optimizer_;
 };
 

@@ -3,6 +3,7 @@
 #include "osprey/comm/in_process.h"
 #include "osprey/core/error.h"
 #include "osprey/distribute/batch_split.h"
+#include "osprey/distribute/communicator_replica_context.h"
 #include "osprey/distribute/devices.h"
 #include "osprey/distribute/replicas.h"
 #include "osprey/optim/factory.h"
@@ -31,6 +32,7 @@ class MirroredExecutor final : public train::StepExecutor {
                    MirroredOptions options)
       : replicas_(std::move(network), n, "MirroredStrategy", options.threads_per_replica),
         group_(n),
+        contexts_(n),
         options_(options) {
     optimizers_.push_back(std::move(optimizer));
   }
@@ -51,6 +53,7 @@ class MirroredExecutor final : public train::StepExecutor {
         return;
       }
       GradientReducer& reducer = *reducers_[i];
+      nn::ReplicaContextGuard context(contexts_.get(r));  // synchronized BatchNormalization
       reducer.begin_step();
       try {
         out[i] = step(replicas_.network(r), replicas_.trainable(r), shards.x[i], shards.y[i]);
@@ -83,7 +86,8 @@ class MirroredExecutor final : public train::StepExecutor {
   // updated from its own share of the batch) becomes the mean over replicas, so every copy, and
   // the primary that predict and save see, holds the same values (tf.distribute's ON_READ/MEAN
   // aggregation). The moving mean then equals single-device training's; the moving variance is
-  // the mean of per-replica variances (per-replica statistics, as TF by default).
+  // the mean of per-replica variances (per-replica statistics, as TF by default). Synchronized
+  // BatchNormalization's statistics are already the global batch's, equal on every replica.
   void average_state(int r) {
     comm::Communicator& c = group_.rank(r);
     for (const autograd::Variable& v : replicas_.non_trainable(r)) {
@@ -112,6 +116,8 @@ class MirroredExecutor final : public train::StepExecutor {
 
   Replicas replicas_;
   comm::InProcessGroup group_;
+  // Layers' collectives (synchronized BatchNormalization) on the replica threads, in graph order.
+  InProcessReplicaContexts contexts_;
   MirroredOptions options_;
   std::vector<std::shared_ptr<optim::Optimizer>> optimizers_;  // [0] is the compiled one
   // Destroyed before group_ (declared after it): their threads use its communicators.

@@ -12,6 +12,7 @@
 #include "osprey/distribute/distribution.h"
 #include "osprey/distribute/mirrored_strategy.h"
 #include "osprey/distribute/one_device_strategy.h"
+#include "osprey/distribute/weights_difference.h"
 #include "osprey/nn/layers/all.h"
 #include "osprey/optim/sgd.h"
 #include "osprey/tensor/factory.h"
@@ -54,22 +55,8 @@ Model train_20_steps(const StrategyPtr& strategy, const std::string& optimizer, 
   return m;
 }
 
-// max |a - b| / max |b| over each weight tensor, the worst of them.
-double max_relative_difference(const std::vector<Tensor>& a, const std::vector<Tensor>& b) {
-  double worst = 0.0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    const double diff = max(abs(sub(a[i], b[i]))).item();
-    const double scale = std::max(max(abs(b[i])).item(), 1e-30);
-    worst = std::max(worst, diff / scale);
-  }
-  return worst;
-}
-
-double max_abs_difference(const std::vector<Tensor>& a, const std::vector<Tensor>& b) {
-  double worst = 0.0;
-  for (size_t i = 0; i < a.size(); ++i) worst = std::max(worst, max(abs(sub(a[i], b[i]))).item());
-  return worst;
-}
+using testing::max_abs_difference;
+using testing::max_relative_difference;
 
 TEST(StrategyTest, MirroredMatchesOneDeviceWith1And2And4Devices) {
   for (const std::string opt : {"sgd", "adam"}) {

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "osprey/autograd/ops/common.h"
+#include "osprey/autograd/ops/sync_batch_norm.h"
 
 namespace osprey::autograd {
 
@@ -12,7 +13,8 @@ using Grads = std::vector<Tensor>;
 
 namespace {
 
-DType stats_dtype(DType x) { return x == DType::float64 ? DType::float64 : DType::float32; }
+using detail::per_channel;
+DType stats_dtype(DType x) { return detail::bn_stats_dtype(x); }
 
 void check_channel_param(const Variable& v, int64_t c, const char* name, const Tensor& x) {
   if (!v.defined()) return;
@@ -29,13 +31,6 @@ void check_running(const Tensor& t, int64_t c, const char* name, const Tensor& x
   OSPREY_CHECK(t.ndim() == 1 && t.size(0) == c,
                "batch_norm: {} must have shape [{}] (one value per channel of input {}). Received: {}",
                name, c, x.shape().to_string(), t.shape().to_string());
-}
-
-// [C] reshaped to broadcast against x along the channel axis.
-Tensor per_channel(const Tensor& v, int ndim, int axis) {
-  Shape s = Shape::filled(ndim, 1);
-  s[axis] = v.numel();
-  return v.reshape(s);
 }
 
 std::vector<int> non_channel_axes(int ndim, int axis) {
@@ -70,6 +65,10 @@ Variable batch_norm_impl(const Variable& x, const Variable& gamma, const Variabl
   OSPREY_CHECK(!o.training || xv.numel() / std::max<int64_t>(c, 1) > 0,
                "batch_norm: training needs at least one value per channel. Received: {}",
                xv.shape().to_string());
+  if (o.training && o.cross_replica_sum) {
+    return detail::sync_batch_norm_train(x, gamma, beta, tracking ? running_mean : nullptr,
+                                         tracking ? running_var : nullptr, o, axis);
+  }
 
   const Backend& backend = backend_for(xv.device());
   const TensorOptions so{stats_dtype(xv.dtype()), xv.device()};

@@ -5,6 +5,8 @@
 //   Variable z = layer_norm(h, ln_gamma, ln_beta);                          // over the last axis
 #pragma once
 
+#include <functional>
+
 #include "osprey/autograd/variable.h"
 
 namespace osprey::autograd {
@@ -15,6 +17,15 @@ struct BatchNormOptions {
   double momentum = 0.99;
   double epsilon = 1e-3;
   int axis = -1;  // the channel axis: -1 for NHWC / [N, C], 1 for NCHW
+  // Synchronized (cross-replica) statistics in training when set: an in-place sum of a float64
+  // tensor over every replica of a data-parallel step. The forward sums per-channel count, sum
+  // and sum of squares (float64) to normalize with the global batch's mean and biased variance
+  // and to update the running statistics with them (the same on every replica); the backward
+  // sums dy and dy * xhat per channel, so dx is the gradient through the global statistics of
+  // the sum of the replicas' losses. gamma and beta gradients stay local (the strategy averages
+  // them). It is called once in forward and once in backward, in graph order: every replica must
+  // run the same graph so the collectives pair up.
+  std::function<void(Tensor&)> cross_replica_sum{};
 };
 
 // x [..., C, ...] normalized per channel; gamma, beta [C] may be undefined (scale 1, shift 0).

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "osprey/autograd/ops.h"
 #include "osprey/testing/test_helpers.h"
 
 namespace osprey::autograd {
@@ -16,6 +17,34 @@ TEST(NormTest, BatchNormTrainingGradients) {
   Variable x4 = input({2, 3, 2, 2}, 4), g4 = input({3}, 5), b4 = input({3}, 6);
   OSPREY_EXPECT_GRADCHECK([](const Vars& v) { return batch_norm(v[0], v[1], v[2], {.axis = 1}); }, (Vars{x4, g4, b4}));
   OSPREY_EXPECT_GRADCHECK([](const Vars& v) { return batch_norm(v[0], Variable(), Variable()); }, (Vars{input({3, 1, 2}, 7)}));
+}
+
+// One replica (the cross-replica sum is the identity): synchronized batch norm's own forward and
+// its hand-written dx through the global statistics must give ordinary batch norm's values.
+TEST(NormTest, SynchronizedBatchNormWithOneReplicaIsOrdinaryBatchNorm) {
+  std::vector<int64_t> sizes;
+  const BatchNormOptions sync{.momentum = 0.5, .axis = 1, .cross_replica_sum = [&](Tensor& t) {
+                                sizes.push_back(t.numel());
+                              }};
+  OSPREY_EXPECT_GRADCHECK([&](const Vars& v) { return batch_norm(v[0], v[1], v[2], sync); },
+                          (Vars{input({3, 2, 2}, 11, true), input({2}, 12), input({2}, 13)}));
+  Variable x = input({4, 3, 2}, 14, true), g = input({3}, 15), b = input({3}, 16);
+  Tensor m1 = zeros({3}, {DType::float64}), v1 = ones({3}, {DType::float64});
+  Tensor m2 = m1.clone(), v2 = v1.clone();
+  sizes.clear();
+  const Variable ys = batch_norm(x, g, b, m1, v1, sync);
+  sum(mul(ys, ys)).backward();
+  const Tensor dys = x.grad().clone();
+  x.zero_grad();
+  // One collective in forward ([2C + 1]: sums and count), one in backward ([2C]).
+  EXPECT_EQ(sizes, (std::vector<int64_t>{7, 6}));
+  const Variable yp = batch_norm(x, g, b, m2, v2, {.momentum = 0.5, .axis = 1});
+  sum(mul(yp, yp)).backward();
+  const Tensor dyp = x.grad();
+  EXPECT_LE(max(abs(osprey::sub(ys.value(), yp.value()))).item(), 1e-12);
+  EXPECT_LE(max(abs(osprey::sub(dys, dyp))).item(), 1e-12);
+  EXPECT_LE(max(abs(osprey::sub(m1, m2))).item(), 1e-12);
+  EXPECT_LE(max(abs(osprey::sub(v1, v2))).item(), 1e-12);
 }
 
 TEST(NormTest, BatchNormInferenceGradients) {

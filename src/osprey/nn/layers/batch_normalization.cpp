@@ -2,6 +2,7 @@
 
 #include "osprey/autograd/ops.h"
 #include "osprey/nn/layers/options.h"
+#include "osprey/nn/replica_context.h"
 
 namespace osprey::nn {
 
@@ -50,11 +51,16 @@ Variable BatchNormalization::call_single(const Variable& x, bool training) {
   // Handles to the weights' storage: batch_norm updates them in place in training.
   Tensor mean = moving_mean_.value();
   Tensor var = moving_variance_.value();
-  return autograd::batch_norm(x, gamma_, beta_, mean, var,
-                              {.training = training && trainable(),
+  autograd::BatchNormOptions o{.training = training && trainable(),
                                .momentum = options_.momentum,
                                .epsilon = options_.epsilon,
-                               .axis = axis});
+                               .axis = axis};
+  ReplicaContext* replica = options_.synchronized && o.training ? current_replica_context() : nullptr;
+  // The context outlives the step (the strategy owns it), so the backward node may hold it.
+  if (replica != nullptr && replica->num_replicas() > 1) {
+    o.cross_replica_sum = [replica](Tensor& t) { replica->all_reduce_sum(t); };
+  }
+  return autograd::batch_norm(x, gamma_, beta_, mean, var, o);
 }
 
 nlohmann::json BatchNormalization::get_config() const {

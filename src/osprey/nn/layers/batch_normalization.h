@@ -4,6 +4,16 @@
 // (moving = moving * momentum + batch * (1 - momentum)); inference uses the moving statistics.
 // The moving statistics are non-trainable weights, so checkpoints carry them. As in Keras, a
 // layer with trainable=false always runs in inference mode.
+// synchronized=true (tf.keras's BatchNormalization(synchronized=True)): in a training step of a
+// data-parallel strategy (Mirrored, CentralStorage), the batch mean and variance are those of
+// the global batch, all-reduced across replicas (replica_context.h), so every replica normalizes
+// and updates its moving statistics as one device would on the whole batch, and the input
+// gradient flows through the global statistics. By default (false) each replica uses its own
+// share's statistics and the strategy averages the moving ones afterwards: the moving mean is
+// then the global one but the moving variance is the mean of per-replica variances (smaller when
+// the shares differ). Outside a strategy, or with one replica, synchronized changes nothing.
+// Each synchronized layer makes one collective in forward and one in backward, in graph order:
+// every replica runs the same model, so the calls pair up.
 //   auto bn = layers::BatchNormalization();
 //   Variable y = bn(x, /*training=*/true);   // x [8, 32, 32, 64]: 256 weights, 128 trainable
 #pragma once
@@ -24,7 +34,7 @@ struct BatchNormalizationOptions {
   Initializer moving_variance_initializer = "ones";
   Regularizer beta_regularizer{};
   Regularizer gamma_regularizer{};
-  // Cross-replica statistics. Stored and serialized; the distribution strategies act on it.
+  // Cross-replica batch statistics in training under a data-parallel strategy (see above).
   bool synchronized = false;
   std::string name{};
   std::string dtype{};
