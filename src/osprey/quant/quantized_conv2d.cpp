@@ -58,15 +58,7 @@ Conv2dOptions QuantizedConv2D::conv_options() const {
 }
 
 int64_t QuantizedConv2D::input_channels(const Shape& s) const {
-  const bool last = options_.data_format == "channels_last";
-  OSPREY_CHECK(s.ndim() == 4, "{}: expected a 4-D input {}. Received: {}", name(),
-               last ? "[batch, height, width, channels]" : "[batch, channels, height, width]",
-               s.to_string());
-  const int64_t c = last ? s[3] : s[1];
-  OSPREY_CHECK(c > 0 && c % options_.groups == 0,
-               "{}: input channels must be divisible by groups={}. Received: {} channels in {}",
-               name(), options_.groups, c, s.to_string());
-  return c;
+  return nn::detail::conv_input_channels(s, options_.data_format, options_.groups, name());
 }
 
 void QuantizedConv2D::build_single(const Shape& input_shape) {

@@ -35,14 +35,7 @@ Conv2dOptions Conv2D::conv_options() const {
 }
 
 void Conv2D::check_input_shape(const Shape& s) const {
-  const bool last = options_.data_format == "channels_last";
-  OSPREY_CHECK(s.ndim() == 4, "{}: expected a 4-D input {}. Received: {}", name(),
-               last ? "[batch, height, width, channels]" : "[batch, channels, height, width]",
-               s.to_string());
-  const int64_t c = last ? s[3] : s[1];
-  OSPREY_CHECK(c > 0 && c % options_.groups == 0,
-               "{}: input channels must be divisible by groups={}. Received: {} channels in {}",
-               name(), options_.groups, c, s.to_string());
+  (void)detail::conv_input_channels(s, options_.data_format, options_.groups, name());
 }
 
 void Conv2D::build_single(const Shape& input_shape) {

@@ -24,6 +24,21 @@ inline std::string kernel_data_format(const std::string& data_format, const std:
       layer, data_format);
 }
 
+// The channel count of a 4-D convolution input in `data_format` ("channels_last" or
+// "channels_first"), checked against `groups`; ValueError naming the layer and the shape.
+inline int64_t conv_input_channels(const Shape& s, const std::string& data_format, int64_t groups,
+                                   const std::string& layer) {
+  const bool last = data_format == "channels_last";
+  OSPREY_CHECK(s.ndim() == 4, "{}: expected a 4-D input {}. Received: {}", layer,
+               last ? "[batch, height, width, channels]" : "[batch, channels, height, width]",
+               s.to_string());
+  const int64_t c = last ? s[3] : s[1];
+  OSPREY_CHECK(c > 0 && c % groups == 0,
+               "{}: input channels must be divisible by groups={}. Received: {} channels in {}",
+               layer, groups, c, s.to_string());
+  return c;
+}
+
 inline void check_padding(const std::string& padding, const std::string& layer) {
   OSPREY_CHECK(padding == "valid" || padding == "same",
                "{}: padding must be 'valid' or 'same'. Received: padding='{}'", layer, padding);
