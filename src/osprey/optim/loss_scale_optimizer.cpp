@@ -1,17 +1,49 @@
 #include "osprey/optim/loss_scale_optimizer.h"
 
+#include <atomic>
+#include <bit>
 #include <cmath>
+#include <cstdint>
 
 #include <fmt/format.h>
 
 #include "osprey/autograd/ops/elementwise.h"
 #include "osprey/core/error.h"
+#include "osprey/core/parallel.h"
 #include "osprey/optim/config_reader.h"
 #include "osprey/optim/factory.h"
 #include "osprey/tensor/factory.h"
 #include "osprey/tensor/ops.h"
 
 namespace osprey::optim {
+
+namespace {
+
+// The master gradients of mixed policies are contiguous float32: they are checked and unscaled
+// in place every step, with no copy (a training step allocates nothing).
+bool is_dense_f32(const Tensor& g) { return g.dtype() == DType::float32 && g.is_contiguous(); }
+
+// Whether no element is inf or NaN: an exponent field of all ones, tested on the bits so the
+// loop vectorizes (and fast-math could not fold it away).
+bool finite_f32(const Tensor& g) {
+  const float* p = g.data<float>();
+  std::atomic<bool> finite{true};
+  parallel_for(0, g.numel(), 1 << 16, [&](int64_t b, int64_t e) {
+    uint32_t bad = 0;
+    for (int64_t i = b; i < e; ++i) bad |= ((std::bit_cast<uint32_t>(p[i]) & 0x7f800000u) == 0x7f800000u);
+    if (bad != 0) finite.store(false, std::memory_order_relaxed);
+  });
+  return finite.load();
+}
+
+void scale_f32(Tensor& g, float factor) {
+  float* p = g.data<float>();
+  parallel_for(0, g.numel(), 1 << 16, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) p[i] *= factor;
+  });
+}
+
+}  // namespace
 
 using autograd::Variable;
 
@@ -54,9 +86,14 @@ Variable LossScaleOptimizer::scale_loss(const Variable& loss) const { return aut
 bool LossScaleOptimizer::all_finite(const std::vector<Variable>& variables) {
   for (const Variable& v : variables) {
     if (!v.defined() || !v.has_grad() || v.grad().numel() == 0) continue;
-    // The sum accumulates in double: it is finite exactly when every element is (a float32 or
-    // float16 gradient cannot overflow a double sum), and costs one pass with no mask tensor.
-    if (!std::isfinite(sum(v.grad().to(DType::float64)).item())) return false;
+    const Tensor& g = v.grad();
+    if (is_dense_f32(g)) {
+      if (!finite_f32(g)) return false;
+      continue;
+    }
+    // Other dtypes or layouts: the sum accumulates in double, so it is finite exactly when
+    // every element is (a 16- or 32-bit gradient cannot overflow a double sum).
+    if (!std::isfinite(sum(g.to(DType::float64)).item())) return false;
   }
   return true;
 }
@@ -67,7 +104,11 @@ bool LossScaleOptimizer::unscale_gradients(const std::vector<Variable>& variable
   for (const Variable& v : variables) {
     if (!v.defined() || !v.has_grad()) continue;
     Tensor g = v.grad();
-    g.copy_(mul(g, inv));
+    if (is_dense_f32(g)) {
+      scale_f32(g, static_cast<float>(inv));
+    } else {
+      g.copy_(mul(g, inv));
+    }
   }
   return true;
 }
