@@ -72,9 +72,7 @@ Layer::Layer(std::string class_name, const LayerOptions& options)
     : class_name_(std::move(class_name)),
       name_(options.name.empty() ? unique_name(to_snake_case(class_name_)) : options.name),
       trainable_(options.trainable),
-      policy_(options.dtype.empty() ? config::dtype_policy() : policy_from_option(options.dtype, name_)),
-      variable_dtype_(policy_.variable_dtype()),
-      compute_dtype_(policy_.compute_dtype()) {}
+      policy_(options.dtype.empty() ? config::dtype_policy() : policy_from_option(options.dtype, name_)) {}
 
 void Layer::set_path_prefix(const std::string& prefix) {
   prefix_ = prefix;
@@ -110,7 +108,7 @@ Variable Layer::operator()(const std::vector<Variable>& xs, bool training) {
       if (!xs[i].defined() || !policy_.casts_input(xs[i].dtype())) continue;
       std::vector<Variable> cast_xs = xs;  // only mixed/16-bit layers pay for the copy
       for (Variable& x : cast_xs) {
-        if (x.defined() && policy_.casts_input(x.dtype())) x = autograd::cast(x, compute_dtype_);
+        if (x.defined() && policy_.casts_input(x.dtype())) x = autograd::cast(x, compute_dtype());
       }
       return call(cast_xs, training);
     }
@@ -119,18 +117,18 @@ Variable Layer::operator()(const std::vector<Variable>& xs, bool training) {
 }
 
 Variable Layer::autocast(const Variable& weight) {
-  if (!weight.defined() || !is_floating(weight.dtype()) || weight.dtype() == compute_dtype_) return weight;
-  if (!autograd::should_record(weight)) return autograd::cast(weight, compute_dtype_);
+  if (!weight.defined() || !is_floating(weight.dtype()) || weight.dtype() == compute_dtype()) return weight;
+  if (!autograd::should_record(weight)) return autograd::cast(weight, compute_dtype());
   for (CastEntry& e : cast_cache_) {
     if (!e.master.is_same(weight)) continue;
     const auto& node = e.cast.defined() ? e.cast.grad_fn() : nullptr;
     if (node == nullptr || node->released() || e.version != weight.version()) {
-      e.cast = autograd::cast(weight, compute_dtype_);
+      e.cast = autograd::cast(weight, compute_dtype());
       e.version = weight.version();
     }
     return e.cast;
   }
-  cast_cache_.push_back({weight, autograd::cast(weight, compute_dtype_), weight.version()});
+  cast_cache_.push_back({weight, autograd::cast(weight, compute_dtype()), weight.version()});
   return cast_cache_.back().cast;
 }
 
@@ -138,7 +136,7 @@ Shape Layer::compute_output_shape(const std::vector<Shape>& input_shapes) {
   std::vector<Variable> dummies;
   for (Shape s : input_shapes) {
     if (s.ndim() > 0 && s[0] < 0) s[0] = 1;
-    dummies.emplace_back(zeros(s, {compute_dtype_}));
+    dummies.emplace_back(zeros(s, {compute_dtype()}));
   }
   autograd::NoGradGuard no_grad;
   Shape out = (*this)(dummies, false).shape();
@@ -159,7 +157,7 @@ SymbolicTensor Layer::operator()(const std::vector<SymbolicTensor>& xs) {
   auto node = std::make_shared<SymbolicTensor::Node>();
   node->layer = shared_from_this();
   node->inputs = xs;
-  return SymbolicTensor(out, compute_dtype_, std::move(node));
+  return SymbolicTensor(out, compute_dtype(), std::move(node));
 }
 
 Variable Layer::add_weight(const std::string& name, const Shape& shape, const Initializer& initializer,
@@ -167,7 +165,7 @@ Variable Layer::add_weight(const std::string& name, const Shape& shape, const In
   for (const Weight& w : weights_) {
     OSPREY_CHECK(w.name != name, "{}: a weight named '{}' already exists", name_, name);
   }
-  Tensor value = initializer(shape, variable_dtype_, next_seed());
+  Tensor value = initializer(shape, variable_dtype(), next_seed());
   Variable v(value, trainable, path() + "/" + name);
   v.set_creation_scope(autograd::creation_scope());
   weights_.push_back({v, name, trainable, std::move(regularizer)});

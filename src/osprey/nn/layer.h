@@ -116,8 +116,8 @@ class Layer : public std::enable_shared_from_this<Layer> {
   // variable_dtype(); floating inputs are cast to compute_dtype() when the layer is called, and
   // layers read their weights through autocast(), which casts them to compute_dtype().
   const precision::DTypePolicy& dtype_policy() const { return policy_; }
-  DType variable_dtype() const { return variable_dtype_; }
-  DType compute_dtype() const { return compute_dtype_; }
+  DType variable_dtype() const { return policy_.variable_dtype(); }
+  DType compute_dtype() const { return policy_.compute_dtype(); }
 
   // Keras-like config: {"name", "trainable", "dtype" (the policy name), ...layer fields}.
   virtual nlohmann::json get_config() const;
@@ -149,15 +149,13 @@ class Layer : public std::enable_shared_from_this<Layer> {
   bool trainable_ = true;
   bool built_ = false;
   precision::DTypePolicy policy_;
-  DType variable_dtype_ = DType::float32;
-  DType compute_dtype_ = DType::float32;
   std::vector<Shape> build_shapes_;
   std::vector<Weight> weights_;
   struct CastEntry {
     Variable master, cast;
     uint64_t version = 0;
   };
-  std::vector<CastEntry> cast_cache_;  // autocast()'s copies of weights in compute_dtype_
+  std::vector<CastEntry> cast_cache_;  // autocast()'s copies of weights in compute_dtype()
 };
 
 // A layer with one input and one output.
