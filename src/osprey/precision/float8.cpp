@@ -140,12 +140,13 @@ float record_amax(const Float8State& state, float amax) {
   return *s;
 }
 
-Tensor delayed_quantize_dequantize(const Tensor& x, const Float8State& state, bool update) {
+Tensor delayed_quantize_dequantize(const Tensor& x, const Float8State& state, bool update,
+                                   float (*global_amax)(float)) {
   check_state(state);
   float amax = 0.0f;
   Tensor y =
       quantize_dequantize(x, state.format, *state.scale.data<float>(), update ? &amax : nullptr);
-  if (update) record_amax(state, amax);
+  if (update) record_amax(state, global_amax != nullptr ? global_amax(amax) : amax);
   return y;
 }
 

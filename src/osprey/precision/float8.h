@@ -59,7 +59,10 @@ float record_amax(const Float8State& state, float amax);
 
 // quantize_dequantize(x, state.format, scale) with the scale the state holds now: the scale
 // comes from earlier steps (delayed), which is what lets real float8 hardware quantize in one
-// pass. With update (training) it then records max|x| with record_amax, for the next step.
-Tensor delayed_quantize_dequantize(const Tensor& x, const Float8State& state, bool update);
+// pass. With update (training) it then records max|x| with record_amax, for the next step;
+// global_amax, when given, first turns that into the amax every data-parallel replica records
+// (the largest over replicas), so the scales follow the global batch as on one device.
+Tensor delayed_quantize_dequantize(const Tensor& x, const Float8State& state, bool update,
+                                   float (*global_amax)(float) = nullptr);
 
 }  // namespace osprey::precision

@@ -1,15 +1,47 @@
 #include "osprey/quant/float8_ops.h"
 
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
 #include "osprey/autograd/node.h"
 #include "osprey/autograd/ops/activation.h"
 #include "osprey/core/error.h"
+#include "osprey/nn/replica_context.h"
+#include "osprey/tensor/factory.h"
 #include "osprey/tensor/ops.h"
 
 namespace osprey::quant {
 
+namespace {
+
+// The largest of every replica's amax (NaN if any is NaN), the same on every replica: under data
+// parallelism the scales must come from the global batch, as on one device (and as JAX's sharded
+// amax gives Keras 3), or each replica would quantize with its own share's range. The context
+// only sums, so each replica posts its amax in its own slot of zeros: the sum is exact.
+float replica_amax(float amax) {
+  nn::ReplicaContext* c = nn::current_replica_context();
+  if (c == nullptr || c->num_replicas() <= 1) return amax;
+  Tensor slots = zeros({c->num_replicas()}, {DType::float32});
+  slots.data<float>()[c->replica_id()] = amax;
+  c->all_reduce_sum(slots);
+  const float* v = slots.data<float>();
+  float m = v[0];
+  for (int r = 1; r < c->num_replicas(); ++r) {
+    m = (std::isnan(m) || std::isnan(v[r])) ? std::numeric_limits<float>::quiet_NaN() : std::max(m, v[r]);
+  }
+  return m;
+}
+
+Tensor delayed_qdq(const Tensor& x, const precision::Float8State& state, bool update) {
+  return precision::delayed_quantize_dequantize(x, state, update, replica_amax);
+}
+
+}  // namespace
+
 Variable fake_quantize(const Variable& x, const precision::Float8State& state, bool update) {
   OSPREY_CHECK(x.defined(), "fake_quantize: x is an undefined Variable");
-  Tensor y = precision::delayed_quantize_dequantize(x.value(), state, update);
+  Tensor y = delayed_qdq(x.value(), state, update);
   return autograd::make_variable(
       std::move(y), "fake_quantize", {x},
       [](const Tensor& g, const std::vector<bool>&) { return std::vector<Tensor>{g}; });
@@ -20,7 +52,7 @@ Variable quantize_gradient(const Variable& y, const precision::Float8State& stat
   return autograd::make_variable(
       y.value(), "quantize_gradient", {y},
       [state, update](const Tensor& g, const std::vector<bool>&) {
-        return std::vector<Tensor>{precision::delayed_quantize_dequantize(g, state, update)};
+        return std::vector<Tensor>{delayed_qdq(g, state, update)};
       });
 }
 
@@ -55,8 +87,8 @@ Variable float8_linear(const Variable& x, const Variable& kernel, const Variable
   }
   OSPREY_CHECK(x.defined() && kernel.defined(),
                "float8_linear: x and kernel must be defined Variables");
-  Tensor xq = precision::delayed_quantize_dequantize(x.value(), s.inputs.state(), training);
-  Tensor kq = precision::delayed_quantize_dequantize(kernel.value(), s.kernel.state(), training);
+  Tensor xq = delayed_qdq(x.value(), s.inputs.state(), training);
+  Tensor kq = delayed_qdq(kernel.value(), s.kernel.state(), training);
   Tensor y = osprey::linear(xq, kq, bias.defined() ? &bias.value() : nullptr, act);
   if (!autograd::should_record(x, kernel, bias)) return Variable(std::move(y));
   const int64_t in = kq.size(0), out = kq.size(1);
@@ -75,7 +107,7 @@ Variable float8_linear(const Variable& x, const Variable& kernel, const Variable
         std::vector<Tensor> grads(3);
         if (need[2]) grads[2] = osprey::sum(dz2, {0});
         if (!need[0] && !need[1]) return grads;
-        const Tensor dzq = precision::delayed_quantize_dequantize(dz2, grad_state, training);
+        const Tensor dzq = delayed_qdq(dz2, grad_state, training);
         if (need[0]) grads[0] = osprey::matmul(dzq, kq.transpose(0, 1)).reshape(xs);  // [rows, in]
         if (need[1])
           grads[1] = osprey::matmul(xq.reshape({-1, in}).transpose(0, 1), dzq);  // [in, out]

@@ -91,6 +91,9 @@ std::vector<std::string> quantize(nn::Layer& model, std::string_view mode, const
                "quantize: unsupported mode \"{}\". Supported modes: {}", mode, fmt::join(modes, ", "));
   OSPREY_CHECK(model.built(), "quantize: model '{}' is not built yet; call it on data (or build it) first",
                model.name());
+  // The model now holds quantized layers, which anything rebuilding it from its config (the
+  // replicas of a distribution strategy, clone_model) must find registered.
+  register_layers();
   std::vector<std::string> done, seen;
   if (mode == "float8") precision::check_delayed_scaling(options.float8, "quantize");
   swap_layers(model, mode, options, done, seen);
