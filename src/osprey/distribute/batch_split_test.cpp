@@ -59,11 +59,11 @@ TEST(HelpersTest, BucketsFollowReverseCreationOrderAndTheByteLimit) {
   std::vector<autograd::Variable> vars;
   for (int64_t n : {10, 100, 2, 25}) vars.emplace_back(Tensor::empty({n}, {DType::float32}), true);
   using B = std::vector<std::vector<size_t>>;
-  EXPECT_EQ(assign_buckets(vars, kDefaultBucketBytes), (B{{3, 2, 1, 0}}));
-  EXPECT_EQ(assign_buckets(vars, 108), (B{{3, 2}, {1}, {0}}));  // v1 alone exceeds the limit
-  EXPECT_EQ(assign_buckets(vars, 1), (B{{3}, {2}, {1}, {0}}));
+  EXPECT_EQ(assign_buckets(vars, kDefaultBucketBytes, kDefaultBucketBytes), (B{{3, 2, 1, 0}}));
+  EXPECT_EQ(assign_buckets(vars, 108, 108), (B{{3, 2}, {1}, {0}}));  // v1 alone exceeds the limit
+  EXPECT_EQ(assign_buckets(vars, 1, 1), (B{{3}, {2}, {1}, {0}}));
   EXPECT_EQ(kDefaultBucketBytes, 25 * 1024 * 1024);
-  EXPECT_THROW(assign_buckets(vars, 0), ValueError);
+  EXPECT_THROW(assign_buckets(vars, 0, 1), ValueError);
 }
 
 TEST(HelpersTest, VirtualDevices) {

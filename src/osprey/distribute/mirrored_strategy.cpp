@@ -1,7 +1,11 @@
 #include "osprey/distribute/mirrored_strategy.h"
 
+#include <algorithm>
+#include <mutex>
+
 #include "osprey/comm/in_process.h"
 #include "osprey/core/error.h"
+#include "osprey/core/parallel.h"
 #include "osprey/distribute/batch_split.h"
 #include "osprey/distribute/communicator_replica_context.h"
 #include "osprey/distribute/devices.h"
@@ -9,6 +13,11 @@
 #include "osprey/optim/factory.h"
 
 namespace osprey::distribute {
+
+struct MirroredStrategy::Reducers {
+  std::mutex mutex;
+  std::vector<std::weak_ptr<GradientReducer>> live;
+};
 
 namespace {
 
@@ -29,11 +38,12 @@ void check_gradients(const Replicas& reps, const char* who) {
 class MirroredExecutor final : public train::StepExecutor {
  public:
   MirroredExecutor(std::shared_ptr<models::Model> network, std::shared_ptr<optim::Optimizer> optimizer, int n,
-                   MirroredOptions options)
+                   MirroredOptions options, std::shared_ptr<MirroredStrategy::Reducers> registry)
       : replicas_(std::move(network), n, "MirroredStrategy", options.threads_per_replica),
         group_(n),
         contexts_(n),
-        options_(options) {
+        options_(options),
+        registry_(std::move(registry)) {
     optimizers_.push_back(std::move(optimizer));
   }
 
@@ -107,11 +117,24 @@ class MirroredExecutor final : public train::StepExecutor {
       optimizers_.push_back(std::move(o));
     }
     if (replicas_.size() > 1) {
+      const ReducerOptions ro{.bucket_bytes = options_.bucket_bytes,
+                              .first_bucket_bytes = options_.first_bucket_bytes,
+                              .reduce_on = options_.reduce_on.value_or(automatic_reduce_on())};
+      std::lock_guard<std::mutex> lock(registry_->mutex);
       for (int r = 0; r < replicas_.size(); ++r) {
-        reducers_.push_back(
-            std::make_unique<GradientReducer>(replicas_.trainable(r), group_.rank(r), options_.bucket_bytes));
+        reducers_.push_back(std::make_shared<GradientReducer>(replicas_.trainable(r), group_.rank(r), ro));
+        registry_->live.push_back(reducers_.back());
       }
     }
+  }
+
+  // A communication thread only hides the reduction when it has a core the replicas' kernels do
+  // not use; otherwise it takes one from backward and adds a hand-off per bucket, so the replica
+  // thread reduces each bucket itself.
+  ReduceOn automatic_reduce_on() const {
+    const int n = replicas_.size();
+    const int share = options_.threads_per_replica > 0 ? options_.threads_per_replica : std::max(1, num_threads() / n);
+    return n * share < num_threads() ? ReduceOn::communication_thread : ReduceOn::backward_thread;
   }
 
   Replicas replicas_;
@@ -120,16 +143,21 @@ class MirroredExecutor final : public train::StepExecutor {
   InProcessReplicaContexts contexts_;
   MirroredOptions options_;
   std::vector<std::shared_ptr<optim::Optimizer>> optimizers_;  // [0] is the compiled one
+  std::shared_ptr<MirroredStrategy::Reducers> registry_;
   // Destroyed before group_ (declared after it): their threads use its communicators.
-  std::vector<std::unique_ptr<GradientReducer>> reducers_;
+  std::vector<std::shared_ptr<GradientReducer>> reducers_;
 };
 
 }  // namespace
 
 MirroredStrategy::MirroredStrategy(const std::vector<std::string>& devices, MirroredOptions options)
-    : StrategyBase(resolve_devices(devices, "MirroredStrategy")), options_(options) {
+    : StrategyBase(resolve_devices(devices, "MirroredStrategy")),
+      options_(options),
+      reducers_(std::make_shared<Reducers>()) {
   OSPREY_CHECK(options_.bucket_bytes >= 1, "MirroredStrategy: bucket_bytes must be at least 1. Received: {}",
                options_.bucket_bytes);
+  OSPREY_CHECK(options_.first_bucket_bytes >= 1,
+               "MirroredStrategy: first_bucket_bytes must be at least 1. Received: {}", options_.first_bucket_bytes);
   OSPREY_CHECK(options_.threads_per_replica >= 0,
                "MirroredStrategy: threads_per_replica must be at least 0 (0: num_threads() / replicas). Received: {}",
                options_.threads_per_replica);
@@ -138,7 +166,29 @@ MirroredStrategy::MirroredStrategy(const std::vector<std::string>& devices, Mirr
 std::unique_ptr<train::StepExecutor> MirroredStrategy::make_executor(std::shared_ptr<models::Model> network,
                                                                      std::shared_ptr<optim::Optimizer> optimizer) const {
   return std::make_unique<MirroredExecutor>(std::move(network), std::move(optimizer), num_replicas_in_sync(),
-                                            options_);
+                                            options_, reducers_);
+}
+
+MirroredStrategy::ReducerStats MirroredStrategy::reducer_stats() const {
+  ReducerStats out;
+  std::lock_guard<std::mutex> lock(reducers_->mutex);
+  auto& live = reducers_->live;
+  live.erase(std::remove_if(live.begin(), live.end(), [](const auto& w) { return w.expired(); }), live.end());
+  for (const auto& w : live) {
+    const auto r = w.lock();
+    if (!r) continue;
+    out += r->stats();
+    out.ceiling = r->overlap_ceiling();  // the same buckets on every replica
+    out.buckets = static_cast<int64_t>(r->buckets().size());
+  }
+  return out;
+}
+
+void MirroredStrategy::reset_reducer_stats() const {
+  std::lock_guard<std::mutex> lock(reducers_->mutex);
+  for (const auto& w : reducers_->live) {
+    if (const auto r = w.lock()) r->reset_stats();
+  }
 }
 
 }  // namespace osprey::distribute

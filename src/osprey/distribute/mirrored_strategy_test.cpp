@@ -104,6 +104,41 @@ TEST(StrategyTest, BucketSizeDoesNotChangeTheResult) {
   EXPECT_EQ(max_abs_difference(small.get_weights(), big.get_weights()), 0.0);
 }
 
+TEST(StrategyTest, WhereBucketsAreReducedDoesNotChangeTheResult) {
+  // One bucket per variable; on a communication thread per replica or in the replicas' hooks.
+  auto strategy = [](ReduceOn where) {
+    return std::make_shared<MirroredStrategy>(
+        virtual_devices(4), MirroredOptions{.bucket_bytes = 1, .first_bucket_bytes = 1, .reduce_on = where});
+  };
+  const Model comm_thread = train_20_steps(strategy(ReduceOn::communication_thread), "adam");
+  const Model in_backward = train_20_steps(strategy(ReduceOn::backward_thread), "adam");
+  const Model one_device = train_20_steps(nullptr, "adam");
+  EXPECT_EQ(max_abs_difference(comm_thread.get_weights(), in_backward.get_weights()), 0.0);
+  EXPECT_LT(max_relative_difference(in_backward.get_weights(), one_device.get_weights()), 1e-5);
+}
+
+TEST(StrategyTest, ReducerStatsCoverEveryReplicaStep) {
+  // The 5-16-8-3 MLP's 6 variables: a 64-byte first bucket, then the rest in one 25 MB bucket.
+  const auto s = std::make_shared<MirroredStrategy>(virtual_devices(2), MirroredOptions{.first_bucket_bytes = 64});
+  EXPECT_EQ(s->reducer_stats().steps, 0);  // nothing trained yet
+  const Model m = train_20_steps(s, "sgd");  // its executor holds the reducers
+  const MirroredStrategy::ReducerStats st = s->reducer_stats();
+  EXPECT_EQ(st.steps, 2 * 20);  // summed over the 2 replicas
+  EXPECT_EQ(st.buckets, 2);
+  const double total = 5 * 16 + 16 + 16 * 8 + 8 + 8 * 3 + 3;
+  // Bucket 0 is the last bias alone (with the last kernel it would hold 108 bytes).
+  EXPECT_DOUBLE_EQ(st.ceiling, 1.0 - (total - 3) / total);
+  EXPECT_GT(st.reduce_seconds, 0.0);
+  s->reset_reducer_stats();
+  EXPECT_EQ(s->reducer_stats().steps, 0);
+  try {
+    MirroredStrategy bad(virtual_devices(2), {.first_bucket_bytes = 0});
+    FAIL();
+  } catch (const ValueError& e) {
+    EXPECT_EQ(std::string(e.what()), "MirroredStrategy: first_bucket_bytes must be at least 1. Received: 0");
+  }
+}
+
 TEST(StrategyTest, RunsAreDeterministic) {
   const auto s = std::make_shared<MirroredStrategy>(virtual_devices(4));
   const Model a = train_20_steps(s, "adam");
