@@ -1,5 +1,6 @@
 // The functional model: a topological order of the layer calls between inputs and outputs,
 // and its Keras-like config (each layer with the calls that feed it).
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -47,19 +48,26 @@ Functional::Functional(std::vector<nn::SymbolicTensor> inputs, std::vector<nn::S
       }
       done.insert(node);
       order_.push_back(node);
+      node_layers_.push_back(node->layer);
       stack.pop_back();
     }
   }
   std::set<const nn::Layer*> seen;
-  for (const Node* n : order_) {
-    if (seen.insert(n->layer.get()).second) {
-      adopt(n->layer);
-      layers_.push_back(n->layer);
+  for (const auto& l : node_layers_) {
+    if (seen.insert(l.get()).second) {
+      adopt(l);
+      layers_.push_back(l);
     }
   }
   std::vector<Shape> shapes;
   for (const auto& in : inputs_) shapes.push_back(in.shape());
   build(shapes);
+}
+
+void Functional::replace_sublayer(const std::string& name, std::shared_ptr<nn::Layer> layer) {
+  const std::shared_ptr<nn::Layer> old = adopt_replacement(name, layer);
+  std::replace(node_layers_.begin(), node_layers_.end(), old, layer);
+  std::replace(layers_.begin(), layers_.end(), old, layer);
 }
 
 std::vector<Variable> Functional::call_all(const std::vector<Variable>& inputs, bool training) {
@@ -75,10 +83,11 @@ std::vector<Variable> Functional::call_all(const std::vector<Variable>& inputs, 
                  inputs_[i].node()->input_name, want.to_string(), got.to_string());
     values[inputs_[i].node().get()] = inputs[i];
   }
-  for (const Node* n : order_) {
+  for (size_t i = 0; i < order_.size(); ++i) {
+    const Node* n = order_[i];
     std::vector<Variable> args;
     for (const auto& in : n->inputs) args.push_back(values.at(in.node().get()));
-    values[n] = (*n->layer)(args, training);
+    values[n] = (*node_layers_[i])(args, training);
   }
   std::vector<Variable> out;
   for (const auto& o : outputs_) out.push_back(values.at(o.node().get()));
@@ -93,8 +102,10 @@ std::vector<Model::LayerRow> Functional::summary_rows() const {
   std::vector<LayerRow> rows;
   for (const auto& in : inputs_) rows.push_back({in.node()->input_name, "InputLayer", in.shape(), 0});
   std::set<const nn::Layer*> seen;
-  for (const Node* n : order_) {
-    if (!seen.insert(n->layer.get()).second) continue;
+  for (size_t i = 0; i < order_.size(); ++i) {
+    const Node* n = order_[i];
+    const std::shared_ptr<nn::Layer>& layer = node_layers_[i];
+    if (!seen.insert(layer.get()).second) continue;
     Shape s;
     // The output shape of the layer's first call.
     for (const auto& o : outputs_) {
@@ -103,9 +114,9 @@ std::vector<Model::LayerRow> Functional::summary_rows() const {
     if (s.ndim() == 0) {
       std::vector<Shape> in;
       for (const auto& x : n->inputs) in.push_back(x.shape());
-      s = n->layer->compute_output_shape(in);
+      s = layer->compute_output_shape(in);
     }
-    rows.push_back({n->layer->name(), n->layer->class_name(), s, n->layer->count_params()});
+    rows.push_back({layer->name(), layer->class_name(), s, layer->count_params()});
   }
   return rows;
 }
@@ -137,8 +148,9 @@ nlohmann::json Functional::get_config() const {
   }
   nlohmann::json execution = nlohmann::json::array();
   std::map<const nn::Layer*, size_t> index;
-  for (const Node* n : order_) {
-    const nn::Layer* l = n->layer.get();
+  for (size_t i = 0; i < order_.size(); ++i) {
+    const Node* n = order_[i];
+    const nn::Layer* l = node_layers_[i].get();
     if (!index.count(l)) {
       index[l] = layers.size();
       nlohmann::json entry = nn::serialize_layer(*l);

@@ -1,5 +1,7 @@
 #include "osprey/models/model.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "osprey/nn/layer_registry.h"
@@ -24,6 +26,16 @@ void Model::replace_sublayer(const std::string& name, std::shared_ptr<nn::Layer>
   get_layer(name);  // the ValueError for an unknown name
   OSPREY_THROW(NotImplementedError, "{}: a {} model cannot replace its layers yet (layer '{}')", this->name(),
                class_name(), name);
+}
+
+std::shared_ptr<nn::Layer> Model::adopt_replacement(const std::string& name,
+                                                  const std::shared_ptr<nn::Layer>& layer) {
+  OSPREY_CHECK(layer != nullptr, "{}: replace_sublayer('{}') received a null layer", this->name(), name);
+  std::shared_ptr<nn::Layer> old = get_layer(name);  // the ValueError listing the layers
+  OSPREY_CHECK(layer->name() == name, "{}: the layer replacing '{}' must keep its name. Received: '{}'",
+               this->name(), name, layer->name());
+  adopt(layer);
+  return old;
 }
 
 void Model::adopt(const std::shared_ptr<nn::Layer>& layer) {
@@ -128,16 +140,8 @@ void Sequential::pop() {
 }
 
 void Sequential::replace_sublayer(const std::string& name, std::shared_ptr<nn::Layer> layer) {
-  OSPREY_CHECK(layer != nullptr, "{}: replace_sublayer('{}') received a null layer", this->name(), name);
-  for (auto& l : layers_) {
-    if (l->name() != name) continue;
-    OSPREY_CHECK(layer->name() == name, "{}: the layer replacing '{}' must keep its name. Received: '{}'",
-                 this->name(), name, layer->name());
-    adopt(layer);
-    l = std::move(layer);
-    return;
-  }
-  get_layer(name);  // throws the ValueError listing the layers
+  const std::shared_ptr<nn::Layer> old = adopt_replacement(name, layer);
+  std::replace(layers_.begin(), layers_.end(), old, layer);
 }
 
 void Sequential::build_impl(const std::vector<Shape>& input_shapes) {

@@ -34,7 +34,7 @@ class Model : public nn::Layer {
 
   void set_path_prefix(const std::string& prefix) override;
   // Layer::replace_sublayer for the direct layers: ValueError when no layer has that name;
-  // NotImplementedError for models that cannot swap layers (Functional, for now).
+  // NotImplementedError for models that cannot swap layers (Sequential and Functional can).
   void replace_sublayer(const std::string& name, std::shared_ptr<nn::Layer> layer) override;
 
   // Keras's table: layer (type), output shape, params; totals with bytes.
@@ -52,6 +52,11 @@ class Model : public nn::Layer {
   void set_weights(const std::vector<Tensor>& weights);
 
  protected:
+  // What every replace_sublayer checks: layer not null, `name` a direct layer (the ValueError
+  // listing the layers), and layer keeping that name. Returns the layer being replaced, after
+  // adopting the new one into this model's paths.
+  std::shared_ptr<nn::Layer> adopt_replacement(const std::string& name, const std::shared_ptr<nn::Layer>& layer);
+
   Variable call(const std::vector<Variable>& inputs, bool training) override;
   // Each layer casts its own inputs, so a float32 first layer sees them unrounded.
   bool autocasts_inputs() const override { return false; }
@@ -105,11 +110,16 @@ class Functional : public Model {
   std::vector<LayerRow> summary_rows() const override;
   nlohmann::json get_config() const override;
   static std::shared_ptr<nn::Layer> from_config(const nlohmann::json& config);
+  // Every call of the layer named `name` runs `layer` instead (same name; it must accept the same
+  // inputs). The symbolic graph the model was made from is left as it is, so other models built
+  // from it keep their layers. ValueError for an unknown name, a null layer or another name.
+  void replace_sublayer(const std::string& name, std::shared_ptr<nn::Layer> layer) override;
 
  private:
   using Node = nn::SymbolicTensor::Node;
   std::vector<nn::SymbolicTensor> inputs_, outputs_;
   std::vector<const Node*> order_;  // layer-call nodes in execution order
+  std::vector<std::shared_ptr<nn::Layer>> node_layers_;  // the layer each node of order_ runs
   std::vector<std::shared_ptr<nn::Layer>> layers_;
 };
 

@@ -1,6 +1,6 @@
 // quantize(model, mode): quantization of a built model by swapping layers (the seeds' and
 // Keras's model.quantize(...)), never by branches inside layers. At any depth of nested
-// containers (Sequential models), keeping names and weight paths:
+// containers (Sequential and Functional models), keeping names and weight paths:
 //   "int8" (post-training, inference): every nn::Dense, nn::Conv2D and nn::Embedding becomes a
 //     QuantizedDense, QuantizedConv2D or QuantizedEmbedding;
 //   "float8" (training): every nn::Dense becomes a Float8Dense and every nn::Conv2D a

@@ -212,9 +212,34 @@ TEST(QuantizeTest, UnsupportedModesLayersAndStatesAreClearErrors) {
                                     {"'dense' is already quantized"});
   auto unbuilt = std::make_shared<models::Sequential>(std::vector<std::shared_ptr<nn::Layer>>{layers::Dense(3)});
   testing::expect_error<ValueError>([&] { quantize(*unbuilt, "int8"); }, {"not built"});
-  auto in = nn::Input({4});
-  auto functional = std::make_shared<models::Functional>(std::vector{in}, std::vector{layers::Dense(2)(in)});
-  testing::expect_error<NotImplementedError>([&] { quantize(*functional, "int8"); }, {"Functional"});
+}
+
+TEST(QuantizeTest, FunctionalModelsSwapEveryCallOfALayer) {
+  nn::clear_session();
+  // Two branches and a layer called twice: every call of "dense" must run the int8 layer.
+  auto in = nn::Input({6});
+  auto shared = layers::Dense(6, "relu");
+  auto h = shared(layers::Dense(6, "tanh")(in));
+  auto out = layers::Dense(3)(layers::Add()(std::vector<nn::SymbolicTensor>{shared(h), layers::Dense(6)(in)}));
+  auto m = std::make_shared<models::Functional>(std::vector{in}, std::vector{out});
+  const Tensor x = random_normal({32, 6}, {.seed = 3});
+  const Tensor before = predict(*m, x);
+  EXPECT_EQ(quantize(*m, "int8").size(), 4u);
+  for (const auto& l : m->layers()) {
+    if (l->name().starts_with("dense")) {
+      EXPECT_EQ(l->class_name(), "QuantizedDense") << l->name();
+    }
+  }
+  EXPECT_EQ(m->get_layer(shared->name())->class_name(), "QuantizedDense");
+  // int8 products: close to the float32 model, not equal to it.
+  const Tensor after = predict(*m, x);
+  const double err = max(abs(sub(after, before))).item() / max(abs(before)).item();
+  EXPECT_GT(err, 0.0);
+  EXPECT_LT(err, 0.05);
+  expect_identical_after_save_and_load(*m, x, "functional");
+  testing::expect_error<ValueError>([&] { m->replace_sublayer("nope", layers::Dense(2)); }, {"no layer named 'nope'"});
+  testing::expect_error<ValueError>([&] { m->replace_sublayer(shared->name(), layers::Dense(2)); },
+                                    {"must keep its name"});
 }
 
 }  // namespace
