@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "osprey/nn/layer_registry.h"
 
 namespace osprey::models {
@@ -138,6 +140,17 @@ void Sequential::replace_sublayer(const std::string& name, std::shared_ptr<nn::L
     return;
   }
   get_layer(name);  // throws the ValueError listing the layers
+}
+
+bool Sequential::remove_sublayer(const std::string& name) {
+  const auto it = std::find_if(layers_.begin(), layers_.end(),
+                               [&](const auto& l) { return l->name() == name; });
+  if (it == layers_.end()) {
+    get_layer(name);  // throws the ValueError listing the layers
+  } else {
+    layers_.erase(it);
+  }
+  return true;
 }
 
 void Sequential::build_impl(const std::vector<Shape>& input_shapes) {
