@@ -1,12 +1,14 @@
 #!/usr/bin/python3
-"""PyTorch side of bench/compare_torch --what int8: the Fashion-MNIST MLP of torch_train.py,
+"""PyTorch side of bench/compare_torch --what int8: the Fashion-MNIST MLP or CNN of torch_train.py,
 optionally trained in float32 (Adam 1e-3, batch 128, as bench_quant), then predicted on the 10,000
 test images at one batch size before and after torch.quantization.quantize_dynamic (int8 Linear
 layers: per-tensor int8 weights, activations quantized dynamically per batch) on each quantized
-engine this build has (Debian's 1.13 has onednn and qnnpack, no fbgemm). Same protocol as
-bench_quant.cpp: one warm-up of 4 batches, then the best of --reps passes. One JSON line.
+engine this build has (Debian's 1.13 has onednn and qnnpack, no fbgemm). quantize_dynamic has no
+int8 convolution: in the CNN only the two Linear layers become int8, the convolutions stay float32
+(what PyTorch's dynamic quantization offers for that model). Same protocol as bench_quant.cpp:
+one warm-up of 4 batches, then the best of --reps passes. One JSON line.
 
-  torch_quant.py [--batch-size 256] [--epochs 0] [--threads 2] [--reps 5] [--seed 42]
+  torch_quant.py [--model mlp] [--batch-size 256] [--epochs 0] [--threads 2] [--reps 5] [--seed 42]
 """
 import argparse
 import json
@@ -36,6 +38,7 @@ def accuracy(model, x, y, batch):
 
 def main():
     p = argparse.ArgumentParser()
+    p.add_argument("--model", default="mlp", choices=["mlp", "cnn"])
     p.add_argument("--batch-size", type=int, default=256)
     p.add_argument("--epochs", type=int, default=0)
     p.add_argument("--threads", type=int, default=2)
@@ -49,12 +52,12 @@ def main():
     torch.manual_seed(a.seed)
     gen = torch.Generator().manual_seed(a.seed)
     (xtr, ytr), (xte, yte) = load(a.data)
-    model = build("mlp")
+    model = build(a.model)
     if a.epochs > 0:
         opt = torch.optim.Adam(model.parameters(), lr=1e-3, eps=1e-7)
         train_epochs(model, opt, xtr, ytr, 128, a.epochs, gen)
     model.eval()
-    result = {"framework": "pytorch " + torch.__version__, "model": "mlp", "batch": a.batch_size,
+    result = {"framework": "pytorch " + torch.__version__, "model": a.model, "batch": a.batch_size,
               "threads": a.threads, "f32_samples_per_s": samples_per_s(model, xte, a.batch_size, a.reps)}
     if a.epochs > 0:
         result["f32_accuracy"] = accuracy(model, xte, yte, a.batch_size)

@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "osprey/nn/layer_registry.h"
 
 namespace osprey::models {
@@ -142,6 +144,17 @@ void Sequential::pop() {
 void Sequential::replace_sublayer(const std::string& name, std::shared_ptr<nn::Layer> layer) {
   const std::shared_ptr<nn::Layer> old = adopt_replacement(name, layer);
   std::replace(layers_.begin(), layers_.end(), old, layer);
+}
+
+bool Sequential::remove_sublayer(const std::string& name) {
+  const auto it = std::find_if(layers_.begin(), layers_.end(),
+                               [&](const auto& l) { return l->name() == name; });
+  if (it == layers_.end()) {
+    get_layer(name);  // throws the ValueError listing the layers
+  } else {
+    layers_.erase(it);
+  }
+  return true;
 }
 
 void Sequential::build_impl(const std::vector<Shape>& input_shapes) {

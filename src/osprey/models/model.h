@@ -79,6 +79,8 @@ class Sequential : public Model {
   void add(std::shared_ptr<nn::Layer> layer);
   void pop();
   void replace_sublayer(const std::string& name, std::shared_ptr<nn::Layer> layer) override;
+  // Layer::remove_sublayer: true; ValueError when no layer has that name.
+  bool remove_sublayer(const std::string& name) override;
   std::vector<std::shared_ptr<nn::Layer>> layers() const override { return layers_; }
   std::vector<Variable> call_all(const std::vector<Variable>& inputs, bool training) override;
   Shape compute_output_shape(const std::vector<Shape>& input_shapes) override;

@@ -188,6 +188,8 @@ void Layer::replace_sublayer(const std::string& name, std::shared_ptr<Layer> lay
                class_name_, name);
 }
 
+bool Layer::remove_sublayer(const std::string& /*name*/) { return false; }
+
 std::vector<Variable> Layer::variables() const {
   std::vector<Variable> out;
   for (const Weight& w : weights_) out.push_back(w.variable);

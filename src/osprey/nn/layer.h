@@ -106,6 +106,11 @@ class Layer : public std::enable_shared_from_this<Layer> {
   // and path). quant::quantize() uses it to swap layers by path. Containers (models) override
   // it; the default throws NotImplementedError naming the class.
   virtual void replace_sublayer(const std::string& name, std::shared_ptr<Layer> layer);
+  // Removes the direct sublayer named `name` and returns true, in containers that run their
+  // sublayers one after the other, each on the previous one's output (Sequential), so that
+  // quant::quantize() can fold a layer into the one before it. Other layers and containers
+  // return false and keep everything.
+  virtual bool remove_sublayer(const std::string& name);
   int64_t count_params() const;
   // The regularization penalties of every regularized trainable weight (empty when none).
   std::vector<Variable> regularization_losses() const;

@@ -9,6 +9,7 @@
 #include "osprey/nn/layers/conv2d.h"
 #include "osprey/nn/layers/dense.h"
 #include "osprey/nn/layers/embedding.h"
+#include "osprey/nn/layers/pooling2d.h"
 #include "osprey/quant/float8_conv2d.h"
 #include "osprey/quant/float8_dense.h"
 #include "osprey/quant/quantized_conv2d.h"
@@ -50,6 +51,18 @@ std::shared_ptr<nn::Layer> quantized_form(const nn::Layer& layer, std::string_vi
   return nullptr;
 }
 
+// The QuantizedConv2D with `next` folded in when layer is a Conv2D, next a MaxPooling2D that can
+// be folded and the container runs its layers in a chain (it then has removed next); else null.
+std::shared_ptr<nn::Layer> folded_form(nn::Layer& model, const nn::Layer& layer,
+                                       const nn::Layer& next) {
+  const auto* conv = dynamic_cast<const nn::Conv2D*>(&layer);
+  const auto* pool = dynamic_cast<const nn::MaxPooling2D*>(&next);
+  if (conv == nullptr || pool == nullptr || !QuantizedConv2D::can_fold(*conv, *pool))
+    return nullptr;
+  std::shared_ptr<nn::Layer> q = QuantizedConv2D::from_conv2d(*conv, pool);
+  return model.remove_sublayer(pool->name()) ? q : nullptr;
+}
+
 // What a mode quantizes, for the errors: "Dense, Conv2D and Embedding" (all) or "... or ..." (any).
 std::string quantizable_kinds(std::string_view mode, const char* conjunction) {
   return mode == "int8" ? fmt::format("Dense, Conv2D {} Embedding", conjunction)
@@ -58,14 +71,22 @@ std::string quantizable_kinds(std::string_view mode, const char* conjunction) {
 
 void swap_layers(nn::Layer& model, std::string_view mode, const QuantizeOptions& o, std::vector<std::string>& done,
                  std::vector<std::string>& seen) {
-  for (const std::shared_ptr<nn::Layer>& layer : model.sublayers()) {
+  const std::vector<std::shared_ptr<nn::Layer>> layers = model.sublayers();
+  for (size_t i = 0; i < layers.size(); ++i) {
+    const std::shared_ptr<nn::Layer>& layer = layers[i];
     if (!layer->sublayers().empty()) {  // a container (a nested model)
       swap_layers(*layer, mode, o, done, seen);
       continue;
     }
     if (!wanted(o, layer->name())) continue;
     seen.push_back(layer->name());
-    if (std::shared_ptr<nn::Layer> q = quantized_form(*layer, mode, o)) {
+    std::shared_ptr<nn::Layer> q;
+    if (mode == "int8" && o.fold_max_pooling && i + 1 < layers.size()) {
+      q = folded_form(model, *layer, *layers[i + 1]);
+      if (q != nullptr) ++i;  // the pooling layer is gone
+    }
+    if (q == nullptr) q = quantized_form(*layer, mode, o);
+    if (q != nullptr) {
       model.replace_sublayer(layer->name(), q);
       // The quantized table or kernel: the first weight of every quantized layer.
       done.push_back(mode == "int8" ? q->variables().front().name() : q->path() + "/kernel");

@@ -2,7 +2,10 @@
 // Keras's model.quantize(...)), never by branches inside layers. At any depth of nested
 // containers (Sequential and Functional models), keeping names and weight paths:
 //   "int8" (post-training, inference): every nn::Dense, nn::Conv2D and nn::Embedding becomes a
-//     QuantizedDense, QuantizedConv2D or QuantizedEmbedding;
+//     QuantizedDense, QuantizedConv2D or QuantizedEmbedding; in a Sequential, a MaxPooling2D
+//     right after a Conv2D (relu, linear, sigmoid or tanh) is folded into the QuantizedConv2D,
+//     which then pools the int32 sums before dequantizing them (same predictions, bit for bit,
+//     as the unfolded pair; see quantized_conv2d.h), and leaves the model;
 //   "float8" (training): every nn::Dense becomes a Float8Dense and every nn::Conv2D a
 //     Float8Conv2D (delayed-scaling float8 fake quantization, emulated on CPU; see
 //     float8_dense.h); train as before, the scaling state saves with the model.
@@ -30,6 +33,10 @@ struct QuantizeOptions {
   std::vector<std::string> layers{};
   // Mode "float8": the amax history length and margin of every swapped layer.
   precision::DelayedScaling float8{};
+  // Mode "int8": fold each MaxPooling2D that directly follows a quantized Conv2D into it (the
+  // pooled output is the same; the unpooled float32 tensor is never written). false keeps the
+  // pooling layers.
+  bool fold_max_pooling = true;
 };
 
 // The modes quantize() accepts, in the order error messages list them.

@@ -28,7 +28,33 @@ QuantizedConv2D::QuantizedConv2D(int64_t filters, std::array<int64_t, 2> kernel_
                     .name = name()});
 }
 
-std::shared_ptr<QuantizedConv2D> QuantizedConv2D::from_conv2d(const nn::Conv2D& conv) {
+namespace {
+
+// The activations that commute with a maximum (non-decreasing), so pooling can come first.
+bool commutes_with_max(const nn::ActivationFn& a) {
+  return a.is_linear() || a.name() == "relu" || a.name() == "sigmoid" || a.name() == "tanh";
+}
+
+}  // namespace
+
+bool QuantizedConv2D::can_fold(const nn::Conv2D& conv, const nn::MaxPooling2D& pool) {
+  return commutes_with_max(conv.options().activation) &&
+         pool.options().data_format == conv.options().data_format;
+}
+
+void QuantizedConv2D::fold(std::shared_ptr<nn::MaxPooling2D> pool) {
+  OSPREY_CHECK(commutes_with_max(options_.activation),
+               "{}: a folded MaxPooling2D needs an activation that commutes with the maximum "
+               "(linear, relu, sigmoid or tanh). Received: {}",
+               name(), options_.activation.name());
+  OSPREY_CHECK(pool->options().data_format == options_.data_format,
+               "{}: the folded MaxPooling2D '{}' must have data_format '{}'. Received: '{}'",
+               name(), pool->name(), options_.data_format, pool->options().data_format);
+  pool_ = std::move(pool);
+}
+
+std::shared_ptr<QuantizedConv2D> QuantizedConv2D::from_conv2d(const nn::Conv2D& conv,
+                                                              const nn::MaxPooling2D* pool) {
   OSPREY_CHECK(conv.built(),
                "quantize: layer '{}' is not built yet; call the model on data (or build it) first",
                conv.name());
@@ -36,6 +62,10 @@ std::shared_ptr<QuantizedConv2D> QuantizedConv2D::from_conv2d(const nn::Conv2D& 
   o.name = conv.name();
   o.trainable = conv.trainable();
   auto q = std::make_shared<QuantizedConv2D>(conv.filters(), conv.kernel_size(), o);
+  if (pool != nullptr) {
+    q->fold(std::static_pointer_cast<nn::MaxPooling2D>(
+        nn::MaxPooling2D::from_config(pool->get_config())));
+  }
   q->build(conv.build_input_shapes());
   const Tensor w = conv.kernel().value();
   const QuantizedRows wq = quantize_columns_int8(w.reshape({-1, conv.filters()}));
@@ -75,9 +105,10 @@ Shape QuantizedConv2D::compute_output_shape(const std::vector<Shape>& input_shap
   check_num_inputs(input_shapes.size(), 1);
   const int64_t c = input_channels(input_shapes[0]);
   const Shape w{kernel_size_[0], kernel_size_[1], c / options_.groups, filters_};
-  return nn::detail::with_batch(input_shapes[0], [&](const Shape& s) {
+  const Shape conv = nn::detail::with_batch(input_shapes[0], [&](const Shape& s) {
     return conv2d_output_shape(s, w, resolve_conv2d(s, w, conv_options()));
   });
+  return pool_ != nullptr ? pool_->compute_output_shape({conv}) : conv;
 }
 
 Variable QuantizedConv2D::call_single(const Variable& x, bool training) {
@@ -88,8 +119,9 @@ Variable QuantizedConv2D::call_single(const Variable& x, bool training) {
   const QuantizedRows w{kernel_.value(), kernel_scale_.value()};
   const Tensor b = options_.use_bias ? bias_.value() : Tensor();
   const nn::ActivationFn& act = options_.activation;
-  Variable y(
-      conv2d_int8(x.value(), w, options_.use_bias ? &b : nullptr, conv_options(), act.fused()));
+  const Pool2dOptions pool = pool_ != nullptr ? pool_->pool_options() : Pool2dOptions{};
+  Variable y(conv2d_int8(x.value(), w, options_.use_bias ? &b : nullptr, conv_options(),
+                         act.fused(), pool_ != nullptr ? &pool : nullptr));
   if (act.fused() != Activation::none) return y;
   autograd::NoGradGuard no_grad;
   return act(y);
@@ -107,6 +139,7 @@ nlohmann::json QuantizedConv2D::get_config() const {
   c["activation"] = options_.activation.name();
   c["use_bias"] = options_.use_bias;
   c["quantization_mode"] = "int8";
+  if (pool_ != nullptr) c["fused_max_pooling"] = pool_->get_config();
   return c;
 }
 
@@ -117,7 +150,12 @@ std::shared_ptr<nn::Layer> QuantizedConv2D::from_config(const nlohmann::json& c)
   nn::Conv2DOptions o = conv->options();
   o.name = c.value("name", std::string());
   o.trainable = c.value("trainable", true);
-  return std::make_shared<QuantizedConv2D>(conv->filters(), conv->kernel_size(), o);
+  auto q = std::make_shared<QuantizedConv2D>(conv->filters(), conv->kernel_size(), o);
+  if (c.contains("fused_max_pooling")) {
+    q->fold(std::static_pointer_cast<nn::MaxPooling2D>(
+        nn::MaxPooling2D::from_config(c.at("fused_max_pooling"))));
+  }
+  return q;
 }
 
 }  // namespace osprey::quant

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "osprey/nn/layers/conv2d.h"
+#include "osprey/nn/layers/pooling2d.h"
 #include "osprey/tensor/factory.h"
 #include "osprey/tensor/ops.h"
 #include "osprey/testing/test_helpers.h"
@@ -95,6 +96,49 @@ TEST(QuantizedConv2DTest, ConfigRoundTripsAndNamesTheMode) {
   testing::expect_error<ValueError>(
       [&] { QuantizedConv2D::from_config(bad); },
       {"QuantizedConv2D: quantization_mode must be \"int8\"", "int4"});
+}
+
+// A folded MaxPooling2D: the layer returns exactly what the MaxPooling2D would return on the
+// unfolded layer's output (the kernel pools the int32 sums first; see ops_quant_test.cpp for why
+// that is exact), with the pooled shape, and the config keeps the pooling layer for load_model.
+TEST(QuantizedConv2DTest, AFoldedMaxPoolingGivesThePooledOutputOfTheUnfoldedLayerBitForBit) {
+  nn::clear_session();
+  for (const char* act : {"linear", "relu", "sigmoid", "tanh"}) {
+    auto conv = built_conv(3, 5, act);
+    auto pool = std::make_shared<nn::MaxPooling2D>(std::array<int64_t, 2>{2, 2},
+                                                   nn::Pooling2DOptions{.padding = "same"});
+    ASSERT_TRUE(QuantizedConv2D::can_fold(*conv, *pool)) << act;
+    auto q = QuantizedConv2D::from_conv2d(*conv);
+    auto folded = QuantizedConv2D::from_conv2d(*conv, pool.get());
+    const Variable x(random_normal({4, 8, 8, 3}, {.seed = 5}));
+    const Tensor y = (*folded)(x).value();
+    ASSERT_EQ(y.shape(), (Shape{4, 3, 3, 5})) << act;  // 8 -> 6 (conv) -> 3 (pool, same)
+    EXPECT_EQ(folded->compute_output_shape({Shape{-1, 8, 8, 3}}), (Shape{-1, 3, 3, 5}));
+    EXPECT_EQ(y.to_vector<float>(), (*pool)((*q)(x)).value().to_vector<float>()) << act;
+    const nlohmann::json c = folded->get_config();
+    EXPECT_EQ(c["fused_max_pooling"]["name"], pool->name());
+    EXPECT_EQ(c["fused_max_pooling"]["padding"], "same");
+    auto back = QuantizedConv2D::from_config(c);
+    EXPECT_EQ(back->get_config(), c);
+    EXPECT_FALSE(q->get_config().contains("fused_max_pooling"));
+  }
+}
+
+TEST(QuantizedConv2DTest, FoldingAPoolAfterANonMonotoneActivationOrAnotherFormatIsAValueError) {
+  nn::clear_session();
+  auto gelu = built_conv(3, 4, "gelu");
+  nn::MaxPooling2D pool(std::array<int64_t, 2>{2, 2});
+  EXPECT_FALSE(QuantizedConv2D::can_fold(*gelu, pool));
+  testing::expect_error<ValueError>(
+      [&] { QuantizedConv2D::from_conv2d(*gelu, &pool); },
+      {"conv2d: a folded MaxPooling2D needs an activation that commutes with the maximum (linear, "
+       "relu, sigmoid or tanh). Received: gelu"});
+  nn::MaxPooling2D nchw(std::array<int64_t, 2>{2, 2}, {.data_format = "channels_first"});
+  auto relu = built_conv(3, 4, "relu");
+  EXPECT_FALSE(QuantizedConv2D::can_fold(*relu, nchw));
+  testing::expect_error<ValueError>(
+      [&] { QuantizedConv2D::from_conv2d(*relu, &nchw); },
+      {"must have data_format 'channels_last'. Received: 'channels_first'"});
 }
 
 TEST(QuantizedConv2DTest, AnUnbuiltConvOrWrongInputChannelsAreValueErrors) {

@@ -127,10 +127,13 @@ struct Backend {
   // y float32 = act(acc * ((1 / x_scale[n]) * (1 / w_scale[o])) + bias[o]) where acc =
   // conv2d(x_q, w_q) summed exactly in int32: x_q int8 of y's layout (p.channels_last) with one
   // scale per sample n, w_q int8 HWIO [kh, kw, in / groups, out], w_scale [out], bias [out] or
-  // null; all contiguous.
+  // null; all contiguous. With pool non-null, y is max_pool2d(that result, *pool) instead, for a
+  // non-decreasing activation only (none, relu, sigmoid, tanh): then the maximum commutes with
+  // the positive scales, the bias and the activation, so a kernel may pool the int32 sums first
+  // and dequantize a quarter of the values (for 2x2), with a bitwise-identical result.
   void (*conv2d_int8)(const Tensor& x_q, const Tensor& x_scale, const Tensor& w_q,
                       const Tensor& w_scale, const Tensor* bias, Tensor& y, const Conv2dParams& p,
-                      Activation activation) = nullptr;
+                      Activation activation, const Pool2dParams* pool) = nullptr;
 
   void (*conv2d_forward)(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y,
                          const Conv2dParams& p) = nullptr;

@@ -77,18 +77,32 @@ Tensor linear_int8(const Tensor& x, const QuantizedRows& w, const Tensor* bias,
 }
 
 Tensor conv2d_int8(const Tensor& x, const QuantizedRows& w, const Tensor* bias,
-                   const Conv2dOptions& o, Activation activation) {
+                   const Conv2dOptions& o, Activation activation, const Pool2dOptions* pool) {
   check_floating(x, "conv2d_int8", "x");
   check_int8_kernel(w, 4, "conv2d_int8");
   const Conv2dParams p = resolve_conv2d(x.shape(), w.values.shape(), o);
   const Tensor b = checked_bias(bias, w.values.size(3), "conv2d_int8");
   check_same_device({&x, &w.values, &w.scales}, "conv2d_int8");
+  const Shape conv_shape = conv2d_output_shape(x.shape(), w.values.shape(), p);
+  Pool2dParams pp;
+  if (pool != nullptr) {
+    OSPREY_CHECK(activation != Activation::gelu_tanh && activation != Activation::gelu_erf,
+                 "conv2d_int8: a fused max pool needs a non-decreasing activation (none, relu, "
+                 "sigmoid or tanh). Received: {}",
+                 activation == Activation::gelu_tanh ? "gelu_tanh" : "gelu_erf");
+    pp = resolve_pool2d(conv_shape, *pool, "conv2d_int8");
+    OSPREY_CHECK(pp.channels_last == p.channels_last,
+                 "conv2d_int8: the fused max pool must have the convolution's data format {}. "
+                 "Received: {}",
+                 o.data_format, pool->data_format);
+  }
   const QuantizedRows xq = quantize_rows_int8(x.reshape({x.size(0), -1}));
-  Tensor y = Tensor::empty(conv2d_output_shape(x.shape(), w.values.shape(), p),
+  Tensor y = Tensor::empty(pool != nullptr ? pool2d_output_shape(conv_shape, pp) : conv_shape,
                            {DType::float32, x.device()});
   backend_for(x.device())
       .conv2d_int8(xq.values.view(x.shape()), xq.scales, w.values.contiguous(),
-                   w.scales.contiguous(), b.defined() ? &b : nullptr, y, p, activation);
+                   w.scales.contiguous(), b.defined() ? &b : nullptr, y, p, activation,
+                   pool != nullptr ? &pp : nullptr);
   return y;
 }
 

@@ -114,6 +114,9 @@ TEST(MatmulInt8Test, MatchesTheDequantizedFormulaInFloat64OnBothBackends) {
     expect_matmul_matches_f64(*be, 19, 301, 47, true);
     expect_matmul_matches_f64(*be, 64, 784, 128, false);
     expect_matmul_matches_f64(*be, 1, 16, 1, true);
+    // The fast kernel's rows in 64-row chunks (1 MiB of int32 sums at 4096 columns) that the
+    // threads claim, with a short last one.
+    expect_matmul_matches_f64(*be, 200, 40, 4096, true);
   }
 }
 
@@ -215,7 +218,7 @@ void expect_conv_matches_f64(const Backend& be, bool channels_last, int64_t stri
   const Tensor x_in = channels_last ? x_nhwc : x_nhwc.permute(kToNchw).contiguous();
   Tensor y =
       Tensor::empty(channels_last ? Shape{n, ho, wo, o} : Shape{n, o, ho, wo}, {DType::float32});
-  be.conv2d_int8(x_in, xq.scale, wq4, wq.scales, with_bias ? &bias : nullptr, y, p, act);
+  be.conv2d_int8(x_in, xq.scale, wq4, wq.scales, with_bias ? &bias : nullptr, y, p, act, nullptr);
   const Tensor y_nhwc = channels_last ? y : y.permute(kToNhwc).contiguous();
   const auto xv = x_nhwc.to_vector<int8_t>(), wv = wq4.to_vector<int8_t>();
   const auto sx = xq.scale.to_vector<float>(), sw = wq.scales.to_vector<float>();
@@ -281,6 +284,82 @@ TEST(Conv2dInt8Test, StaysWithinTheQuantizationBoundOfTheFloatConvolution) {
   const double ex = 0.5 * (xsum_max + 1e-7) / 127.0, ew = 0.5 * (wmax_all + 1e-7) / 127.0;
   const double bound = 45.0 * (xsum_max * ew + ex * wmax_all + ex * ew) * (1.0 + 1e-5) + 1e-5;
   for (size_t i = 0; i < yv.size(); ++i) ASSERT_NEAR(yv[i], fv[i], bound) << "at " << i;
+}
+
+// The fast kernel convolves the samples a chunk at a time, the threads claiming chunks (a
+// chunk's int32 sums fit in cache: 1 MiB, three samples of [25, 25, 128] here), and dequantizes,
+// or pools then dequantizes, each chunk. Both must match the reference, at a batch that splits into
+// chunks with a short last one: the same exact sums through the same float32 formula, which the
+// compiler may contract to a fused multiply-add (one rounding less) and whose tanh is oneDNN's
+// (a few ulps), so within 1e-6 (1 + |y|). And on each backend a fused pool must equal pooling
+// the unfused output bit for bit: the maximum commutes exactly with the positive scales, the
+// bias, relu and tanh, and with float32 rounding.
+void expect_close(const std::vector<float>& got, const std::vector<float>& want, const char* what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (size_t i = 0; i < got.size(); ++i) {
+    ASSERT_NEAR(got[i], want[i], 1e-6 * (1.0 + std::fabs(want[i]))) << what << " at " << i;
+  }
+}
+
+TEST(Conv2dInt8Test, ChunkedAndFusedPoolKernelsEqualTheReferenceAndPoolingTheUnfusedOutput) {
+  const int64_t n = 8, h = 27, w = 27, c = 2, o = 128;
+  const Tensor x = test_input(n, h * w * c, 71);
+  const Quantized xq = quantize_with(reference_backend(), x);
+  const Tensor x4 = xq.q.reshape({n, h, w, c});
+  const QuantizedRows wq =
+      quantize_columns_int8(random_normal({3 * 3 * c, o}, {.seed = 72, .stddev = 0.2}));
+  const Tensor w4 = wq.values.reshape({3, 3, c, o});
+  const Tensor bias = random_normal({o}, {.seed = 73});
+  const Conv2dParams p{};  // valid, stride 1: [8, 25, 25, 128]
+  struct Case {
+    Activation act;
+    Pool2dOptions pool;
+  };
+  const std::vector<Case> cases = {
+      {Activation::relu, {}},                   // 2x2 -> [8, 12, 12, 128], last row dropped
+      {Activation::relu, {.padding = "same"}},  // 2x2 -> [8, 13, 13, 128], padded last row
+      {Activation::none, {.pool_size = {3, 3}, .strides = {2, 2}}},  // overlapping windows
+      {Activation::tanh, {.pool_size = {3, 3}, .padding = "same"}},  // padded windows
+  };
+  for (const Case& k : cases) {
+    const Pool2dParams pp = resolve_pool2d({n, 25, 25, o}, k.pool, "test");
+    std::vector<std::vector<float>> unfused, fused;
+    for (const Backend* be : kBackends) {
+      Tensor y = Tensor::empty({n, 25, 25, o}, {DType::float32});
+      be->conv2d_int8(x4, xq.scale, w4, wq.scales, &bias, y, p, k.act, nullptr);
+      Tensor yp = Tensor::empty(pool2d_output_shape(y.shape(), pp), {DType::float32});
+      be->conv2d_int8(x4, xq.scale, w4, wq.scales, &bias, yp, p, k.act, &pp);
+      EXPECT_EQ(yp.to_vector<float>(), max_pool2d(y, pp).to_vector<float>()) << be->name;
+      unfused.push_back(y.to_vector<float>());
+      fused.push_back(yp.to_vector<float>());
+    }
+    expect_close(unfused[1], unfused[0], "cpu vs reference, unfused");
+    expect_close(fused[1], fused[0], "cpu vs reference, fused pool");
+  }
+}
+
+template <class F>
+void expect_value_error(F&& fn, const std::string& fragment) {
+  try {
+    fn();
+    ADD_FAILURE() << "no error";
+  } catch (const ValueError& e) {
+    EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
+  }
+}
+
+TEST(Conv2dInt8Test, AFusedPoolAfterGeluOrInAnotherDataFormatIsAValueError) {
+  const QuantizedRows wq = quantize_columns_int8(random_normal({27, 4}, {.seed = 1}));
+  const QuantizedRows w{wq.values.reshape({3, 3, 3, 4}), wq.scales};
+  const Tensor x = random_normal({1, 6, 6, 3}, {.seed = 2});
+  const Pool2dOptions pool{};
+  expect_value_error([&] { conv2d_int8(x, w, nullptr, {}, Activation::gelu_erf, &pool); },
+                     "conv2d_int8: a fused max pool needs a non-decreasing activation (none, "
+                     "relu, sigmoid or tanh). Received: gelu_erf");
+  const Pool2dOptions nchw{.data_format = "NCHW"};
+  expect_value_error([&] { conv2d_int8(x, w, nullptr, {}, Activation::relu, &nchw); },
+                     "conv2d_int8: the fused max pool must have the convolution's data format "
+                     "NHWC. Received: NCHW");
 }
 
 TEST(Conv2dInt8Test, AFloatKernelOrWrongScalesAreValueErrorsNamingTheOp) {

@@ -105,28 +105,76 @@ TEST(QuantizeTest, SaveThenLoadGivesIdenticalPredictionsFromInt8Tensors) {
   EXPECT_EQ(file.find("sequential/dense_1/kernel")->shape(), (Shape{32, 4}));
 }
 
-// A small CNN: both Conv2D layers and the Dense head become int8, pooling and Flatten stay, and
-// the saved model (int8 HWIO kernels with per-filter scales) loads back to identical predictions.
-TEST(QuantizeTest, ACnnWithConv2DSavesAndLoadsToIdenticalPredictions) {
-  nn::clear_session();
+std::shared_ptr<models::Sequential> small_cnn(const char* first_activation = "relu") {
   auto m = std::make_shared<models::Sequential>(std::vector<std::shared_ptr<nn::Layer>>{
-      layers::Conv2D(8, 3, {.activation = "relu"}), layers::MaxPooling2D(2),
+      layers::Conv2D(8, 3, {.activation = first_activation}), layers::MaxPooling2D(2),
       layers::Conv2D(6, 3, {.padding = "same", .activation = "relu"}), layers::Flatten(),
       layers::Dense(3)});
   m->build({Shape{-1, 12, 12, 2}});
+  return m;
+}
+
+std::vector<std::string> class_names(const models::Model& m) {
+  std::vector<std::string> out;
+  for (const auto& l : m.layers()) out.push_back(l->class_name());
+  return out;
+}
+
+// A small CNN: both Conv2D layers and the Dense head become int8, the MaxPooling2D after the
+// first convolution is folded into it, Flatten stays, and the saved model (int8 HWIO kernels with
+// per-filter scales, the folded pool in the config) loads back to identical predictions.
+TEST(QuantizeTest, ACnnWithConv2DSavesAndLoadsToIdenticalPredictions) {
+  nn::clear_session();
+  auto m = small_cnn();
   const Tensor x = random_normal({16, 12, 12, 2}, {.seed = 5});
   const auto f32 = predict(*m, x).to_vector<double>();
   EXPECT_EQ(quantize(*m, "int8"),
             (std::vector<std::string>{"sequential/conv2d/kernel", "sequential/conv2d_1/kernel",
                                       "sequential/dense/kernel"}));
-  EXPECT_EQ(m->layers()[0]->class_name(), "QuantizedConv2D");
-  EXPECT_EQ(m->layers()[1]->class_name(), "MaxPooling2D");
+  EXPECT_EQ(class_names(*m), (std::vector<std::string>{"QuantizedConv2D", "QuantizedConv2D",
+                                                       "Flatten", "QuantizedDense"}));
+  EXPECT_EQ(m->layers()[0]->get_config()["fused_max_pooling"]["name"], "max_pooling2d");
   testing::expect_near_all(predict(*m, x).to_vector<double>(), f32, 0.05);
   const io::SafetensorsFile file = expect_identical_after_save_and_load(*m, x, "cnn");
   ASSERT_NE(file.find("sequential/conv2d_1/kernel"), nullptr);
   EXPECT_EQ(file.find("sequential/conv2d_1/kernel")->dtype(), DType::int8);
   EXPECT_EQ(file.find("sequential/conv2d_1/kernel")->shape(), (Shape{3, 3, 8, 6}));
   EXPECT_EQ(file.find("sequential/conv2d_1/kernel_scale")->shape(), (Shape{6}));
+}
+
+// Folding changes how the pooled values are computed, not what they are: the folded model
+// predicts bit for bit what the model quantized with fold_max_pooling = false predicts (its
+// MaxPooling2D kept). A pool after a gelu convolution is never folded (gelu is not monotone).
+TEST(QuantizeTest, FoldingMaxPoolingKeepsPredictionsBitForBitAndCanBeTurnedOff) {
+  nn::clear_session();
+  auto folded = small_cnn(), kept = small_cnn();
+  kept->set_weights(folded->get_weights());
+  const Tensor x = random_normal({16, 12, 12, 2}, {.seed = 6});
+  quantize(*folded, "int8");
+  quantize(*kept, "int8", {.fold_max_pooling = false});
+  EXPECT_EQ(class_names(*kept),
+            (std::vector<std::string>{"QuantizedConv2D", "MaxPooling2D", "QuantizedConv2D",
+                                      "Flatten", "QuantizedDense"}));
+  EXPECT_EQ(folded->layers().size(), 4u);
+  EXPECT_EQ(predict(*folded, x).to_vector<float>(), predict(*kept, x).to_vector<float>());
+  auto gelu = small_cnn("gelu");
+  quantize(*gelu, "int8");
+  EXPECT_EQ(class_names(*gelu),
+            (std::vector<std::string>{"QuantizedConv2D", "MaxPooling2D", "QuantizedConv2D",
+                                      "Flatten", "QuantizedDense"}));
+}
+
+TEST(QuantizeTest, OnlySequentialModelsRemoveLayers) {
+  nn::clear_session();
+  auto m = mlp(4, 8, 2);
+  EXPECT_TRUE(m->remove_sublayer("dropout"));
+  EXPECT_EQ(class_names(*m), (std::vector<std::string>{"Dense", "Dense"}));
+  testing::expect_error<ValueError>([&] { m->remove_sublayer("nope"); }, {"nope"});
+  auto in = nn::Input({4});
+  auto functional =
+      std::make_shared<models::Functional>(std::vector{in}, std::vector{layers::Dense(2)(in)});
+  EXPECT_FALSE(functional->remove_sublayer("dense_2"));
+  EXPECT_EQ(functional->layers().size(), 1u);
 }
 
 // A token model: the Embedding table becomes int8 rows with per-row scales (a quarter of the

@@ -27,11 +27,12 @@ class Pooling2D : public SingleInputLayer {
   const std::array<int64_t, 2>& pool_size() const { return pool_size_; }
   const std::array<int64_t, 2>& strides() const { return options_.strides; }
   const Pooling2DOptions& options() const { return options_; }
+  // The window as the tensor op takes it (QuantizedConv2D runs a folded MaxPooling2D with it).
+  Pool2dOptions pool_options() const;
   Shape compute_output_shape(const std::vector<Shape>& input_shapes) override;
   nlohmann::json get_config() const override;
 
  protected:
-  Pool2dOptions pool_options() const;
   void check_input_shape(const Shape& s) const;
   static Pooling2DOptions read_options(const nlohmann::json& c);
 

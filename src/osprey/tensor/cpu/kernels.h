@@ -23,7 +23,8 @@ void quantize_rows_int8(const Tensor& x, Tensor& q, Tensor& scale);
 void matmul_int8(const Tensor& a_q, const Tensor& a_scale, const Tensor& b_q, const Tensor& b_scale,
                  const Tensor* bias, Tensor& out, Activation activation);
 void conv2d_int8(const Tensor& x_q, const Tensor& x_scale, const Tensor& w_q, const Tensor& w_scale,
-                 const Tensor* bias, Tensor& y, const Conv2dParams& p, Activation activation);
+                 const Tensor* bias, Tensor& y, const Conv2dParams& p, Activation activation,
+                 const Pool2dParams* pool);
 // The oneDNN implementation an int8 product of these sizes gets ("brg:avx512_core_vnni", ...;
 // "" when oneDNN has none): lets tests and benchmarks say whether VNNI kernels run.
 std::string int8_matmul_impl(int64_t m, int64_t k, int64_t n);

@@ -1,22 +1,24 @@
 // Fast int8 kernels. quantize_rows_int8 is a vectorizable loop over rows in parallel.
-// conv2d_int8 (NHWC, groups 1) is the same scheme as matmul_int8 below: a cached oneDNN s8 x s8
-// -> s32 convolution (forward_inference) into y's storage, then the shared dequantization pass,
-// with one activation scale per sample (oneDNN 2.6 has neither runtime output scales for
-// convolutions nor per-row scales, so the pass is ours).
-// matmul_int8 runs one cached oneDNN matmul primitive s8 x s8 -> s32 (AVX512-VNNI or AMX where
-// the CPU has them) writing the int32 sums into out's own storage (same size as the float32
-// result), then one parallel pass dequantizes them in place: acc * ((1 / a_scale[m]) *
-// (1 / b_scale[n])) + bias, then the activation. Per-row scales are not a oneDNN 2.6
-// output-scale mask for matmul, which is why the dequantization is a loop of ours.
+// matmul_int8 and conv2d_int8 (NHWC, groups 1) share one scheme: the threads claim cache-sized
+// chunks of the rows (samples) and, for each, run a cached one-thread oneDNN s8 x s8 -> s32
+// primitive (AVX512-VNNI or AMX where the CPU has them) and dequantizes the chunk's int32
+// sums in place while they are still in its cache: acc * ((1 / a_scale[row or sample]) *
+// (1 / b_scale[n])) + bias, then relu inline (other activations in a pass after). oneDNN 2.6 has
+// no per-row output scales for matmul nor runtime output scales for convolutions, which is why
+// the dequantization is a loop of ours. One parallel region per call: oneDNN's own, then one per
+// pass after it, cost a barrier each, and the passes re-read sums another core wrote.
+// conv2d_int8 with a fused max pool pools the int32 sums of the chunk before dequantizing them
+// (exact, see pool_dequantize), so the unpooled float32 output is never written.
 // The weights go to oneDNN in the blocked layout it asks for (format "any"): with plain [K, N]
 // weights it re-packs them on every call, 4x slower at [256, 784] x [784, 512] on AMX. The packed
-// copy is cached per weight tensor and checked against a copy of the plain bytes on every call
-// (a memcmp split over the threads: serial, it reads ~530 KB per MLP batch, an estimated 5% of a
-// 2-thread predict), so weights changed in place (set_weights, load) repack.
+// copy is cached per weight tensor and primitive layout and checked against a copy of the plain
+// bytes on every call (each thread compares them for its own chunks: ~400 KB for the MLP's first
+// kernel, from cache), so weights changed in place (set_weights, load) repack.
 #include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -115,54 +117,70 @@ std::unique_ptr<Int8Entry> make_entry(int64_t m, int64_t k, int64_t n) {
   return e;
 }
 
-// Dequantizes in place the int32 sums in out, rows [m] of n columns (row i of sample
-// i / rows_per_scale): act(acc * ((1 / a_scale[sample]) * (1 / b_scale[j])) + bias[j]). Each
-// 4-byte slot holds an int32 and becomes its float32 value (memcpy keeps the type punning defined;
-// it compiles to plain loads and stores).
-void dequantize_int32(Tensor& out, int64_t m, int64_t n, int64_t rows_per_scale,
-                      const Tensor& a_scale, const Tensor& b_scale, const Tensor* bias,
-                      Activation activation) {
-  char* o = static_cast<char*>(out.raw_data());
-  const float* sa = a_scale.data<float>();
-  // 1 / b_scale once per call, not once per element (the same float32 the reference divides).
+// 1 / b_scale, once per call, not once per element (the same float32 the reference divides by).
+// In a thread-local buffer of the calling thread, valid until its next call.
+const float* reciprocals(const Tensor& b_scale) {
   thread_local std::vector<float> recip;
+  const int64_t n = b_scale.numel();
   recip.resize(static_cast<size_t>(n));
   const float* sb = b_scale.data<float>();
   for (int64_t j = 0; j < n; ++j) recip[static_cast<size_t>(j)] = 1.0f / sb[j];
-  const float* rb = recip.data();
-  const float* bp = bias != nullptr ? bias->data<float>() : nullptr;
-  const bool relu = activation == Activation::relu;
-  parallel_for(0, m, std::max<int64_t>(1, 16384 / n), [=](int64_t lo, int64_t hi) {
-    // Locals, not the closure's members: the byte stores may alias those, which stops
-    // vectorization. The bias and relu choices are hoisted out of the inner loop.
-    const int64_t n_local = n, rows_local = rows_per_scale;
-    const float* __restrict rb_local = rb;
-    const float* __restrict bias_local = bp;
-    const bool relu_local = relu;
-    for (int64_t i = lo; i < hi; ++i) {
-      const float ra = 1.0f / sa[i / rows_local];
-      char* __restrict row = o + i * n_local * 4;
-      for (int64_t j = 0; j < n_local; ++j) {
-        int32_t acc;
-        std::memcpy(&acc, row + j * 4, 4);
-        float v = static_cast<float>(acc) * (ra * rb_local[j]);
-        v += bias_local != nullptr ? bias_local[j] : 0.0f;
-        if (relu_local) v = v > 0.0f ? v : 0.0f;
-        std::memcpy(row + j * 4, &v, 4);
-      }
-    }
-  });
-  if (activation != Activation::none && !relu) unary(unary_op_of(activation), out, out, {});
+  return recip.data();
 }
 
-// s8 NHWC x s8 HWIO (groups 1) -> s32 NHWC; the weights in the layout the primitive prefers.
-std::unique_ptr<Int8Entry> make_conv_entry(const Tensor& x, const Tensor& w, const Tensor& y,
+// What the dequantization of a row needs: act(acc * ((1 / a_scale) * rb[j]) + bias[j]), with
+// rb = reciprocals(b_scale), bias null or [n], and relu the only activation done inline.
+struct Dequant {
+  const float* a_scale;  // one per sample
+  const float* rb;
+  const float* bias;
+  bool relu;
+};
+
+// Serially dequantizes in place the int32 sums of rows [lo, hi) of n columns (row i belongs to
+// sample i / rows_per_scale). Each 4-byte slot holds an int32 and becomes its float32 value
+// (memcpy keeps the type punning defined; it compiles to plain loads and stores).
+void dequantize_rows(char* o, int64_t lo, int64_t hi, int64_t n, int64_t rows_per_scale,
+                     const Dequant& d) {
+  // Locals, not struct members behind a pointer: the byte stores may alias those, which stops
+  // vectorization. The bias and relu choices are hoisted out of the inner loop.
+  const int64_t n_local = n, rows_local = rows_per_scale;
+  const float* __restrict rb_local = d.rb;
+  const float* __restrict bias_local = d.bias;
+  const bool relu_local = d.relu;
+  for (int64_t i = lo; i < hi; ++i) {
+    const float ra = 1.0f / d.a_scale[i / rows_local];
+    char* __restrict row = o + i * n_local * 4;
+    for (int64_t j = 0; j < n_local; ++j) {
+      int32_t acc;
+      std::memcpy(&acc, row + j * 4, 4);
+      float v = static_cast<float>(acc) * (ra * rb_local[j]);
+      v += bias_local != nullptr ? bias_local[j] : 0.0f;
+      if (relu_local) v = v > 0.0f ? v : 0.0f;
+      std::memcpy(row + j * 4, &v, 4);
+    }
+  }
+}
+
+// The geometry of one int8 convolution call in samples: x [N, H, W, C] int8 and the int32 sums
+// [N, OH, OW, O], both contiguous NHWC; the pooled output [N, PH, PW, O] when a pool is fused.
+struct ConvGeometry {
+  int64_t h, w, c, oh, ow, o, ph = 0, pw = 0;
+  int64_t in_per_sample() const { return h * w * c; }
+  int64_t acc_per_sample() const { return oh * ow * o; }
+  int64_t out_per_sample() const { return ph > 0 ? ph * pw * o : acc_per_sample(); }
+};
+
+// s8 NHWC x s8 HWIO (groups 1) -> s32 NHWC for mb samples; the weights in the layout the
+// primitive prefers.
+std::unique_ptr<Int8Entry> make_conv_entry(int64_t mb, const ConvGeometry& g, const Tensor& w,
                                            const Conv2dParams& p) {
   auto e = std::make_unique<Int8Entry>();
   try {
-    const auto xmd = tensor_md(x, {0, 3, 1, 2}),
-               ymd = make_md({y.shape()[0], y.shape()[3], y.shape()[1], y.shape()[2]}, dnnl_dt::s32,
-                             {y.strides()[0], y.strides()[3], y.strides()[1], y.strides()[2]});
+    const auto xmd =
+        make_md({mb, g.c, g.h, g.w}, dnnl_dt::s8, {g.in_per_sample(), 1, g.w * g.c, g.c});
+    const auto ymd =
+        make_md({mb, g.o, g.oh, g.ow}, dnnl_dt::s32, {g.acc_per_sample(), 1, g.ow * g.o, g.o});
     const Shape& s = w.shape();
     const Shape& st = w.strides();
     e->plain_b = make_md({s[3], s[2], s[0], s[1]}, dnnl_dt::s8, {st[3], st[2], st[0], st[1]});
@@ -182,6 +200,101 @@ std::unique_ptr<Int8Entry> make_conv_entry(const Tensor& x, const Tensor& w, con
   }
   return e;
 }
+
+// The cached primitive for mb samples on the calling thread's thread count (null: unsupported).
+Int8Entry* conv_entry(int64_t mb, const ConvGeometry& g, const Tensor& w, const Conv2dParams& p) {
+  PrimitiveKey key(OpKind::conv2d_int8);
+  for (int64_t v : {mb, g.h, g.w, g.c, g.o, p.stride_h, p.stride_w, p.pad_top, p.pad_bottom,
+                    p.pad_left, p.pad_right, p.dilation_h, p.dilation_w}) {
+    key.add(v);
+  }
+  key.add_tensor(w);
+  return primitive_cache().get<Int8Entry>(key, [&] { return make_conv_entry(mb, g, w, p); });
+}
+
+// Max-pools the int32 sums acc [mb, OH, OW, O] of a chunk, then dequantizes the maxima into y
+// [mb, PH, PW, O] (float32). Pooling first is exact: the dequantization is non-decreasing in acc
+// (positive scales, a bias per channel, relu), and so are float32 rounding and the int32 ->
+// float32 conversion, so the maximum of the dequantized values is the dequantized maximum.
+void pool_dequantize(const int32_t* acc, float* y, int64_t mb, const ConvGeometry& g,
+                     const Pool2dParams& q, const Dequant& d) {
+  thread_local std::vector<int32_t> window_max;
+  window_max.resize(static_cast<size_t>(g.o));
+  int32_t* __restrict mx = window_max.data();
+  const int64_t o = g.o;
+  const float* __restrict rb = d.rb;
+  const float* __restrict bias = d.bias;
+  const bool relu = d.relu;
+  for (int64_t s = 0; s < mb; ++s) {
+    const float ra = 1.0f / d.a_scale[s];
+    const int32_t* a = acc + s * g.acc_per_sample();
+    float* __restrict out = y + s * g.out_per_sample();
+    for (int64_t i = 0; i < g.ph; ++i) {
+      const int64_t r0 = i * q.stride_h - q.pad_top;
+      const int64_t r_lo = std::max<int64_t>(r0, 0), r_hi = std::min(r0 + q.kernel_h, g.oh);
+      for (int64_t j = 0; j < g.pw; ++j) {
+        const int64_t c0 = j * q.stride_w - q.pad_left;
+        const int64_t c_lo = std::max<int64_t>(c0, 0), c_hi = std::min(c0 + q.kernel_w, g.ow);
+        std::fill(mx, mx + o, std::numeric_limits<int32_t>::min());
+        for (int64_t r = r_lo; r < r_hi; ++r) {
+          for (int64_t c = c_lo; c < c_hi; ++c) {
+            const int32_t* __restrict px = a + (r * g.ow + c) * o;
+            for (int64_t k = 0; k < o; ++k) mx[k] = px[k] > mx[k] ? px[k] : mx[k];
+          }
+        }
+        for (int64_t k = 0; k < o; ++k) {
+          float v = static_cast<float>(mx[k]) * (ra * rb[k]);
+          v += bias != nullptr ? bias[k] : 0.0f;
+          if (relu) v = v > 0.0f ? v : 0.0f;
+          out[k] = v;
+        }
+        out += o;
+      }
+    }
+  }
+}
+
+// The int32 sums of one chunk stay in this much cache before they are dequantized (and pooled):
+// half the 2 MiB L2 of a core here, leaving room for the chunk's int8 input and the weights.
+constexpr int64_t kChunkBytes = int64_t{1} << 20;
+
+// Runs [0, count) rows (or samples) in chunks of at most `chunk` (and at most a thread's share,
+// so every thread gets work) with one-thread primitives (entry_for(mb) for mb rows): the threads
+// claim chunks in turn, and body(entry, packed weights, first row, mb) runs a chunk and
+// post-processes its int32 sums on the thread that wrote them, while they are in its cache. One
+// parallel region per call, not one for oneDNN and one per pass after it; rows are independent,
+// and a chunk's result does not depend on the thread that runs it. Claiming (rather than a fixed
+// half each) lets one thread take over the chunks of another that the OS has descheduled, which on
+// these shared machines is what stalls a barrier. False when oneDNN has no primitive for a chunk
+// (the caller then runs the reference kernel).
+template <class EntryFor, class Body>
+bool run_chunks(int64_t count, int64_t grain, int64_t chunk, const Tensor& weights,
+                EntryFor&& entry_for, Body&& body) {
+  const int64_t threads =
+      std::clamp<int64_t>(count / std::max<int64_t>(grain, 1), 1, num_threads());
+  chunk = std::clamp<int64_t>(chunk, 1, (count + threads - 1) / threads);
+  const int64_t chunks = (count + chunk - 1) / chunk;
+  std::atomic<int64_t> next{0};
+  std::atomic<bool> ok{true};
+  parallel_for(0, threads, 1, [&](int64_t, int64_t) {
+    const ThreadLimitGuard one_thread(1);
+    for (int64_t c = next.fetch_add(1); c < chunks && ok.load(std::memory_order_relaxed);
+         c = next.fetch_add(1)) {
+      const int64_t s = c * chunk, mb = std::min(chunk, count - s);
+      Int8Entry* e = entry_for(mb);
+      if (e == nullptr) {
+        ok.store(false);
+        return;
+      }
+      const std::shared_ptr<const PackedWeights> packed = packed_weights().get(weights, *e);
+      body(*e, packed->packed.raw_data(), s, mb);
+    }
+  });
+  return ok.load();
+}
+
+// Rows of an int8 product per thread at least: one AMX tile is 16 rows.
+constexpr int64_t kMinRowsPerThread = 16;
 
 }  // namespace
 
@@ -224,38 +337,73 @@ void matmul_int8(const Tensor& a_q, const Tensor& a_scale, const Tensor& b_q, co
   const int64_t m = a_q.shape()[0], k = a_q.shape()[1], n = b_q.shape()[1];
   if (out.numel() == 0) return;
   if (k == 0) return reference::matmul_int8(a_q, a_scale, b_q, b_scale, bias, out, activation);
-  PrimitiveKey key(OpKind::matmul_int8);
-  key.add(m);
-  key.add(k);
-  key.add(n);
-  auto* e = primitive_cache().get<Int8Entry>(key, [&] { return make_entry(m, k, n); });
-  if (e == nullptr) return reference::matmul_int8(a_q, a_scale, b_q, b_scale, bias, out, activation);
-  const std::shared_ptr<const PackedWeights> packed = packed_weights().get(b_q, *e);
-  e->op->execute({a_q.raw_data(), packed->packed.raw_data(), out.raw_data()});
-  dequantize_int32(out, m, n, 1, a_scale, b_scale, bias, activation);
+  const bool relu = activation == Activation::relu;
+  const Dequant d{a_scale.data<float>(), reciprocals(b_scale),
+                  bias != nullptr ? bias->data<float>() : nullptr, relu};
+  const auto* a = static_cast<const int8_t*>(a_q.raw_data());
+  char* o = static_cast<char*>(out.raw_data());
+  const auto entry_for = [&](int64_t mb) {
+    PrimitiveKey key(OpKind::matmul_int8);
+    key.add(mb);
+    key.add(k);
+    key.add(n);
+    return primitive_cache().get<Int8Entry>(key, [&] { return make_entry(mb, k, n); });
+  };
+  const int64_t chunk = std::max<int64_t>(1, kChunkBytes / (4 * n));
+  const bool ok =
+      run_chunks(m, kMinRowsPerThread, chunk, b_q, entry_for,
+                 [&](const Int8Entry& e, void* packed, int64_t r, int64_t mb) {
+                   e.op->execute({const_cast<int8_t*>(a + r * k), packed, o + r * n * 4});
+                   dequantize_rows(o, r, r + mb, n, 1, d);
+                 });
+  if (!ok) return reference::matmul_int8(a_q, a_scale, b_q, b_scale, bias, out, activation);
+  if (activation != Activation::none && !relu) unary(unary_op_of(activation), out, out, {});
 }
 
 void conv2d_int8(const Tensor& x_q, const Tensor& x_scale, const Tensor& w_q, const Tensor& w_scale,
-                 const Tensor* bias, Tensor& y, const Conv2dParams& p, Activation activation) {
+                 const Tensor* bias, Tensor& y, const Conv2dParams& p, Activation activation,
+                 const Pool2dParams* pool) {
   // NCHW and grouped convolutions keep the reference path: the per-channel dequantization loop
   // below walks NHWC rows, and the quantized models here are channels_last.
-  if (!p.channels_last || p.groups != 1 || y.numel() == 0 || x_q.numel() == 0) {
-    return reference::conv2d_int8(x_q, x_scale, w_q, w_scale, bias, y, p, activation);
+  if (!p.channels_last || p.groups != 1 || y.numel() == 0 || x_q.numel() == 0 ||
+      (pool != nullptr && !pool->channels_last)) {
+    return reference::conv2d_int8(x_q, x_scale, w_q, w_scale, bias, y, p, activation, pool);
   }
-  PrimitiveKey key(OpKind::conv2d_int8);
-  key.add_tensor(x_q);
-  key.add_tensor(w_q);
-  for (int64_t v : {p.stride_h, p.stride_w, p.pad_top, p.pad_bottom, p.pad_left, p.pad_right,
-                    p.dilation_h, p.dilation_w}) {
-    key.add(v);
-  }
-  auto* e = primitive_cache().get<Int8Entry>(key, [&] { return make_conv_entry(x_q, w_q, y, p); });
-  if (e == nullptr)
-    return reference::conv2d_int8(x_q, x_scale, w_q, w_scale, bias, y, p, activation);
-  const std::shared_ptr<const PackedWeights> packed = packed_weights().get(w_q, *e);
-  e->op->execute({x_q.raw_data(), packed->packed.raw_data(), y.raw_data()});
-  const Shape& s = y.shape();
-  dequantize_int32(y, s[0] * s[1] * s[2], s[3], s[1] * s[2], x_scale, w_scale, bias, activation);
+  const Shape& xs = x_q.shape();
+  const Shape& ws = w_q.shape();
+  ConvGeometry g{.h = xs[1], .w = xs[2], .c = xs[3], .oh = 0, .ow = 0, .o = ws[3]};
+  g.oh = (g.h + p.pad_top + p.pad_bottom - p.dilation_h * (ws[0] - 1) - 1) / p.stride_h + 1;
+  g.ow = (g.w + p.pad_left + p.pad_right - p.dilation_w * (ws[1] - 1) - 1) / p.stride_w + 1;
+  if (pool != nullptr) g.ph = y.shape()[1], g.pw = y.shape()[2];
+  const int64_t n = xs[0];
+  const int64_t chunk = std::clamp<int64_t>(kChunkBytes / (4 * g.acc_per_sample()), 1, n);
+  const bool relu = activation == Activation::relu;
+  const Dequant d{x_scale.data<float>(), reciprocals(w_scale),
+                  bias != nullptr ? bias->data<float>() : nullptr, relu};
+  const auto* x = static_cast<const int8_t*>(x_q.raw_data());
+  char* out = static_cast<char*>(y.raw_data());
+  // Each chunk of samples is convolved, then dequantized (and pooled) while its int32 sums are
+  // still in the core's cache: one pass over memory instead of three (the sums, the
+  // dequantization, the pooling).
+  const bool ok = run_chunks(
+      n, 1, chunk, w_q, [&](int64_t mb) { return conv_entry(mb, g, w_q, p); },
+      [&](const Int8Entry& e, void* packed, int64_t s, int64_t mb) {
+        thread_local std::vector<int32_t> sums;
+        if (pool != nullptr) sums.resize(static_cast<size_t>(chunk * g.acc_per_sample()));
+        void* acc = pool != nullptr ? static_cast<void*>(sums.data())
+                                    : static_cast<void*>(out + s * g.acc_per_sample() * 4);
+        e.op->execute({const_cast<int8_t*>(x + s * g.in_per_sample()), packed, acc});
+        Dequant dc = d;
+        dc.a_scale += s;
+        if (pool != nullptr) {
+          pool_dequantize(sums.data(), reinterpret_cast<float*>(out) + s * g.out_per_sample(), mb,
+                          g, *pool, dc);
+        } else {
+          dequantize_rows(static_cast<char*>(acc), 0, mb * g.oh * g.ow, g.o, g.oh * g.ow, dc);
+        }
+      });
+  if (!ok) return reference::conv2d_int8(x_q, x_scale, w_q, w_scale, bias, y, p, activation, pool);
+  if (activation != Activation::none && !relu) unary(unary_op_of(activation), y, y, {});
 }
 
 std::string int8_matmul_impl(int64_t m, int64_t k, int64_t n) {

@@ -25,7 +25,8 @@ void quantize_rows_int8(const Tensor& x, Tensor& q, Tensor& scale);
 void matmul_int8(const Tensor& a_q, const Tensor& a_scale, const Tensor& b_q, const Tensor& b_scale,
                  const Tensor* bias, Tensor& out, Activation activation);
 void conv2d_int8(const Tensor& x_q, const Tensor& x_scale, const Tensor& w_q, const Tensor& w_scale,
-                 const Tensor* bias, Tensor& y, const Conv2dParams& p, Activation activation);
+                 const Tensor* bias, Tensor& y, const Conv2dParams& p, Activation activation,
+                 const Pool2dParams* pool);
 
 void conv2d_forward(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y,
                     const Conv2dParams& p);

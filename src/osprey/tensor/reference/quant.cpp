@@ -48,8 +48,30 @@ void matmul_int8(const Tensor& a_q, const Tensor& a_scale, const Tensor& b_q, co
   if (activation != Activation::none) unary(unary_op_of(activation), out, out, {});
 }
 
+namespace {
+// The spatial size of conv2d(x, w) along one axis.
+int64_t conv_out(int64_t in, int64_t pad, int64_t k, int64_t dilation, int64_t stride) {
+  return (in + pad - dilation * (k - 1) - 1) / stride + 1;
+}
+}  // namespace
+
 void conv2d_int8(const Tensor& x_q, const Tensor& x_scale, const Tensor& w_q, const Tensor& w_scale,
-                 const Tensor* bias, Tensor& y, const Conv2dParams& p, Activation activation) {
+                 const Tensor* bias, Tensor& y, const Conv2dParams& p, Activation activation,
+                 const Pool2dParams* pool) {
+  if (pool != nullptr) {
+    // The contract's order, unfused: the convolution's float32 output, then the pooling.
+    const Shape& xs = x_q.shape();
+    const Shape& ws = w_q.shape();
+    const int64_t h = p.channels_last ? xs[1] : xs[2], w = p.channels_last ? xs[2] : xs[3];
+    const int64_t oh = conv_out(h, p.pad_top + p.pad_bottom, ws[0], p.dilation_h, p.stride_h);
+    const int64_t ow = conv_out(w, p.pad_left + p.pad_right, ws[1], p.dilation_w, p.stride_w);
+    Tensor full =
+        Tensor::empty(p.channels_last ? Shape{xs[0], oh, ow, ws[3]} : Shape{xs[0], ws[3], oh, ow},
+                      {DType::float32});
+    conv2d_int8(x_q, x_scale, w_q, w_scale, bias, full, p, activation, nullptr);
+    max_pool2d_forward(full, y, nullptr, *pool);
+    return;
+  }
   // The integer sums through the reference convolution, which accumulates in double: exact for
   // int8 operands up to 2^53 / 127^2 taps.
   Tensor acc = Tensor::empty(y.shape(), {DType::float64});
