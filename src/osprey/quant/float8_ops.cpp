@@ -22,7 +22,10 @@ namespace {
 float replica_amax(float amax) {
   nn::ReplicaContext* c = nn::current_replica_context();
   if (c == nullptr || c->num_replicas() <= 1) return amax;
-  Tensor slots = zeros({c->num_replicas()}, {DType::float32});
+  // One buffer per replica thread, reused: a train step allocates nothing after the first.
+  thread_local Tensor slots;
+  if (!slots.defined() || slots.numel() != c->num_replicas()) slots = zeros({c->num_replicas()}, {DType::float32});
+  std::fill_n(slots.data<float>(), c->num_replicas(), 0.0f);
   slots.data<float>()[c->replica_id()] = amax;
   c->all_reduce_sum(slots);
   const float* v = slots.data<float>();
