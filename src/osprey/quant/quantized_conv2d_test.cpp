@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <utility>
+#include <vector>
 
 #include "osprey/nn/layers/conv2d.h"
 #include "osprey/nn/layers/pooling2d.h"
@@ -103,8 +105,10 @@ TEST(QuantizedConv2DTest, ConfigRoundTripsAndNamesTheMode) {
 // that is exact), with the pooled shape, and the config keeps the pooling layer for load_model.
 TEST(QuantizedConv2DTest, AFoldedMaxPoolingGivesThePooledOutputOfTheUnfoldedLayerBitForBit) {
   nn::clear_session();
-  for (const char* act : {"linear", "relu", "sigmoid", "tanh"}) {
-    auto conv = built_conv(3, 5, act);
+  // 5 filters: the scalar channel loop; 21: two 8-channel register blocks and a tail of 5.
+  for (const auto& [act, filters] : std::vector<std::pair<const char*, int64_t>>{
+           {"linear", 5}, {"relu", 5}, {"sigmoid", 5}, {"tanh", 5}, {"linear", 21}, {"relu", 21}}) {
+    auto conv = built_conv(3, filters, act);
     auto pool = std::make_shared<nn::MaxPooling2D>(std::array<int64_t, 2>{2, 2},
                                                    nn::Pooling2DOptions{.padding = "same"});
     ASSERT_TRUE(QuantizedConv2D::can_fold(*conv, *pool)) << act;
@@ -112,8 +116,8 @@ TEST(QuantizedConv2DTest, AFoldedMaxPoolingGivesThePooledOutputOfTheUnfoldedLaye
     auto folded = QuantizedConv2D::from_conv2d(*conv, pool.get());
     const Variable x(random_normal({4, 8, 8, 3}, {.seed = 5}));
     const Tensor y = (*folded)(x).value();
-    ASSERT_EQ(y.shape(), (Shape{4, 3, 3, 5})) << act;  // 8 -> 6 (conv) -> 3 (pool, same)
-    EXPECT_EQ(folded->compute_output_shape({Shape{-1, 8, 8, 3}}), (Shape{-1, 3, 3, 5}));
+    ASSERT_EQ(y.shape(), (Shape{4, 3, 3, filters})) << act;  // 8 -> 6 (conv) -> 3 (pool, same)
+    EXPECT_EQ(folded->compute_output_shape({Shape{-1, 8, 8, 3}}), (Shape{-1, 3, 3, filters}));
     EXPECT_EQ(y.to_vector<float>(), (*pool)((*q)(x)).value().to_vector<float>()) << act;
     const nlohmann::json c = folded->get_config();
     EXPECT_EQ(c["fused_max_pooling"]["name"], pool->name());

@@ -65,15 +65,18 @@ TEST(QuantizeRowsInt8Test, ScalesAndValuesFollowTheSeedsFormulaInFloat64) {
 }
 
 TEST(QuantizeRowsInt8Test, CpuMatchesReferenceExactlyAndTheRowMaxMapsTo127) {
-  const Tensor x = test_input(64, 130, 11);
-  const Quantized a = quantize_with(reference_backend(), x), b = quantize_with(cpu_backend(), x);
-  EXPECT_EQ(a.q.to_vector<int8_t>(), b.q.to_vector<int8_t>());
-  EXPECT_EQ(a.scale.to_vector<float>(), b.scale.to_vector<float>());
-  const std::vector<int8_t> q = a.q.to_vector<int8_t>();
-  for (int64_t i = 0; i < 64; ++i) {
-    int amax = 0;
-    for (int64_t j = 0; j < 130; ++j) amax = std::max(amax, std::abs(int{q[i * 130 + j]}));
-    EXPECT_EQ(amax, 127) << "row " << i;
+  // Widths on both sides of the fast kernel's 16-float maximum and 32-byte store blocks.
+  for (int64_t k : {1, 15, 16, 17, 31, 32, 33, 130}) {
+    const Tensor x = test_input(64, k, 11);
+    const Quantized a = quantize_with(reference_backend(), x), b = quantize_with(cpu_backend(), x);
+    EXPECT_EQ(a.q.to_vector<int8_t>(), b.q.to_vector<int8_t>()) << "k " << k;
+    EXPECT_EQ(a.scale.to_vector<float>(), b.scale.to_vector<float>()) << "k " << k;
+    const std::vector<int8_t> q = a.q.to_vector<int8_t>();
+    for (int64_t i = 0; i < 64 && k > 1; ++i) {
+      int amax = 0;
+      for (int64_t j = 0; j < k; ++j) amax = std::max(amax, std::abs(int{q[i * k + j]}));
+      EXPECT_EQ(amax, 127) << "row " << i << ", k " << k;
+    }
   }
 }
 

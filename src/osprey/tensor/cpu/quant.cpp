@@ -1,4 +1,4 @@
-// Fast int8 kernels. quantize_rows_int8 is a vectorizable loop over rows in parallel.
+// Fast int8 kernels. quantize_rows_int8 is an AVX2 loop over rows in parallel.
 // matmul_int8 and conv2d_int8 (NHWC, groups 1) share one scheme: the threads claim cache-sized
 // chunks of the rows (samples) and, for each, run a cached one-thread oneDNN s8 x s8 -> s32
 // primitive (AVX512-VNNI or AMX where the CPU has them) and dequantizes the chunk's int32
@@ -14,6 +14,8 @@
 // copy is cached per weight tensor and primitive layout and checked against a copy of the plain
 // bytes on every call (each thread compares them for its own chunks: ~400 KB for the MLP's first
 // kernel, from cache), so weights changed in place (set_weights, load) repack.
+#include <immintrin.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -128,7 +130,7 @@ const float* reciprocals(const Tensor& b_scale) {
   return recip.data();
 }
 
-// What the dequantization of a row needs: act(acc * ((1 / a_scale) * rb[j]) + bias[j]), with
+// What the dequantization of a row needs: act(fma(acc, (1 / a_scale) * rb[j], bias[j])), with
 // rb = reciprocals(b_scale), bias null or [n], and relu the only activation done inline.
 struct Dequant {
   const float* a_scale;  // one per sample
@@ -154,8 +156,8 @@ void dequantize_rows(char* o, int64_t lo, int64_t hi, int64_t n, int64_t rows_pe
     for (int64_t j = 0; j < n_local; ++j) {
       int32_t acc;
       std::memcpy(&acc, row + j * 4, 4);
-      float v = static_cast<float>(acc) * (ra * rb_local[j]);
-      v += bias_local != nullptr ? bias_local[j] : 0.0f;
+      float v = std::fma(static_cast<float>(acc), ra * rb_local[j],
+                         bias_local != nullptr ? bias_local[j] : 0.0f);
       if (relu_local) v = v > 0.0f ? v : 0.0f;
       std::memcpy(row + j * 4, &v, 4);
     }
@@ -218,34 +220,48 @@ Int8Entry* conv_entry(int64_t mb, const ConvGeometry& g, const Tensor& w, const 
 // float32 conversion, so the maximum of the dequantized values is the dequantized maximum.
 void pool_dequantize(const int32_t* acc, float* y, int64_t mb, const ConvGeometry& g,
                      const Pool2dParams& q, const Dequant& d) {
-  thread_local std::vector<int32_t> window_max;
-  window_max.resize(static_cast<size_t>(g.o));
-  int32_t* __restrict mx = window_max.data();
   const int64_t o = g.o;
-  const float* __restrict rb = d.rb;
-  const float* __restrict bias = d.bias;
-  const bool relu = d.relu;
+  const float* rb = d.rb;
+  const float* bias = d.bias;
+  const __m256 zero = _mm256_setzero_ps();
+  // The maxima of 8 channels stay in one register across the window (a maximum kept in memory
+  // made every step a load, max and store, and half this function's time).
+  const auto block = [&](const int32_t* a, float* out, float ra, int64_t k, int64_t r_lo, int64_t r_hi,
+                         int64_t c_lo, int64_t c_hi) {
+    __m256i mx = _mm256_set1_epi32(std::numeric_limits<int32_t>::min());
+    for (int64_t r = r_lo; r < r_hi; ++r) {
+      for (int64_t c = c_lo; c < c_hi; ++c) {
+        const auto* px = reinterpret_cast<const __m256i*>(a + (r * g.ow + c) * o + k);
+        mx = _mm256_max_epi32(mx, _mm256_loadu_si256(px));
+      }
+    }
+    const __m256 scale = _mm256_mul_ps(_mm256_set1_ps(ra), _mm256_loadu_ps(rb + k));
+    // One rounding, the fma of dequantize_rows (which the unfolded convolution runs): the fold
+    // changes no bit of the predictions.
+    const __m256 b = bias != nullptr ? _mm256_loadu_ps(bias + k) : zero;
+    __m256 v = _mm256_fmadd_ps(_mm256_cvtepi32_ps(mx), scale, b);
+    if (d.relu) v = _mm256_max_ps(v, zero);
+    _mm256_storeu_ps(out + k, v);
+  };
   for (int64_t s = 0; s < mb; ++s) {
     const float ra = 1.0f / d.a_scale[s];
     const int32_t* a = acc + s * g.acc_per_sample();
-    float* __restrict out = y + s * g.out_per_sample();
+    float* out = y + s * g.out_per_sample();
     for (int64_t i = 0; i < g.ph; ++i) {
       const int64_t r0 = i * q.stride_h - q.pad_top;
       const int64_t r_lo = std::max<int64_t>(r0, 0), r_hi = std::min(r0 + q.kernel_h, g.oh);
       for (int64_t j = 0; j < g.pw; ++j) {
         const int64_t c0 = j * q.stride_w - q.pad_left;
         const int64_t c_lo = std::max<int64_t>(c0, 0), c_hi = std::min(c0 + q.kernel_w, g.ow);
-        std::fill(mx, mx + o, std::numeric_limits<int32_t>::min());
-        for (int64_t r = r_lo; r < r_hi; ++r) {
-          for (int64_t c = c_lo; c < c_hi; ++c) {
-            const int32_t* __restrict px = a + (r * g.ow + c) * o;
-            for (int64_t k = 0; k < o; ++k) mx[k] = px[k] > mx[k] ? px[k] : mx[k];
+        int64_t k = 0;
+        for (; k + 8 <= o; k += 8) block(a, out, ra, k, r_lo, r_hi, c_lo, c_hi);
+        for (; k < o; ++k) {
+          int32_t mx = std::numeric_limits<int32_t>::min();
+          for (int64_t r = r_lo; r < r_hi; ++r) {
+            for (int64_t c = c_lo; c < c_hi; ++c) mx = std::max(mx, a[(r * g.ow + c) * o + k]);
           }
-        }
-        for (int64_t k = 0; k < o; ++k) {
-          float v = static_cast<float>(mx[k]) * (ra * rb[k]);
-          v += bias != nullptr ? bias[k] : 0.0f;
-          if (relu) v = v > 0.0f ? v : 0.0f;
+          float v = std::fma(static_cast<float>(mx), ra * rb[k], bias != nullptr ? bias[k] : 0.0f);
+          if (d.relu) v = v > 0.0f ? v : 0.0f;
           out[k] = v;
         }
         out += o;
@@ -296,6 +312,50 @@ bool run_chunks(int64_t count, int64_t grain, int64_t chunk, const Tensor& weigh
 // Rows of an int8 product per thread at least: one AMX tile is 16 rows.
 constexpr int64_t kMinRowsPerThread = 16;
 
+// Quantizes one row of k floats to int8 by the seeds' abs-max formula and returns its scale,
+// exactly as reference::quantize_rows_int8 (same float32 products, round half to even, NaN left
+// out of the maximum). Hand-vectorized for AVX2: GCC keeps the maximum scalar (no -ffast-math)
+// and packs the int8 results through byte blends, which made this pass as slow as the int8
+// convolution it feeds.
+float quantize_row(const float* row, int8_t* q, int64_t k) {
+  const __m256 sign = _mm256_set1_ps(-0.0f);
+  __m256 m0 = _mm256_setzero_ps(), m1 = _mm256_setzero_ps();
+  int64_t j = 0;
+  for (; j + 16 <= k; j += 16) {
+    // max_ps returns its second operand when either is NaN: a NaN element leaves the maximum.
+    m0 = _mm256_max_ps(_mm256_andnot_ps(sign, _mm256_loadu_ps(row + j)), m0);
+    m1 = _mm256_max_ps(_mm256_andnot_ps(sign, _mm256_loadu_ps(row + j + 8)), m1);
+  }
+  alignas(32) float lanes[8];
+  _mm256_store_ps(lanes, _mm256_max_ps(m0, m1));
+  float amax = 0.0f;
+  for (float l : lanes) amax = std::max(amax, l);
+  for (; j < k; ++j) amax = std::max(amax, std::fabs(row[j]));
+  const float s = 127.0f / (amax + 1e-7f);
+  const __m256 vs = _mm256_set1_ps(s), lo = _mm256_set1_ps(-127.0f), hi = _mm256_set1_ps(127.0f);
+  const auto to_int = [&](const float* p) {
+    const __m256 v = _mm256_round_ps(_mm256_mul_ps(_mm256_loadu_ps(p), vs),
+                                     _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    return _mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(v, lo), hi));
+  };
+  // packs works within 128-bit lanes; the permutation puts the 32 bytes back in order.
+  const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+  j = 0;
+  for (; j + 32 <= k; j += 32) {
+    const __m256i a = _mm256_packs_epi32(to_int(row + j), to_int(row + j + 8));
+    const __m256i b = _mm256_packs_epi32(to_int(row + j + 16), to_int(row + j + 24));
+    const __m256i bytes = _mm256_permutevar8x32_epi32(_mm256_packs_epi16(a, b), order);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(q + j), bytes);
+  }
+  for (; j < k; ++j) {
+    float v = std::rint(row[j] * s);
+    v = v > -127.0f ? v : -127.0f;  // the vector loop's max_ps and min_ps, NaN to -127 included
+    v = v < 127.0f ? v : 127.0f;
+    q[j] = static_cast<int8_t>(static_cast<int32_t>(v));
+  }
+  return s;
+}
+
 }  // namespace
 
 void quantize_rows_int8(const Tensor& x, Tensor& q, Tensor& scale) {
@@ -304,30 +364,8 @@ void quantize_rows_int8(const Tensor& x, Tensor& q, Tensor& scale) {
   int8_t* qp = q.data<int8_t>();
   float* sp = scale.data<float>();
   parallel_for(0, m, std::max<int64_t>(1, 16384 / std::max<int64_t>(k, 1)), [=](int64_t b, int64_t e) {
-    const int64_t k_local = k;  // int8 stores may alias the closure's members: keep k in a register
     for (int64_t i = b; i < e; ++i) {
-      const float* __restrict row = xp + i * k_local;
-      int8_t* __restrict qrow = qp + i * k_local;
-      // Eight running maxima: a plain max reduction does not vectorize without -ffast-math.
-      float lanes[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-      int64_t j = 0;
-      for (; j + 8 <= k_local; j += 8) {
-        for (int l = 0; l < 8; ++l) {
-          const float a = std::fabs(row[j + l]);
-          lanes[l] = a > lanes[l] ? a : lanes[l];
-        }
-      }
-      float amax = 0.0f;
-      for (float l : lanes) amax = std::max(amax, l);
-      for (; j < k_local; ++j) amax = std::max(amax, std::fabs(row[j]));
-      const float s = 127.0f / (amax + 1e-7f);
-      sp[i] = s;
-      for (int64_t t = 0; t < k_local; ++t) {
-        float v = std::rint(row[t] * s);  // inlined (vroundps); nearbyint is a libm call
-        v = v < -127.0f ? -127.0f : v;
-        v = v > 127.0f ? 127.0f : v;
-        qrow[t] = static_cast<int8_t>(static_cast<int32_t>(v));
-      }
+      sp[i] = quantize_row(xp + i * k, qp + i * k, k);
     }
   });
 }
