@@ -197,6 +197,12 @@ Tensor weights_scratch(size_t bytes) {
 
 void conv2d_forward(const Tensor& x_in, const Tensor& w_in, const Tensor* bias_in, Tensor& y,
                     const Conv2dParams& p) {
+  if (all_float16({&x_in, &w_in, bias_in, &y})) {
+    const Tensor b32 = float32_copy(bias_in);
+    Tensor y32 = float32_like(y);
+    conv2d_forward(x_in.to(DType::float32), w_in.to(DType::float32), bias_in != nullptr ? &b32 : nullptr, y32, p);
+    return copy(y32, y);
+  }
   if (!fast_dtypes({&x_in, &w_in, bias_in, &y}) || !dnnl_layout_ok(y)) {
     return reference::conv2d_forward(x_in, w_in, bias_in, y, p);
   }
@@ -227,6 +233,11 @@ void conv2d_forward(const Tensor& x_in, const Tensor& w_in, const Tensor* bias_i
 }
 
 void conv2d_backward_data(const Tensor& dy_in, const Tensor& w_in, Tensor& dx, const Conv2dParams& p) {
+  if (all_float16({&dy_in, &w_in, &dx})) {
+    Tensor dx32 = float32_like(dx);
+    conv2d_backward_data(dy_in.to(DType::float32), w_in.to(DType::float32), dx32, p);
+    return copy(dx32, dx);
+  }
   if (!fast_dtypes({&dy_in, &w_in, &dx}) || !dnnl_layout_ok(dx)) {
     return reference::conv2d_backward_data(dy_in, w_in, dx, p);
   }
@@ -250,6 +261,14 @@ void conv2d_backward_data(const Tensor& dy_in, const Tensor& w_in, Tensor& dx, c
 
 void conv2d_backward_weights(const Tensor& dy_in, const Tensor& x_in, Tensor& dw, Tensor* dbias,
                              const Conv2dParams& p) {
+  if (all_float16({&dy_in, &x_in, &dw, dbias})) {
+    Tensor dw32 = float32_like(dw), db32 = dbias != nullptr ? float32_like(*dbias) : Tensor();
+    conv2d_backward_weights(dy_in.to(DType::float32), x_in.to(DType::float32), dw32,
+                            dbias != nullptr ? &db32 : nullptr, p);
+    copy(dw32, dw);
+    if (dbias != nullptr) copy(db32, *dbias);
+    return;
+  }
   if (!fast_dtypes({&dy_in, &x_in, &dw, dbias}) || !dnnl_layout_ok(dw) ||
       (dbias != nullptr && !dnnl_layout_ok(*dbias))) {
     return reference::conv2d_backward_weights(dy_in, x_in, dw, dbias, p);

@@ -394,6 +394,51 @@ TEST(CpuMixedPrecisionTest, Float16MatmulComputesInFloat32AndStoresFloat16) {
   EXPECT_LT(max_abs_diff(got, want), 2e-2);  // one float16 rounding of values up to ~30
 }
 
+TEST(CpuMixedPrecisionTest, Float16ConvolutionAndPoolingComputeInFloat32AndStoreFloat16) {
+  const auto h = DType::float16, f = DType::float32;
+  const Conv2dParams p{.pad_top = 1, .pad_bottom = 1, .pad_left = 1, .pad_right = 1};
+  const Tensor x = randn({2, 9, 9, 8}, 1, 1.0, 0.0, h), w = randn({3, 3, 8, 6}, 2, 0.2, 0.0, h);
+  const Tensor bias = randn({6}, 3, 1.0, 0.0, h);
+  const Shape ys = conv2d_output_shape(x.shape(), w.shape(), p);
+  const Tensor dy = randn(ys, 4, 1.0, 0.0, h);
+  // The reference in float32 on the same (float16) values; the fast result is stored in float16,
+  // one rounding of values up to ~5: within 2^-11 relative.
+  const Tensor x32 = x.to(f), w32 = w.to(f), b32 = bias.to(f), dy32 = dy.to(f);
+  Tensor got = Tensor::empty(ys, {h}), want = Tensor::empty(ys, {f});
+  fast().conv2d_forward(x, w, &bias, got, p);
+  ref().conv2d_forward(x32, w32, &b32, want, p);
+  EXPECT_EQ(got.dtype(), h);
+  EXPECT_TRUE(all_close(got, want, 1e-3, 1e-3)) << "forward";
+  Tensor dx = Tensor::empty(x.shape(), {h}), dx32 = Tensor::empty(x.shape(), {f});
+  fast().conv2d_backward_data(dy, w, dx, p);
+  ref().conv2d_backward_data(dy32, w32, dx32, p);
+  EXPECT_TRUE(all_close(dx, dx32, 1e-3, 1e-3)) << "backward data";
+  Tensor dw = Tensor::empty(w.shape(), {h}), db = Tensor::empty({6}, {h});
+  Tensor dw32 = Tensor::empty(w.shape(), {f}), db32 = Tensor::empty({6}, {f});
+  fast().conv2d_backward_weights(dy, x, dw, &db, p);
+  ref().conv2d_backward_weights(dy32, x32, dw32, &db32, p);
+  EXPECT_TRUE(all_close(dw, dw32, 1e-3, 1e-2)) << "backward weights";  // sums of 162 products
+  EXPECT_TRUE(all_close(db, db32, 1e-3, 1e-2)) << "backward bias";
+  const Pool2dParams q{.kernel_h = 3, .kernel_w = 3, .stride_h = 2, .stride_w = 2, .pad_top = 1,
+                       .pad_bottom = 1, .pad_left = 1, .pad_right = 1};
+  const Shape ps = pool2d_output_shape(x.shape(), q);
+  const Tensor pdy = randn(ps, 5, 1.0, 0.0, h), pdy32 = pdy.to(f);
+  Tensor py = Tensor::empty(ps, {h}), py32 = Tensor::empty(ps, {f}), ws, ws32;
+  fast().max_pool2d_forward(x, py, &ws, q);
+  ref().max_pool2d_forward(x32, py32, &ws32, q);
+  EXPECT_TRUE(all_close(py, py32, 0, 0)) << "max forward";  // a maximum is exact
+  Tensor pdx = Tensor::empty(x.shape(), {h}), pdx32 = Tensor::empty(x.shape(), {f});
+  fast().max_pool2d_backward(pdy, x, ws, pdx, q);
+  ref().max_pool2d_backward(pdy32, x32, ws32, pdx32, q);
+  EXPECT_TRUE(all_close(pdx, pdx32, 1e-3, 1e-3)) << "max backward";
+  fast().avg_pool2d_forward(x, py, q);
+  ref().avg_pool2d_forward(x32, py32, q);
+  EXPECT_TRUE(all_close(py, py32, 1e-3, 1e-3)) << "average forward";
+  fast().avg_pool2d_backward(pdy, pdx, q);
+  ref().avg_pool2d_backward(pdy32, pdx32, q);
+  EXPECT_TRUE(all_close(pdx, pdx32, 1e-3, 1e-3)) << "average backward";
+}
+
 TEST(CpuMixedPrecisionTest, Bfloat16ReluBackwardArithmeticAndSumsMatchFloat32) {
   const Tensor dy = randn({64, 50}, 4, 1.0, 0.0, DType::bfloat16), x = randn({64, 50}, 5, 1.0, 0.0, DType::bfloat16);
   Tensor got = Tensor::empty({64, 50}, {DType::bfloat16});

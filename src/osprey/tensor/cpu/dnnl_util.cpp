@@ -35,6 +35,20 @@ bool dnnl_float_ok(DType d) noexcept {
   return false;
 }
 
+bool all_float16(std::initializer_list<const Tensor*> ts) noexcept {
+  bool any = false;
+  for (const Tensor* t : ts) {
+    if (t == nullptr || !t->defined()) continue;
+    if (t->dtype() != DType::float16) return false;
+    any = true;
+  }
+  return any;
+}
+
+Tensor float32_copy(const Tensor* t) { return t != nullptr ? t->to(DType::float32) : Tensor(); }
+
+Tensor float32_like(const Tensor& t) { return Tensor::empty(t.shape(), {DType::float32, t.device()}); }
+
 void fix_unit_strides(const dnnl_dims& dims, dnnl_dims& strides) {
   for (size_t i = 0; i < dims.size(); ++i) {
     if (dims[i] != 1 || strides[i] > 0) continue;

@@ -34,6 +34,16 @@ dnnl_dt to_dnnl(DType d) noexcept;
 // reference kernel, which the reference backend does as well).
 bool dnnl_float_ok(DType d) noexcept;
 
+// float16 has no arithmetic on this CPU and oneDNN no f16 kernels for it: a kernel whose defined
+// tensors are all float16 (nulls are skipped) runs its float32 path on float32 copies and stores
+// the result back in float16, as the policy says ("converts through f32").
+bool all_float16(std::initializer_list<const Tensor*> ts) noexcept;
+// A float32 copy of *t, undefined for null.
+Tensor float32_copy(const Tensor* t);
+// A contiguous float32 tensor of t's shape, for a kernel's float32 result before it is stored
+// into t.
+Tensor float32_like(const Tensor& t);
+
 // Gives size-1 dims with stride 0 (from expand) an outermost stride: any stride is valid there,
 // but oneDNN's layout checks look at every stride. Positive strides are kept: they carry the
 // layout (an NHWC tensor with C = 1 has C stride 1, which makes oneDNN see nhwc, not nchw).

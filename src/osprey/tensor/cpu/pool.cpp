@@ -131,6 +131,11 @@ PoolEntry* backward_entry(bool is_max, const Tensor& dy, const Tensor& dx, const
 }  // namespace
 
 void max_pool2d_forward(const Tensor& x_in, Tensor& y, Tensor* workspace, const Pool2dParams& p) {
+  if (all_float16({&x_in, &y})) {  // the float32 workspace serves the float16 backward below
+    Tensor y32 = float32_like(y);
+    max_pool2d_forward(x_in.to(DType::float32), y32, workspace, p);
+    return copy(y32, y);
+  }
   if (!fast(x_in, y)) return reference::max_pool2d_forward(x_in, y, workspace, p);
   const Tensor x = dnnl_layout_ok(x_in) ? x_in : x_in.contiguous();
   const bool training = workspace != nullptr && y.is_contiguous();
@@ -148,6 +153,11 @@ void max_pool2d_forward(const Tensor& x_in, Tensor& y, Tensor* workspace, const 
 
 void max_pool2d_backward(const Tensor& dy_in, const Tensor& x, const Tensor& workspace, Tensor& dx,
                          const Pool2dParams& p) {
+  if (all_float16({&dy_in, &x, &dx})) {
+    Tensor dx32 = float32_like(dx);
+    max_pool2d_backward(dy_in.to(DType::float32), x.to(DType::float32), workspace, dx32, p);
+    return copy(dx32, dx);
+  }
   if (!fast(dy_in, dx) || !workspace.defined() || workspace.dtype() != DType::uint8 ||
       !workspace.is_contiguous()) {
     return reference::max_pool2d_backward(dy_in, x, workspace, dx, p);
@@ -162,6 +172,11 @@ void max_pool2d_backward(const Tensor& dy_in, const Tensor& x, const Tensor& wor
 }
 
 void avg_pool2d_forward(const Tensor& x_in, Tensor& y, const Pool2dParams& p) {
+  if (all_float16({&x_in, &y})) {
+    Tensor y32 = float32_like(y);
+    avg_pool2d_forward(x_in.to(DType::float32), y32, p);
+    return copy(y32, y);
+  }
   if (!fast(x_in, y)) return reference::avg_pool2d_forward(x_in, y, p);
   const Tensor x = dnnl_layout_ok(x_in) ? x_in : x_in.contiguous();
   PoolEntry* e = forward_entry(false, false, x, y, p);
@@ -170,6 +185,11 @@ void avg_pool2d_forward(const Tensor& x_in, Tensor& y, const Pool2dParams& p) {
 }
 
 void avg_pool2d_backward(const Tensor& dy_in, Tensor& dx, const Pool2dParams& p) {
+  if (all_float16({&dy_in, &dx})) {
+    Tensor dx32 = float32_like(dx);
+    avg_pool2d_backward(dy_in.to(DType::float32), dx32, p);
+    return copy(dx32, dx);
+  }
   if (!fast(dy_in, dx)) return reference::avg_pool2d_backward(dy_in, dx, p);
   const Tensor dy = dnnl_layout_ok(dy_in) ? dy_in : dy_in.contiguous();
   PoolEntry* e = backward_entry(false, dy, dx, p);
