@@ -40,7 +40,7 @@ class InProcessGroup::Rank final : public Communicator {
     // touches block r, so reading and writing in place is safe.
     const auto [b, e] = block(count);
     reduce_block(b, e, op);
-    g_.barrier_->arrive_and_wait();
+    g_.wait_all();
   }
 
   void reduce_scatter(const float* send, float* recv, int64_t recv_count, ReduceOp op) override {
@@ -53,7 +53,7 @@ class InProcessGroup::Rank final : public Communicator {
       for (int q = 1; q < g_.size_; ++q) acc += g_.posts_[static_cast<size_t>(q)].send[off + i];
       recv[i] = op == ReduceOp::mean ? acc / n : acc;
     }
-    g_.barrier_->arrive_and_wait();
+    g_.wait_all();
   }
 
   void all_gather(const float* send, float* recv, int64_t send_count) override {
@@ -62,18 +62,18 @@ class InProcessGroup::Rank final : public Communicator {
       std::memcpy(recv + static_cast<int64_t>(q) * send_count, g_.posts_[static_cast<size_t>(q)].send,
                   static_cast<size_t>(send_count) * sizeof(float));
     }
-    g_.barrier_->arrive_and_wait();
+    g_.wait_all();
   }
 
   void broadcast(float* data, int64_t count, int root) override {
     arrive({kBroadcast, count, 0, root, data, data});
     if (r_ != root) std::memcpy(data, g_.posts_[static_cast<size_t>(root)].send, static_cast<size_t>(count) * sizeof(float));
-    g_.barrier_->arrive_and_wait();
+    g_.wait_all();
   }
 
   void barrier() override {
     arrive({kBarrier, 0, 0, 0, nullptr, nullptr});
-    g_.barrier_->arrive_and_wait();  // nobody republishes until everyone has checked the posts
+    g_.wait_all();  // nobody republishes until everyone has checked the posts
   }
 
   void send(const float* data, int64_t count, int destination, int tag) override {
@@ -91,7 +91,8 @@ class InProcessGroup::Rank final : public Communicator {
     check_peer(source, "recv", "source");
     std::unique_lock<std::mutex> lock(g_.mailbox_mutex_);
     auto& queue = g_.mailbox_[{source, r_, tag}];
-    g_.mailbox_cv_.wait(lock, [&] { return !queue.empty(); });
+    g_.mailbox_cv_.wait(lock, [&] { return !queue.empty() || g_.aborted(); });
+    if (queue.empty()) g_.throw_aborted();
     std::vector<float> msg = std::move(queue.front());
     queue.pop_front();
     lock.unlock();
@@ -106,13 +107,13 @@ class InProcessGroup::Rank final : public Communicator {
   // the same collective with the same count, op and root; every rank throws the same error.
   void arrive(const Post& p) {
     g_.posts_[static_cast<size_t>(r_)] = p;
-    g_.barrier_->arrive_and_wait();
+    g_.wait_all();
     const Post first = g_.posts_[0];  // copies: the error paths read them after the barrier
     for (int q = 1; q < g_.size_; ++q) {
       const Post o = g_.posts_[static_cast<size_t>(q)];
       if (o.kind != first.kind || o.count != first.count || o.op != first.op || o.root != first.root) {
         // Every rank must leave the collective together before anyone can start the next one.
-        g_.barrier_->arrive_and_wait();
+        g_.wait_all();
         if (o.kind != first.kind) {
           OSPREY_THROW(ValueError, "Communicator: rank 0 called {} but rank {} called {}", kind_name(first.kind), q,
                        kind_name(o.kind));
@@ -130,12 +131,12 @@ class InProcessGroup::Rank final : public Communicator {
       }
     }
     if (first.count < 0) {
-      g_.barrier_->arrive_and_wait();
+      g_.wait_all();
       OSPREY_THROW(ValueError, "Communicator::{}: count must be non-negative. Received: {}", kind_name(first.kind),
                    first.count);
     }
     if (first.kind == kBroadcast && (first.root < 0 || first.root >= g_.size_)) {
-      g_.barrier_->arrive_and_wait();
+      g_.wait_all();
       OSPREY_THROW(ValueError, "Communicator::broadcast: root {} is not a rank of a group of size {}", first.root,
                    g_.size_);
     }
@@ -181,11 +182,57 @@ class InProcessGroup::Rank final : public Communicator {
 InProcessGroup::InProcessGroup(int size) : size_(size) {
   OSPREY_CHECK(size >= 1, "InProcessGroup: size must be at least 1. Received: {}", size);
   posts_.resize(static_cast<size_t>(size));
-  barrier_ = std::make_unique<std::barrier<>>(size);
   for (int r = 0; r < size; ++r) ranks_.push_back(std::make_unique<Rank>(*this, r));
 }
 
 InProcessGroup::~InProcessGroup() = default;
+
+void InProcessGroup::wait_all() {
+  const uint64_t seen = word_.load(std::memory_order_acquire);
+  if ((seen & 1) != 0) throw_aborted();
+  if (arrived_.fetch_add(1, std::memory_order_acq_rel) + 1 == size_) {
+    // The last to arrive opens the barrier; nobody arrives again before seeing the new word.
+    arrived_.store(0, std::memory_order_relaxed);
+    word_.fetch_add(2, std::memory_order_acq_rel);
+    word_.notify_all();
+    return;
+  }
+  uint64_t now = seen;
+  while (now == seen) {
+    word_.wait(seen, std::memory_order_acquire);
+    now = word_.load(std::memory_order_acquire);
+  }
+  if ((now >> 1) == (seen >> 1)) throw_aborted();  // aborted before everyone arrived
+}
+
+void InProcessGroup::abort(const std::string& reason) {
+  {
+    std::lock_guard<std::mutex> lock(abort_mutex_);
+    if (abort_reason_.empty()) abort_reason_ = reason.empty() ? std::string("no reason given") : reason;
+  }
+  word_.fetch_or(1, std::memory_order_acq_rel);
+  word_.notify_all();
+  { std::lock_guard<std::mutex> lock(mailbox_mutex_); }  // a recv between its check and its wait
+  mailbox_cv_.notify_all();
+}
+
+void InProcessGroup::reset() {
+  std::lock_guard<std::mutex> lock(abort_mutex_);
+  abort_reason_.clear();
+  arrived_.store(0, std::memory_order_relaxed);
+  word_.store((word_.load(std::memory_order_relaxed) | 1) + 1, std::memory_order_release);
+}
+
+bool InProcessGroup::aborted() const noexcept { return (word_.load(std::memory_order_acquire) & 1) != 0; }
+
+void InProcessGroup::throw_aborted() const {
+  std::string reason;
+  {
+    std::lock_guard<std::mutex> lock(abort_mutex_);
+    reason = abort_reason_;
+  }
+  OSPREY_THROW(DistributedError, "InProcessGroup: the collective was aborted: {}", reason);
+}
 
 Communicator& InProcessGroup::rank(int r) {
   OSPREY_CHECK(r >= 0 && r < size_, "InProcessGroup::rank: rank {} is not a rank of a group of size {}", r, size_);

@@ -4,17 +4,22 @@
 // the result for everyone, in rank order 0..N-1, so sums are deterministic and the work is
 // split N ways. Arguments are checked across ranks after they arrive, so a mismatch (different
 // collective, count, op or root) throws the same ValueError on every rank rather than hanging.
+// A rank that fails between collectives would leave the others waiting for it forever: abort()
+// makes every rank blocked in (or entering) a collective or recv throw DistributedError instead,
+// until reset().
 //   InProcessGroup group(2);
 //   std::thread t([&] { group.rank(1).all_reduce(b, n, ReduceOp::sum); });
 //   group.rank(0).all_reduce(a, n, ReduceOp::sum);  t.join();   // a == b == a + b
 #pragma once
 
-#include <barrier>
+#include <atomic>
 #include <condition_variable>
+#include <cstdint>
 #include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <tuple>
 #include <vector>
 
@@ -35,6 +40,14 @@ class InProcessGroup {
   // must be used by one thread at a time.
   Communicator& rank(int r);
 
+  // Every rank waiting in a collective or recv, and every later call, throws DistributedError
+  // "InProcessGroup: the collective was aborted: <reason>" until reset(). Callable from any
+  // thread; the first reason is kept.
+  void abort(const std::string& reason);
+  // Makes the group usable again after abort(). Only while no rank is inside a call.
+  void reset();
+  bool aborted() const noexcept;
+
   class Rank;  // the per-rank Communicator (in_process.cpp)
 
  private:
@@ -48,9 +61,18 @@ class InProcessGroup {
     const float* send = nullptr;
     float* recv = nullptr;
   };
+  // Waits until every rank has arrived (a central barrier), or throws once the group is aborted.
+  void wait_all();
+  [[noreturn]] void throw_aborted() const;
+
   int size_;
   std::vector<Post> posts_;
-  std::unique_ptr<std::barrier<>> barrier_;
+  // The barrier: bit 0 is "aborted", the rest counts completed barriers; a waiter sleeps until
+  // the word changes (atomic wait: a short spin, then the futex).
+  std::atomic<uint64_t> word_{0};
+  std::atomic<int> arrived_{0};
+  mutable std::mutex abort_mutex_;
+  std::string abort_reason_;
   std::vector<std::unique_ptr<Communicator>> ranks_;
   // Point to point: queued messages per (source, destination, tag).
   std::mutex mailbox_mutex_;

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <exception>
 #include <functional>
 #include <string>
@@ -31,6 +32,15 @@ std::vector<std::string> run_ranks(InProcessGroup& g, const std::function<void(C
 }
 
 bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+void expect_distributed_error(const std::function<void()>& call, const std::string& want) {
+  try {
+    call();
+    ADD_FAILURE() << "no exception; expected: " << want;
+  } catch (const DistributedError& e) {
+    EXPECT_EQ(std::string(e.what()), want);
+  }
+}
 
 TEST(InProcessTest, AllReduceSumAndMeanMatchHandComputation) {
   InProcessGroup g(3);
@@ -231,6 +241,45 @@ TEST(InProcessTest, RecvOfTheWrongCountAndBadTensorsAreErrors) {
     EXPECT_TRUE(contains(e.what(), "Communicator::all_reduce: the input tensor must be float32. Received: float64"))
         << e.what();
   }
+}
+
+TEST(InProcessTest, AbortWakesRanksWaitingInACollectiveOrRecvAndResetRestoresTheGroup) {
+  // Ranks 1 and 2 wait in an all_reduce (and a recv) that rank 0 never joins: rank 0 aborts.
+  InProcessGroup g(3);
+  const std::string want = "InProcessGroup: the collective was aborted: rank 0 failed";
+  const std::vector<std::string> errors = run_ranks(g, [&](Communicator& c) {
+    if (c.rank() == 0) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      g.abort("rank 0 failed");
+      g.abort("a second reason is not kept");
+      return;
+    }
+    if (c.rank() == 2) {
+      float m = 0;
+      try {
+        c.recv(&m, 1, 0);
+      } catch (const DistributedError&) {
+      }
+    }
+    float v = 1.0f;
+    c.all_reduce(&v, 1, ReduceOp::sum);
+  });
+  EXPECT_EQ(errors[0], "");
+  EXPECT_EQ(errors[1], want);
+  EXPECT_EQ(errors[2], want);
+  EXPECT_TRUE(g.aborted());
+  // Until reset, every call throws at once, without waiting for the other ranks.
+  expect_distributed_error([&] { g.rank(1).barrier(); }, want);
+  g.reset();
+  EXPECT_FALSE(g.aborted());
+  std::vector<float> out(3);
+  const std::vector<std::string> after = run_ranks(g, [&](Communicator& c) {
+    float x = static_cast<float>(c.rank() + 1);
+    c.all_reduce(&x, 1, ReduceOp::sum);
+    out[static_cast<size_t>(c.rank())] = x;
+  });
+  EXPECT_EQ(after, (std::vector<std::string>(3)));
+  EXPECT_EQ(out, (std::vector<float>{6, 6, 6}));
 }
 
 TEST(InProcessTest, OneRankIsTheIdentity) {

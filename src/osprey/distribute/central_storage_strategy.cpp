@@ -21,7 +21,7 @@ class CentralStorageExecutor final : public train::StepExecutor {
     if (!replicas_.ready()) replicas_.create(shards.x);
     replicas_.copy_from_primary();  // replicas read the host's variables
     std::vector<train::ReplicaOutput> out(static_cast<size_t>(replicas_.size()));
-    replicas_.run([&](int r) {
+    abort_.run(replicas_, [&](int r) {
       const auto i = static_cast<size_t>(r);
       nn::ReplicaContextGuard context(contexts_.get(r));  // synchronized BatchNormalization
       out[i] = step(replicas_.network(r), replicas_.trainable(r), shards.x[i], shards.y[i]);
@@ -85,6 +85,7 @@ class CentralStorageExecutor final : public train::StepExecutor {
 
   Replicas replicas_;
   InProcessReplicaContexts contexts_;
+  CollectiveAbort abort_{{&contexts_.group()}};
   std::shared_ptr<optim::Optimizer> optimizer_;
 };
 

@@ -1,6 +1,9 @@
 #include "osprey/distribute/communicator_replica_context.h"
 
+#include <fmt/format.h>
+
 #include <cstring>
+#include <string>
 
 #include "osprey/core/error.h"
 
@@ -34,6 +37,49 @@ void CommunicatorReplicaContext::all_reduce_sum(Tensor& t) {
 InProcessReplicaContexts::InProcessReplicaContexts(int replicas) : group_(replicas) {
   for (int r = 0; replicas > 1 && r < replicas; ++r) {
     contexts_.push_back(std::make_unique<CommunicatorReplicaContext>(group_.rank(r)));
+  }
+}
+
+void CollectiveAbort::fail(int r) noexcept {
+  std::string why;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (first_) return;
+    first_ = std::current_exception();
+    try {
+      std::rethrow_exception(first_);
+    } catch (const std::exception& e) {
+      why = fmt::format("replica {} failed: {}", r, e.what());
+    } catch (...) {
+      why = fmt::format("replica {} failed", r);
+    }
+  }
+  for (comm::InProcessGroup* g : groups_) g->abort(why);
+}
+
+void CollectiveAbort::run(const Replicas& replicas, const std::function<void(int)>& fn) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    first_ = nullptr;
+  }
+  try {
+    replicas.run([&](int r) {
+      try {
+        fn(r);
+      } catch (...) {
+        fail(r);
+        throw;
+      }
+    });
+  } catch (...) {
+    for (comm::InProcessGroup* g : groups_) g->reset();  // every replica has returned
+    std::exception_ptr first;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      first = first_;
+    }
+    if (first) std::rethrow_exception(first);
+    throw;
   }
 }
 

@@ -6,11 +6,15 @@
 //   nn::ReplicaContextGuard guard(&ctx);               // on replica r's thread, for the step
 #pragma once
 
+#include <exception>
+#include <functional>
 #include <memory>
+#include <mutex>
 #include <vector>
 
 #include "osprey/comm/communicator.h"
 #include "osprey/comm/in_process.h"
+#include "osprey/distribute/replicas.h"
 #include "osprey/nn/replica_context.h"
 
 namespace osprey::distribute {
@@ -36,10 +40,32 @@ class InProcessReplicaContexts {
  public:
   explicit InProcessReplicaContexts(int replicas);
   nn::ReplicaContext* get(int r) const { return contexts_.empty() ? nullptr : contexts_[static_cast<size_t>(r)].get(); }
+  comm::InProcessGroup& group() noexcept { return group_; }
 
  private:
   comm::InProcessGroup group_;
   std::vector<std::unique_ptr<CommunicatorReplicaContext>> contexts_;  // use group_'s ranks
+};
+
+// What keeps a failed replica from hanging the others: a replica that throws between two
+// collectives (a layer's all-reduce, a gradient bucket) leaves the rest waiting for it forever.
+// fail(r) records replica r's exception (the first failure of the step wins) and aborts the
+// groups, so every replica blocked in or entering one of their collectives throws instead; run()
+// then rethrows that first failure, not the aborts it caused, and resets the groups for the next
+// step.
+//   CollectiveAbort abort({&group, &contexts.group()});
+//   abort.run(replicas, [&](int r) { ... });
+class CollectiveAbort {
+ public:
+  explicit CollectiveAbort(std::vector<comm::InProcessGroup*> groups) : groups_(std::move(groups)) {}
+  // Inside a catch block of replica r.
+  void fail(int r) noexcept;
+  void run(const Replicas& replicas, const std::function<void(int)>& fn);
+
+ private:
+  std::vector<comm::InProcessGroup*> groups_;
+  std::mutex mutex_;
+  std::exception_ptr first_;
 };
 
 }  // namespace osprey::distribute

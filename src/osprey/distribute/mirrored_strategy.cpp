@@ -56,7 +56,7 @@ class MirroredExecutor final : public train::StepExecutor {
       optimizers_[r]->set_learning_rate(optimizers_[0]->learning_rate_option());
     }
     std::vector<train::ReplicaOutput> out(static_cast<size_t>(replicas_.size()));
-    replicas_.run([&](int r) {
+    abort_.run(replicas_, [&](int r) {
       const auto i = static_cast<size_t>(r);
       if (reducers_.empty()) {
         out[i] = step(replicas_.network(r), replicas_.trainable(r), shards.x[i], shards.y[i]);
@@ -68,13 +68,19 @@ class MirroredExecutor final : public train::StepExecutor {
       try {
         out[i] = step(replicas_.network(r), replicas_.trainable(r), shards.x[i], shards.y[i]);
       } catch (...) {
-        reducer.finish_step();  // the other replicas' collectives still complete
+        // Abort first: the others may be waiting in a layer's collective this replica never
+        // reaches. Its own buckets then end at once; their (aborted) error is not the one to report.
+        abort_.fail(r);
+        try {
+          reducer.finish_step();
+        } catch (...) {
+        }
         throw;
       }
       reducer.finish_step();
     });
     check_gradients(replicas_, "MirroredStrategy");
-    replicas_.run([&](int r) {
+    abort_.run(replicas_, [&](int r) {
       optimizers_[static_cast<size_t>(r)]->apply(replicas_.trainable(r));
       if (replicas_.size() > 1) average_state(r);
     });
@@ -141,6 +147,7 @@ class MirroredExecutor final : public train::StepExecutor {
   comm::InProcessGroup group_;
   // Layers' collectives (synchronized BatchNormalization) on the replica threads, in graph order.
   InProcessReplicaContexts contexts_;
+  CollectiveAbort abort_{{&group_, &contexts_.group()}};
   MirroredOptions options_;
   std::vector<std::shared_ptr<optim::Optimizer>> optimizers_;  // [0] is the compiled one
   std::shared_ptr<MirroredStrategy::Reducers> registry_;

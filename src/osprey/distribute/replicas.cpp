@@ -19,7 +19,9 @@ Replicas::Replicas(std::shared_ptr<models::Model> primary, int count, std::strin
 void Replicas::create(const std::vector<Tensor>& x_shards) {
   autograd::NoGradGuard no_grad;
   if (primary_->variables().empty()) (*primary_)(autograd::Variable(x_shards[0]), false);  // builds it
-  nets_.push_back(primary_);
+  // Built aside and kept only when every replica is: a replica whose build throws (its shard's
+  // forward fails) must not leave ready() true with fewer networks than replicas.
+  std::vector<std::shared_ptr<models::Model>> nets{primary_};
   models::register_model_classes();
   const nlohmann::json config = primary_->get_config();
   const std::vector<Tensor> weights = primary_->get_weights();
@@ -29,13 +31,18 @@ void Replicas::create(const std::vector<Tensor>& x_shards) {
                  owner_, primary_->name(), primary_->class_name());
     (*net)(autograd::Variable(x_shards[static_cast<size_t>(r)]), false);
     net->set_weights(weights);
-    nets_.push_back(std::move(net));
+    nets.push_back(std::move(net));
   }
-  for (const auto& n : nets_) {
-    trainable_.push_back(n->trainable_variables());
-    non_trainable_.push_back(n->non_trainable_variables());
-    variables_.push_back(n->variables());
+  std::vector<std::vector<autograd::Variable>> trainable, non_trainable, variables;
+  for (const auto& n : nets) {
+    trainable.push_back(n->trainable_variables());
+    non_trainable.push_back(n->non_trainable_variables());
+    variables.push_back(n->variables());
   }
+  nets_ = std::move(nets);
+  trainable_ = std::move(trainable);
+  non_trainable_ = std::move(non_trainable);
+  variables_ = std::move(variables);
 }
 
 void Replicas::copy_from_primary() {

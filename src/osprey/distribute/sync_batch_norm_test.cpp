@@ -1,5 +1,6 @@
 // Synchronized BatchNormalization under MirroredStrategy against one device on the whole global
 // batch, per-replica statistics against synchronized ones, and the option's config round trip.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -13,6 +14,7 @@
 #include "osprey/distribute/mirrored_strategy.h"
 #include "osprey/distribute/one_device_strategy.h"
 #include "osprey/distribute/weights_difference.h"
+#include "osprey/nn/layer_registry.h"
 #include "osprey/nn/layers/all.h"
 #include "osprey/optim/sgd.h"
 #include "osprey/tensor/factory.h"
@@ -208,6 +210,61 @@ TEST(SyncBatchNormTest, ReplicaContextSumsFloat64ExactlyAndFloat32InRankOrder) {
                                          "float32 or float64 tensor. Received: int32[2]"),
               std::string::npos)
         << e.what();
+  }
+}
+
+// Passes its input through, but throws on the replica whose rows hold the marker 1000 in the
+// first column: one replica fails before the BatchNormalization collective the others wait in.
+class FailOnMarker final : public nn::SingleInputLayer {
+ public:
+  FailOnMarker() : SingleInputLayer("FailOnMarker", {}) {}
+  static void register_class() {
+    nn::register_layer("FailOnMarker", [](const nlohmann::json&) { return std::make_shared<FailOnMarker>(); });
+  }
+
+ protected:
+  autograd::Variable call_single(const autograd::Variable& x, bool) override {
+    const std::vector<float> v = x.value().contiguous().to_vector<float>();
+    const int64_t cols = x.value().size(1);
+    for (int64_t i = 0; i < x.value().size(0); ++i) {
+      if (v[static_cast<size_t>(i * cols)] == 1000.0f) OSPREY_THROW(ValueError, "FailOnMarker: row {} holds the marker", i);
+    }
+    return x;
+  }
+};
+
+TEST(SyncBatchNormTest, AReplicaThatFailsBeforeACollectiveStopsTheStepWithItsOwnErrorNotAHang) {
+  FailOnMarker::register_class();
+  // first_step: the replicas are built on the failing batch (the failure comes from building
+  // replica 1); otherwise replica 1 fails in a step while replica 0 waits in the BatchNormalization
+  // all-reduce.
+  for (const bool central : {false, true}) {
+    for (const bool first_step : {true, false}) {
+      nn::clear_session();
+      Model m = Sequential({std::make_shared<FailOnMarker>(), layers::Dense(4),
+                            layers::BatchNormalization({.synchronized = true}), layers::Dense(3)},
+                           {.input_shape = {5}});
+      const StrategyPtr strategy =
+          central ? StrategyPtr(std::make_shared<CentralStorageStrategy>(virtual_devices(2)))
+                  : StrategyPtr(std::make_shared<MirroredStrategy>(virtual_devices(2)));
+      m.compile(std::make_shared<optim::SGD>(optim::SGDOptions{.learning_rate = 0.05}), "mse", {},
+                {.strategy = strategy});
+      const Tensor y = data_y().narrow(0, 0, 8);
+      if (!first_step) m.train_on_batch(data_x().narrow(0, 0, 8), y);
+      Tensor x = data_x().narrow(0, 0, 8).clone();
+      x.data<float>()[5 * 5] = 1000.0f;  // row 5: replica 1's share of the global batch of 8
+      const std::string where = fmt::format("central {}, first step {}", central, first_step);
+      try {
+        m.train_on_batch(x, y);
+        ADD_FAILURE() << "no exception; " << where;
+      } catch (const ValueError& e) {
+        EXPECT_EQ(std::string(e.what()), "FailOnMarker: row 1 holds the marker") << where;
+      }
+      // The replicas and their collectives work again: the next steps train.
+      auto h = m.fit(data_x(), data_y(), {.batch_size = 8, .epochs = 1, .verbose = 0, .shuffle = false});
+      ASSERT_EQ(h.history.at("loss").size(), 1u) << where;
+      EXPECT_TRUE(std::isfinite(h.history.at("loss")[0])) << where;
+    }
   }
 }
 
