@@ -74,6 +74,9 @@ struct Conv2dParams {
   int64_t dilation_h = 1, dilation_w = 1;
   int64_t groups = 1;
   bool channels_last = true;
+  // conv2d_forward only: applied to the output in the kernel (a oneDNN post-op on CPU), as
+  // MatmulParams::activation; the backward kernels ignore it (autograd applies its derivative).
+  Activation activation = Activation::none;
 };
 
 struct Pool2dParams {

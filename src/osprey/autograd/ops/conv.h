@@ -14,7 +14,8 @@ namespace osprey::autograd {
 Variable conv2d(const Variable& x, const Variable& kernel, const Variable& bias,
                 const Conv2dOptions& options = {});
 Variable conv2d(const Variable& x, const Variable& kernel, const Conv2dOptions& options = {});
-// With already resolved geometry.
+// With already resolved geometry. params.activation (none, relu, sigmoid or tanh; ValueError
+// otherwise) is applied in the kernel and differentiated from the output, like linear's.
 Variable conv2d(const Variable& x, const Variable& kernel, const Variable& bias,
                 const Conv2dParams& params);
 

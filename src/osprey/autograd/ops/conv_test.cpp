@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <vector>
+
+#include "osprey/autograd/ops/activation.h"
 #include "osprey/testing/test_helpers.h"
 
 namespace osprey::autograd {
@@ -38,6 +41,25 @@ TEST(ConvTest, GradientWithoutBiasAndBiasOnly) {
   OSPREY_EXPECT_GRADCHECK([](const Vars& v) { return conv2d(v[0], v[1]); }, (Vars{x, w}));
   Variable xc(x.value()), wc(w.value());  // constants: only the bias wants a gradient
   OSPREY_EXPECT_GRADCHECK([&](const Vars& v) { return conv2d(xc, wc, v[0]); }, (Vars{b}));
+}
+
+TEST(ConvTest, AFusedActivationEqualsTheSeparateOneAndItsGradientChecks) {
+  // float64 (the reference kernels); relu's kink is avoided by the random values almost surely.
+  Variable x = input({2, 5, 5, 3}, 50, true), w = input({3, 3, 3, 4}, 51), b = input({4}, 52);
+  for (const Activation a : {Activation::relu, Activation::sigmoid, Activation::tanh}) {
+    Conv2dParams p = resolve_conv2d(x.shape(), w.shape(), {.padding = "same"});
+    p.activation = a;
+    const Variable fused = conv2d(x, w, b, p);
+    const Variable separate = activation(conv2d(x, w, b, Conv2dOptions{.padding = "same"}), a);
+    const std::vector<double> f = fused.value().to_vector<double>(), s = separate.value().to_vector<double>();
+    ASSERT_EQ(f.size(), s.size());
+    for (size_t i = 0; i < f.size(); ++i) ASSERT_NEAR(f[i], s[i], 1e-12) << static_cast<int>(a) << " at " << i;
+    OSPREY_EXPECT_GRADCHECK([&](const Vars& v) { return conv2d(v[0], v[1], v[2], p); }, (Vars{x, w, b}));
+  }
+  Conv2dParams gelu = resolve_conv2d(x.shape(), w.shape(), {});
+  gelu.activation = Activation::gelu_tanh;
+  expect_error<ValueError>([&] { conv2d(x, w, b, gelu); },
+                           {"conv2d: a fused activation must be relu, sigmoid or tanh"});
 }
 
 // Values from PyTorch 1.13 (torch.nn.functional.conv2d, float64, NCHW, weight [O, I, kh, kw]),

@@ -62,8 +62,14 @@ Shape Conv2D::compute_output_shape(const std::vector<Shape>& input_shapes) {
 
 Variable Conv2D::call_single(const Variable& x, bool training) {
   check_input_shape(x.shape());
-  Variable y = autograd::conv2d(x, autocast(kernel_), autocast(bias_), conv_options());
-  return options_.activation(y);
+  // relu, sigmoid and tanh run inside the convolution kernel (one pass over the output, not two);
+  // other activations after it.
+  const Activation a = options_.activation.fused();
+  const bool fuse = a == Activation::relu || a == Activation::sigmoid || a == Activation::tanh;
+  Conv2dParams p = resolve_conv2d(x.shape(), kernel_.shape(), conv_options());
+  if (fuse) p.activation = a;
+  Variable y = autograd::conv2d(x, autocast(kernel_), autocast(bias_), p);
+  return fuse ? y : options_.activation(y);
 }
 
 nlohmann::json Conv2D::get_config() const {

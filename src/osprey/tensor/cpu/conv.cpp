@@ -66,7 +66,7 @@ void add_params(PrimitiveKey& k, const Conv2dParams& p) {
                     p.dilation_h, p.dilation_w, p.groups}) {
     k.add(v);
   }
-  k.add((p.channels_last ? 1 : 0) | (plain_weights_mode() ? 2 : 0));
+  k.add((p.channels_last ? 1 : 0) | (plain_weights_mode() ? 2 : 0) | (static_cast<int64_t>(p.activation) << 2));
 }
 
 std::unique_ptr<DnnlOp> make_reorder(const dnnl::memory::desc& from, const dnnl::memory::desc& to) {
@@ -99,8 +99,14 @@ std::unique_ptr<ConvEntry> make_forward(const Tensor& x, const Tensor& w, const 
   dnnl::memory::desc bmd;
   if (bias != nullptr) bmd = make_md({bias->shape()[0]}, to_dnnl(bias->dtype()), {bias->strides()[0]});
   e->has_bias = bias != nullptr;
+  dnnl::primitive_attr attr = base_attr();
+  if (p.activation != Activation::none) {
+    dnnl::post_ops po;
+    po.append_eltwise(1.0f, eltwise_algorithm(p.activation), 0.f, 0.f);
+    attr.set_post_ops(po);
+  }
   const dnnl::convolution_forward::primitive_desc pd(
-      fwd_desc(xmd, wmd, bias ? &bmd : nullptr, ymd, d), base_attr(), engine());
+      fwd_desc(xmd, wmd, bias ? &bmd : nullptr, ymd, d), attr, engine());
   const auto wprim = pd.weights_desc();
   std::vector<DnnlOp::Arg> args{{DNNL_ARG_SRC, xmd}, {DNNL_ARG_WEIGHTS, wprim}};
   if (bias != nullptr) args.push_back({DNNL_ARG_BIAS, bmd});

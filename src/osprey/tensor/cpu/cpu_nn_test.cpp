@@ -122,6 +122,15 @@ TEST(CpuConvTest, ForwardAndBothBackwardsMatchReference) {
       fast().conv2d_forward(x, w, bp, got, c.p);
       EXPECT_TRUE(all_close(got, want, tol, tol)) << what << " forward";
     }
+    // The fused activations (a oneDNN post-op) against the reference's separate pass.
+    for (const Activation a : {Activation::relu, Activation::sigmoid, Activation::tanh}) {
+      Conv2dParams pa = c.p;
+      pa.activation = a;
+      Tensor want = Tensor::empty(ys), got = Tensor::empty(ys);
+      ref().conv2d_forward(x, w, &bias, want, pa);
+      fast().conv2d_forward(x, w, &bias, got, pa);
+      EXPECT_TRUE(all_close(got, want, tol, tol)) << what << " forward, activation " << static_cast<int>(a);
+    }
     const Tensor dy = randn(ys, seed++);
     Tensor dx_w = Tensor::empty(x.shape()), dx_g = Tensor::empty(x.shape());
     ref().conv2d_backward_data(dy, w, dx_w, c.p);

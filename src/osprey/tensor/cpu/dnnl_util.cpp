@@ -35,6 +35,18 @@ bool dnnl_float_ok(DType d) noexcept {
   return false;
 }
 
+dnnl::algorithm eltwise_algorithm(Activation a) noexcept {
+  switch (a) {
+    case Activation::relu: return dnnl::algorithm::eltwise_relu;
+    case Activation::gelu_tanh: return dnnl::algorithm::eltwise_gelu_tanh;
+    case Activation::gelu_erf: return dnnl::algorithm::eltwise_gelu_erf;
+    case Activation::sigmoid: return dnnl::algorithm::eltwise_logistic;
+    case Activation::tanh: return dnnl::algorithm::eltwise_tanh;
+    case Activation::none: break;
+  }
+  return dnnl::algorithm::undef;
+}
+
 bool all_float16(std::initializer_list<const Tensor*> ts) noexcept {
   bool any = false;
   for (const Tensor* t : ts) {

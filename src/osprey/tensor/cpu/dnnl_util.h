@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "osprey/tensor/backend.h"
 #include "osprey/tensor/cpu/primitive_cache.h"
 #include "osprey/tensor/tensor.h"
 
@@ -33,6 +34,10 @@ dnnl_dt to_dnnl(DType d) noexcept;
 // machine computes it natively or at least with AVX-512 emulation (else oneDNN picks its slow
 // reference kernel, which the reference backend does as well).
 bool dnnl_float_ok(DType d) noexcept;
+
+// The oneDNN eltwise algorithm of a fused activation (post-ops of matmul and convolution);
+// undef for none.
+dnnl::algorithm eltwise_algorithm(Activation a) noexcept;
 
 // float16 has no arithmetic on this CPU and oneDNN no f16 kernels for it: a kernel whose defined
 // tensors are all float16 (nulls are skipped) runs its float32 path on float32 copies and stores

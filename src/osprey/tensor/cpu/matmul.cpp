@@ -20,18 +20,6 @@ struct MatmulEntry : CacheEntry {
   bool has_bias = false;
 };
 
-dnnl::algorithm eltwise_alg(Activation a) {
-  switch (a) {
-    case Activation::relu: return dnnl::algorithm::eltwise_relu;
-    case Activation::gelu_tanh: return dnnl::algorithm::eltwise_gelu_tanh;
-    case Activation::gelu_erf: return dnnl::algorithm::eltwise_gelu_erf;
-    case Activation::sigmoid: return dnnl::algorithm::eltwise_logistic;
-    case Activation::tanh: return dnnl::algorithm::eltwise_tanh;
-    case Activation::none: break;
-  }
-  return dnnl::algorithm::undef;
-}
-
 // Sizes and strides of the three operands after collapsing the batch dims.
 struct Geometry {
   dnnl_dims ad, as, bd, bs, od, os;
@@ -91,7 +79,7 @@ std::unique_ptr<DnnlOp> make_op(const Tensor& a, const Tensor& b, const Tensor* 
   const auto omd = make_md(g.od, to_dnnl(out.dtype()), g.os);
   dnnl::post_ops po;
   if (p.accumulate) po.append_sum(1.0f);
-  if (p.activation != Activation::none) po.append_eltwise(1.0f, eltwise_alg(p.activation), 0.f, 0.f);
+  if (p.activation != Activation::none) po.append_eltwise(1.0f, eltwise_algorithm(p.activation), 0.f, 0.f);
   dnnl::primitive_attr attr = base_attr();
   attr.set_post_ops(po);
   std::vector<DnnlOp::Arg> args{{DNNL_ARG_SRC, amd}, {DNNL_ARG_WEIGHTS, bmd}, {DNNL_ARG_DST, omd}};

@@ -83,6 +83,7 @@ void conv2d_forward(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor
   }
   for_each_tap(g, p, [&](int64_t yi, int64_t xi, int64_t wi) { yv[yi] += xv[xi] * wv[wi]; });
   detail::from_doubles(yv, y);
+  if (p.activation != Activation::none) unary(unary_op_of(p.activation), y, y, {});
 }
 
 // dx = the adjoint of forward in x: every tap sends dy * w back to the input it read.

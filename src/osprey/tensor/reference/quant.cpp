@@ -75,7 +75,9 @@ void conv2d_int8(const Tensor& x_q, const Tensor& x_scale, const Tensor& w_q, co
   // The integer sums through the reference convolution, which accumulates in double: exact for
   // int8 operands up to 2^53 / 127^2 taps.
   Tensor acc = Tensor::empty(y.shape(), {DType::float64});
-  conv2d_forward(x_q, w_q, nullptr, acc, p);
+  Conv2dParams sums = p;
+  sums.activation = Activation::none;  // the activation comes after the dequantization
+  conv2d_forward(x_q, w_q, nullptr, acc, sums);
   const Shape& s = y.shape();
   const int64_t c = p.channels_last ? s[3] : s[1], per_sample = s[1] * s[2] * s[3];
   const int64_t hw = s[2] * s[3];  // NCHW: a channel's plane
