@@ -7,6 +7,8 @@
 // no per-row output scales for matmul nor runtime output scales for convolutions, which is why
 // the dequantization is a loop of ours. One parallel region per call: oneDNN's own, then one per
 // pass after it, cost a barrier each, and the passes re-read sums another core wrote.
+// A convolution with few taps (kh * kw * c <= 64: the CNN's 3x3 first layer over one channel) runs
+// as an int8 matmul over its unfolded input rows, where oneDNN's direct int8 convolution is slow.
 // conv2d_int8 with a fused max pool pools the int32 sums of the chunk before dequantizing them
 // (exact, see pool_dequantize), so the unpooled float32 output is never written.
 // The weights go to oneDNN in the blocked layout it asks for (format "any"): with plain [K, N]
@@ -119,6 +121,15 @@ std::unique_ptr<Int8Entry> make_entry(int64_t m, int64_t k, int64_t n) {
   return e;
 }
 
+// The cached s8 x s8 -> s32 matmul primitive for [m, k] x [k, n] (null: unsupported).
+Int8Entry* matmul_entry(int64_t m, int64_t k, int64_t n) {
+  PrimitiveKey key(OpKind::matmul_int8);
+  key.add(m);
+  key.add(k);
+  key.add(n);
+  return primitive_cache().get<Int8Entry>(key, [&] { return make_entry(m, k, n); });
+}
+
 // 1 / b_scale, once per call, not once per element (the same float32 the reference divides by).
 // In a thread-local buffer of the calling thread, valid until its next call.
 const float* reciprocals(const Tensor& b_scale) {
@@ -212,6 +223,58 @@ Int8Entry* conv_entry(int64_t mb, const ConvGeometry& g, const Tensor& w, const 
   }
   key.add_tensor(w);
   return primitive_cache().get<Int8Entry>(key, [&] { return make_conv_entry(mb, g, w, p); });
+}
+
+// A convolution whose kernel has at most this many taps (kh * kw * c) runs as an int8 matmul
+// over the unfolded input instead: oneDNN's direct int8 convolution is slow at a tiny reduction
+// (the CNN's first layer, 3x3 over one channel: 9 taps, 5 ms per batch of 256 where the AMX
+// matmul of the same sums takes under 1), and the unfolded rows of such a layer are small.
+constexpr int64_t kUnfoldMaxTaps = 64;
+
+// The rows of the matmul that computes mb samples of a small convolution: row (s, oy, ox) holds
+// the taps of output pixel (oy, ox) of sample s in the kernel's HWI order, 0 (the quantized 0.0)
+// where a tap falls in the zero padding. x int8 NHWC; rows [mb * OH * OW, kh * kw * c].
+void unfold_int8(const int8_t* x, int8_t* rows, int64_t mb, const ConvGeometry& g, int64_t kh,
+                 int64_t kw, const Conv2dParams& p) {
+  const int64_t c = g.c, taps = kh * kw * c, seg = kw * c;  // seg: one kernel row's taps
+  // Fixed trip counts for the usual case (one channel, contiguous kernel rows): a byte loop the
+  // compiler unrolls, where the general path pays index arithmetic and a bounds check per tap.
+  const bool dense_rows = c == 1 && p.dilation_w == 1;
+  for (int64_t s = 0; s < mb; ++s) {
+    const int8_t* xs = x + s * g.in_per_sample();
+    for (int64_t oy = 0; oy < g.oh; ++oy) {
+      int8_t* out_row = rows + (s * g.oh + oy) * g.ow * taps;
+      for (int64_t i = 0; i < kh; ++i) {
+        const int64_t iy = oy * p.stride_h - p.pad_top + i * p.dilation_h;
+        int8_t* r = out_row + i * seg;
+        if (iy < 0 || iy >= g.h) {
+          for (int64_t ox = 0; ox < g.ow; ++ox, r += taps) std::memset(r, 0, static_cast<size_t>(seg));
+          continue;
+        }
+        const int8_t* xr = xs + iy * g.w * c;
+        for (int64_t ox = 0; ox < g.ow; ++ox, r += taps) {
+          const int64_t ix0 = ox * p.stride_w - p.pad_left;
+          if (dense_rows && ix0 >= 0 && ix0 + kw <= g.w) {
+            const int8_t* src = xr + ix0;
+            if (kw == 3) {
+              r[0] = src[0], r[1] = src[1], r[2] = src[2];
+            } else {
+              for (int64_t j = 0; j < kw; ++j) r[j] = src[j];
+            }
+            continue;
+          }
+          for (int64_t j = 0; j < kw; ++j) {
+            const int64_t ix = ix0 + j * p.dilation_w;
+            if (ix < 0 || ix >= g.w) {
+              std::memset(r + j * c, 0, static_cast<size_t>(c));
+            } else {
+              std::memcpy(r + j * c, xr + ix * c, static_cast<size_t>(c));
+            }
+          }
+        }
+      }
+    }
+  }
 }
 
 // Max-pools the int32 sums acc [mb, OH, OW, O] of a chunk, then dequantizes the maxima into y
@@ -380,13 +443,7 @@ void matmul_int8(const Tensor& a_q, const Tensor& a_scale, const Tensor& b_q, co
                   bias != nullptr ? bias->data<float>() : nullptr, relu};
   const auto* a = static_cast<const int8_t*>(a_q.raw_data());
   char* o = static_cast<char*>(out.raw_data());
-  const auto entry_for = [&](int64_t mb) {
-    PrimitiveKey key(OpKind::matmul_int8);
-    key.add(mb);
-    key.add(k);
-    key.add(n);
-    return primitive_cache().get<Int8Entry>(key, [&] { return make_entry(mb, k, n); });
-  };
+  const auto entry_for = [&](int64_t mb) { return matmul_entry(mb, k, n); };
   const int64_t chunk = std::max<int64_t>(1, kChunkBytes / (4 * n));
   const bool ok =
       run_chunks(m, kMinRowsPerThread, chunk, b_q, entry_for,
@@ -415,6 +472,8 @@ void conv2d_int8(const Tensor& x_q, const Tensor& x_scale, const Tensor& w_q, co
   if (pool != nullptr) g.ph = y.shape()[1], g.pw = y.shape()[2];
   const int64_t n = xs[0];
   const int64_t chunk = std::clamp<int64_t>(kChunkBytes / (4 * g.acc_per_sample()), 1, n);
+  const int64_t taps = ws[0] * ws[1] * g.c, pixels = g.oh * g.ow;
+  const bool unfold = taps <= kUnfoldMaxTaps;
   const bool relu = activation == Activation::relu;
   const Dequant d{x_scale.data<float>(), reciprocals(w_scale),
                   bias != nullptr ? bias->data<float>() : nullptr, relu};
@@ -423,14 +482,26 @@ void conv2d_int8(const Tensor& x_q, const Tensor& x_scale, const Tensor& w_q, co
   // Each chunk of samples is convolved, then dequantized (and pooled) while its int32 sums are
   // still in the core's cache: one pass over memory instead of three (the sums, the
   // dequantization, the pooling).
+  // The unfolded form multiplies [mb * OH * OW, taps] rows by the HWIO kernel read as [taps, O]:
+  // the same int32 sums, in the same NHWC order.
+  const auto entry_for = [&](int64_t mb) {
+    return unfold ? matmul_entry(mb * pixels, taps, g.o) : conv_entry(mb, g, w_q, p);
+  };
   const bool ok = run_chunks(
-      n, 1, chunk, w_q, [&](int64_t mb) { return conv_entry(mb, g, w_q, p); },
+      n, 1, chunk, w_q, entry_for,
       [&](const Int8Entry& e, void* packed, int64_t s, int64_t mb) {
         thread_local std::vector<int32_t> sums;
+        thread_local std::vector<int8_t> rows;
         if (pool != nullptr) sums.resize(static_cast<size_t>(chunk * g.acc_per_sample()));
         void* acc = pool != nullptr ? static_cast<void*>(sums.data())
                                     : static_cast<void*>(out + s * g.acc_per_sample() * 4);
-        e.op->execute({const_cast<int8_t*>(x + s * g.in_per_sample()), packed, acc});
+        const int8_t* src = x + s * g.in_per_sample();
+        if (unfold) {
+          rows.resize(static_cast<size_t>(mb * pixels * taps));
+          unfold_int8(src, rows.data(), mb, g, ws[0], ws[1], p);
+          src = rows.data();
+        }
+        e.op->execute({const_cast<int8_t*>(src), packed, acc});
         Dequant dc = d;
         dc.a_scale += s;
         if (pool != nullptr) {
