@@ -199,9 +199,10 @@ TEST(LinearInt8Test, MismatchedShapesAndDtypesAreValueErrors) {
 constexpr int kToNchw[] = {0, 3, 1, 2};
 constexpr int kToNhwc[] = {0, 2, 3, 1};
 
+// c = 5 gives 45 taps (the fast kernel's unfolded matmul), c = 8 gives 72 (its direct convolution).
 void expect_conv_matches_f64(const Backend& be, bool channels_last, int64_t stride, bool with_bias,
-                             Activation act) {
-  const int64_t n = 3, h = 9, w = 8, c = 5, kh = 3, kw = 3, o = 7;
+                             Activation act, int64_t c = 5) {
+  const int64_t n = 3, h = 9, w = 8, kh = 3, kw = 3, o = 7;
   const Tensor x = test_input(n, h * w * c, 51);  // sample n scaled by 10^(n - 2)
   const Tensor wf = random_normal({kh, kw, c, o}, {.seed = 52, .stddev = 0.1});
   const Quantized xq = quantize_with(be, x);
@@ -247,7 +248,7 @@ void expect_conv_matches_f64(const Backend& be, bool channels_last, int64_t stri
           if (act == Activation::relu) want = std::max(want, 0.0);
           const double tol = 4e-7 * (std::fabs(prod) + std::fabs(bias_o)) + 1e-30;
           ASSERT_NEAR(yv[((b * ho + i) * wo + j) * o + oc], want, tol)
-              << be.name << (channels_last ? " NHWC" : " NCHW") << " at " << b << "," << i << ","
+              << be.name << (channels_last ? " NHWC" : " NCHW") << " c " << c << " at " << b << "," << i << ","
               << j << "," << oc;
         }
       }
@@ -260,6 +261,8 @@ TEST(Conv2dInt8Test, MatchesTheDequantizedFormulaInFloat64OnBothBackendsAndLayou
     expect_conv_matches_f64(*be, true, 1, true, Activation::none);
     expect_conv_matches_f64(*be, true, 2, false, Activation::relu);
     expect_conv_matches_f64(*be, false, 1, true, Activation::relu);
+    expect_conv_matches_f64(*be, true, 1, true, Activation::relu, 8);
+    expect_conv_matches_f64(*be, true, 2, false, Activation::none, 8);
   }
 }
 
@@ -301,6 +304,40 @@ void expect_close(const std::vector<float>& got, const std::vector<float>& want,
   ASSERT_EQ(got.size(), want.size()) << what;
   for (size_t i = 0; i < got.size(); ++i) {
     ASSERT_NEAR(got[i], want[i], 1e-6 * (1.0 + std::fabs(want[i]))) << what << " at " << i;
+  }
+}
+
+TEST(Conv2dInt8Test, TheUnfoldedKernelHandlesPaddingStridesAndDilationLikeTheReference) {
+  // One channel and 3x3 (the Fashion-MNIST CNN's first layer) and 2 channels 2x3, padded on every
+  // side (taps in the padding are the quantized 0), strided and dilated.
+  struct Case {
+    int64_t c, kh, kw;
+    Conv2dParams p;
+  };
+  const std::vector<Case> cases = {
+      {1, 3, 3, {}},
+      {1, 3, 3, {.pad_top = 1, .pad_bottom = 1, .pad_left = 1, .pad_right = 1}},
+      {2, 2, 3, {.stride_h = 2, .stride_w = 1, .pad_top = 0, .pad_bottom = 1, .pad_left = 2, .pad_right = 0}},
+      {1, 3, 2, {.pad_top = 2, .pad_bottom = 2, .pad_left = 2, .pad_right = 2, .dilation_h = 2, .dilation_w = 2}},
+  };
+  uint64_t seed = 90;
+  for (const Case& k : cases) {
+    const int64_t n = 5, h = 11, w = 10, o = 6;
+    const Tensor x = test_input(n, h * w * k.c, seed++);
+    const Quantized xq = quantize_with(reference_backend(), x);
+    const Tensor x4 = xq.q.reshape({n, h, w, k.c});
+    const QuantizedRows wq =
+        quantize_columns_int8(random_normal({k.kh * k.kw * k.c, o}, {.seed = seed++, .stddev = 0.2}));
+    const Tensor w4 = wq.values.reshape({k.kh, k.kw, k.c, o});
+    const Tensor bias = random_normal({o}, {.seed = seed++});
+    const Shape ys = conv2d_output_shape({n, h, w, k.c}, w4.shape(), k.p);
+    std::vector<std::vector<float>> got;
+    for (const Backend* be : kBackends) {
+      Tensor y = Tensor::empty(ys, {DType::float32});
+      be->conv2d_int8(x4, xq.scale, w4, wq.scales, &bias, y, k.p, Activation::relu, nullptr);
+      got.push_back(y.to_vector<float>());
+    }
+    expect_close(got[1], got[0], "unfolded");
   }
 }
 
