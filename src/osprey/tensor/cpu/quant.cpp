@@ -27,6 +27,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "osprey/core/parallel.h"
@@ -289,22 +290,30 @@ void pool_dequantize(const int32_t* acc, float* y, int64_t mb, const ConvGeometr
   const __m256 zero = _mm256_setzero_ps();
   // The maxima of 8 channels stay in one register across the window (a maximum kept in memory
   // made every step a load, max and store, and half this function's time).
-  const auto block = [&](const int32_t* a, float* out, float ra, int64_t k, int64_t r_lo, int64_t r_hi,
-                         int64_t c_lo, int64_t c_hi) {
-    __m256i mx = _mm256_set1_epi32(std::numeric_limits<int32_t>::min());
+  // nb blocks of 8 channels at once (4: 32 channels, the loads of the window pixels independent
+  // of each other, so they overlap), from channel k.
+  const auto blocks = [&]<int nb>(std::integral_constant<int, nb>, const int32_t* a, float* out, float ra,
+                                  int64_t k, int64_t r_lo, int64_t r_hi, int64_t c_lo, int64_t c_hi) {
+    __m256i mx[nb];
+    for (int b = 0; b < nb; ++b) mx[b] = _mm256_set1_epi32(std::numeric_limits<int32_t>::min());
     for (int64_t r = r_lo; r < r_hi; ++r) {
       for (int64_t c = c_lo; c < c_hi; ++c) {
-        const auto* px = reinterpret_cast<const __m256i*>(a + (r * g.ow + c) * o + k);
-        mx = _mm256_max_epi32(mx, _mm256_loadu_si256(px));
+        const int32_t* px = a + (r * g.ow + c) * o + k;
+        for (int b = 0; b < nb; ++b) {
+          mx[b] = _mm256_max_epi32(mx[b], _mm256_loadu_si256(reinterpret_cast<const __m256i*>(px + 8 * b)));
+        }
       }
     }
-    const __m256 scale = _mm256_mul_ps(_mm256_set1_ps(ra), _mm256_loadu_ps(rb + k));
-    // One rounding, the fma of dequantize_rows (which the unfolded convolution runs): the fold
-    // changes no bit of the predictions.
-    const __m256 b = bias != nullptr ? _mm256_loadu_ps(bias + k) : zero;
-    __m256 v = _mm256_fmadd_ps(_mm256_cvtepi32_ps(mx), scale, b);
-    if (d.relu) v = _mm256_max_ps(v, zero);
-    _mm256_storeu_ps(out + k, v);
+    for (int b = 0; b < nb; ++b) {
+      const int64_t kb = k + 8 * b;
+      const __m256 scale = _mm256_mul_ps(_mm256_set1_ps(ra), _mm256_loadu_ps(rb + kb));
+      // One rounding, the fma of dequantize_rows (which the unfolded convolution runs): the fold
+      // changes no bit of the predictions.
+      const __m256 bv = bias != nullptr ? _mm256_loadu_ps(bias + kb) : zero;
+      __m256 v = _mm256_fmadd_ps(_mm256_cvtepi32_ps(mx[b]), scale, bv);
+      if (d.relu) v = _mm256_max_ps(v, zero);
+      _mm256_storeu_ps(out + kb, v);
+    }
   };
   for (int64_t s = 0; s < mb; ++s) {
     const float ra = 1.0f / d.a_scale[s];
@@ -317,7 +326,8 @@ void pool_dequantize(const int32_t* acc, float* y, int64_t mb, const ConvGeometr
         const int64_t c0 = j * q.stride_w - q.pad_left;
         const int64_t c_lo = std::max<int64_t>(c0, 0), c_hi = std::min(c0 + q.kernel_w, g.ow);
         int64_t k = 0;
-        for (; k + 8 <= o; k += 8) block(a, out, ra, k, r_lo, r_hi, c_lo, c_hi);
+        for (; k + 32 <= o; k += 32) blocks(std::integral_constant<int, 4>{}, a, out, ra, k, r_lo, r_hi, c_lo, c_hi);
+        for (; k + 8 <= o; k += 8) blocks(std::integral_constant<int, 1>{}, a, out, ra, k, r_lo, r_hi, c_lo, c_hi);
         for (; k < o; ++k) {
           int32_t mx = std::numeric_limits<int32_t>::min();
           for (int64_t r = r_lo; r < r_hi; ++r) {
