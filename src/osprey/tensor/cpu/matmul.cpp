@@ -141,11 +141,11 @@ void matmul(const Tensor& a, const Tensor& b, const Tensor* bias_in, Tensor& out
                     (bias == nullptr || (bias->dtype() == d && bias->ndim() == 1)) &&
                     a.shape()[nd - 1] > 0 && dnnl_layout_ok(out);
   if (out.numel() == 0) return;
-  if (d == DType::float16 && b.dtype() == d && out.dtype() == d && (bias == nullptr || bias->dtype() == d)) {
+  if (all_float16({&a, &b, bias, &out})) {
     // No float16 arithmetic on this CPU (oneDNN has no f16 matmul for it): compute in float32
     // with vectorized conversions either side; the result is stored in float16.
-    const Tensor bias32 = bias != nullptr ? bias->to(DType::float32) : Tensor();
-    Tensor o32 = p.accumulate ? out.to(DType::float32) : Tensor::empty(out.shape(), {DType::float32, out.device()});
+    const Tensor bias32 = float32_copy(bias);
+    Tensor o32 = p.accumulate ? out.to(DType::float32) : float32_like(out);
     matmul(a.to(DType::float32), b.to(DType::float32), bias != nullptr ? &bias32 : nullptr, o32, p);
     copy(o32, out);
     return;

@@ -154,8 +154,10 @@ void max_pool2d_forward(const Tensor& x_in, Tensor& y, Tensor* workspace, const 
 void max_pool2d_backward(const Tensor& dy_in, const Tensor& x, const Tensor& workspace, Tensor& dx,
                          const Pool2dParams& p) {
   if (all_float16({&dy_in, &x, &dx})) {
+    // x as it is: the oneDNN backward reads only the workspace, and the reference fallback reads
+    // x in any dtype.
     Tensor dx32 = float32_like(dx);
-    max_pool2d_backward(dy_in.to(DType::float32), x.to(DType::float32), workspace, dx32, p);
+    max_pool2d_backward(dy_in.to(DType::float32), x, workspace, dx32, p);
     return copy(dx32, dx);
   }
   if (!fast(dy_in, dx) || !workspace.defined() || workspace.dtype() != DType::uint8 ||

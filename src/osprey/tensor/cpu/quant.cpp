@@ -518,7 +518,7 @@ void conv2d_int8(const Tensor& x_q, const Tensor& x_scale, const Tensor& w_q, co
           pool_dequantize(sums.data(), reinterpret_cast<float*>(out) + s * g.out_per_sample(), mb,
                           g, *pool, dc);
         } else {
-          dequantize_rows(static_cast<char*>(acc), 0, mb * g.oh * g.ow, g.o, g.oh * g.ow, dc);
+          dequantize_rows(static_cast<char*>(acc), 0, mb * pixels, g.o, pixels, dc);
         }
       });
   if (!ok) return reference::conv2d_int8(x_q, x_scale, w_q, w_scale, bias, y, p, activation, pool);
