@@ -10,7 +10,8 @@
 //              --val-samples 10000 validation images from the tail of the training split), over
 //              --fmnist-seeds seeds starting at --fmnist-first-seed.
 //   bench_tune [--suite all|synthetic|overhead|fmnist] [--seeds N] [--fmnist-seeds N]
-//              [--fmnist-first-seed S] [--max-epochs E] [--train-samples N] [--val-samples N]
+//              [--fmnist-first-seed S] [--fmnist-tuners both|hyperband|random] [--max-epochs E]
+//              [--train-samples N] [--val-samples N]
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
@@ -178,6 +179,7 @@ struct EpochCounter : os::train::Callback {
 
 struct FmnistOptions {
   int seeds = 3, first_seed = 1, max_epochs = 27;
+  std::string tuners = "both";  // "hyperband" or "random" runs one side only (its other column reads 0)
   int64_t train_samples = 6000, val_samples = 10000;
 };
 
@@ -220,8 +222,8 @@ void fmnist(const FmnistOptions& options) {
       const auto best = tuner->oracle().get_best_trials(1);
       return std::pair<double, int64_t>{best.empty() ? 0.0 : *best[0].score, counter->epochs};
     };
-    const auto [ha, he] = run(true);
-    const auto [ra, re] = run(false);
+    const auto [ha, he] = options.tuners != "random" ? run(true) : std::pair<double, int64_t>{0.0, 0};
+    const auto [ra, re] = options.tuners != "hyperband" ? run(false) : std::pair<double, int64_t>{0.0, 0};
     hb_acc.push_back(ha);
     rs_acc.push_back(ra);
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -245,6 +247,8 @@ int main(int argc, char** argv) {
   app.add_option("--seeds", seeds, "Seeds of the synthetic comparison");
   app.add_option("--fmnist-seeds", fm.seeds, "Seeds of the Fashion-MNIST comparison");
   app.add_option("--fmnist-first-seed", fm.first_seed, "First seed of the Fashion-MNIST comparison");
+  app.add_option("--fmnist-tuners", fm.tuners, "both, hyperband or random")
+      ->check(CLI::IsMember({"both", "hyperband", "random"}));
   app.add_option("--max-epochs", fm.max_epochs, "Hyperband max_epochs (RandomSearch trials train this long)")
       ->check(CLI::PositiveNumber);
   app.add_option("--train-samples", fm.train_samples, "Fashion-MNIST training images")->check(CLI::PositiveNumber);

@@ -1,12 +1,16 @@
 #include "osprey/tune/tuner.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <map>
 
 #include <fmt/format.h>
 
 #include "osprey/core/error.h"
 #include "osprey/io/safetensors.h"
+#include "osprey/optim/optimizer.h"
+#include "osprey/train/trainer.h"
 
 namespace osprey::tune {
 
@@ -57,20 +61,21 @@ std::string format_values(const HyperParameters& hp) {
 
 }  // namespace
 
-void save_trial_weights(const std::filesystem::path& path, const Model& model, const Shape& sample_shape) {
-  io::NamedTensors named;
-  const auto vars = model.variables();
-  for (size_t i = 0; i < vars.size(); ++i) {
-    named.emplace_back(fmt::format("{:04d}:{}", i, vars[i].name()), vars[i].value());
-  }
-  io::SafetensorsMetadata meta;
-  meta["sample_shape"] = nlohmann::json(sample_shape.to_vector()).dump();
-  io::save_safetensors(path, named, meta);
+namespace {
+
+// Optimizer slots are keyed by variable path, which differs between builds of the same
+// architecture, so a checkpoint names them by the variable's index: "optimizer/#0003/velocity".
+constexpr std::string_view kOptimizerPrefix = "optimizer/";
+
+std::string slot_variable_path(const std::string& entry) {
+  const size_t cut = entry.rfind('/');
+  return cut == std::string::npos || cut < kOptimizerPrefix.size() ? std::string()
+                                                                   : entry.substr(kOptimizerPrefix.size(), cut - kOptimizerPrefix.size());
 }
 
-void load_trial_weights(const std::filesystem::path& path, Model& model) {
+io::SafetensorsFile load_trial_file(const std::filesystem::path& path, Model& model) {
   OSPREY_CHECK_T(IoError, std::filesystem::exists(path), "load_trial_weights: {} does not exist", path.string());
-  const io::SafetensorsFile file = io::load_safetensors(path);
+  io::SafetensorsFile file = io::load_safetensors(path);
   if (model.variables().empty()) {
     auto it = file.metadata.find("sample_shape");
     std::vector<int64_t> dims;
@@ -82,17 +87,78 @@ void load_trial_weights(const std::filesystem::path& path, Model& model) {
     model.build(Shape(dims));
   }
   const auto vars = model.variables();
-  OSPREY_CHECK_T(IoError, vars.size() == file.tensors.size(), "{}: holds {} tensors, the model has {} weights",
-                 path.string(), file.tensors.size(), vars.size());
-  std::vector<Tensor> weights;
-  for (size_t i = 0; i < vars.size(); ++i) {
-    const Tensor& t = file.tensors[i].second;
+  std::vector<Tensor> weights(vars.size());
+  size_t count = 0;
+  for (const auto& [name, t] : file.tensors) {
+    if (name.starts_with(kOptimizerPrefix)) continue;
+    const size_t colon = name.find(':');
+    size_t i = vars.size();
+    if (colon == 4 && std::all_of(name.begin(), name.begin() + 4, [](char c) { return c >= '0' && c <= '9'; })) {
+      i = std::stoul(name.substr(0, 4));
+    }
+    OSPREY_CHECK_T(IoError, i < vars.size() && !weights[i].defined(),
+                   "{}: tensor '{}' is not weight NNNN:<name> of a model with {} weights", path.string(), name,
+                   vars.size());
     OSPREY_CHECK_T(IoError, t.shape() == vars[i].value().shape(), "{}: tensor {} ('{}') has shape {}, weight {} needs {}",
-                   path.string(), i, file.tensors[i].first, t.shape().to_string(), vars[i].name(),
-                   vars[i].value().shape().to_string());
-    weights.push_back(t);
+                   path.string(), i, name, t.shape().to_string(), vars[i].name(), vars[i].value().shape().to_string());
+    weights[i] = t;
+    ++count;
   }
+  OSPREY_CHECK_T(IoError, count == vars.size(), "{}: holds {} weights, the model has {}", path.string(), count,
+                 vars.size());
   model.set_weights(weights);
+  return file;
+}
+
+}  // namespace
+
+void save_trial_weights(const std::filesystem::path& path, const Model& model, const Shape& sample_shape) {
+  io::NamedTensors named;
+  const auto vars = model.variables();
+  std::map<std::string, size_t, std::less<>> index;
+  for (size_t i = 0; i < vars.size(); ++i) {
+    named.emplace_back(fmt::format("{:04d}:{}", i, vars[i].name()), vars[i].value());
+    index.emplace(vars[i].name(), i);
+  }
+  if (model.compiled()) {
+    for (auto& [name, t] : model.trainer().optimizer().state("optimizer")) {
+      const auto it = index.find(slot_variable_path(name));
+      named.emplace_back(it == index.end() ? name
+                                           : fmt::format("{}#{:04d}{}", kOptimizerPrefix, it->second,
+                                                         name.substr(kOptimizerPrefix.size() + it->first.size())),
+                         t);
+    }
+  }
+  io::SafetensorsMetadata meta;
+  meta["sample_shape"] = nlohmann::json(sample_shape.to_vector()).dump();
+  io::save_safetensors(path, named, meta);
+}
+
+void load_trial_weights(const std::filesystem::path& path, Model& model) { load_trial_file(path, model); }
+
+void load_trial_checkpoint(const std::filesystem::path& path, Model& model) {
+  const io::SafetensorsFile file = load_trial_file(path, model);
+  if (!model.compiled()) return;
+  const auto vars = model.variables();
+  std::vector<std::pair<std::string, Tensor>> state;
+  for (const auto& [name, t] : file.tensors) {
+    if (!name.starts_with(kOptimizerPrefix)) continue;
+    std::string entry = name;
+    const std::string var = slot_variable_path(name);
+    if (var.size() == 5 && var[0] == '#') {
+      const size_t i = std::stoul(var.substr(1));
+      OSPREY_CHECK_T(IoError, i < vars.size(), "{}: optimizer entry '{}' names weight {}, the model has {}",
+                     path.string(), name, i, vars.size());
+      entry = fmt::format("{}{}{}", kOptimizerPrefix, vars[i].name(), name.substr(kOptimizerPrefix.size() + var.size()));
+    }
+    state.emplace_back(std::move(entry), t);
+  }
+  if (state.empty()) return;  // written by a model that had not been compiled
+  try {
+    model.trainer().optimizer().load_state(state, "optimizer");
+  } catch (const Error& e) {
+    throw IoError(fmt::format("{}: the optimizer state does not fit this model's optimizer: {}", path.string(), e.what()));
+  }
 }
 
 Tuner::Tuner(HyperModelArg hypermodel, std::unique_ptr<Oracle> oracle, TunerOptions options)
@@ -208,8 +274,9 @@ void Tuner::run_trial(const Trial& trial, const TrainData& data, const train::Fi
       fo.initial_epoch = static_cast<int>(hp.get("tuner/initial_epoch").as_int());
     }
     if (hp.has_value("tuner/trial_id")) {
-      // A promoted Hyperband trial continues from its parent's best weights.
-      load_trial_weights(checkpoint_path(hp.get("tuner/trial_id").as_string()), model);
+      // A promoted Hyperband trial continues from its parent's best epoch: weights and
+      // optimizer state (slots, iterations), so training goes on as if never interrupted.
+      load_trial_checkpoint(checkpoint_path(hp.get("tuner/trial_id").as_string()), model);
     }
     fo.callbacks.push_back(
         std::make_shared<TrialReporter>(*oracle_, trial.trial_id, execution, checkpoint, best, sample_shape_));

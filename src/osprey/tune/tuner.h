@@ -82,10 +82,15 @@ class Tuner {
   bool header_printed_ = false;
 };
 
-// Saves / loads a model's weights in variable order (names are the variable paths, which differ
-// between builds: "dense" then "dense_1"), with the sample shape so an unbuilt model can be
-// built first. IoError naming the file on a count or shape mismatch.
+// A trial's checkpoint: the model's weights in variable order (names are the variable paths,
+// which differ between builds: "dense" then "dense_1"), the sample shape so an unbuilt model
+// can be built first, and, for a compiled model, its optimizer state (iterations and slots,
+// named by variable index) so a promoted trial takes the very next step its parent would have.
+// IoError naming the file on a count or shape mismatch, or an optimizer state that does not fit.
 void save_trial_weights(const std::filesystem::path& path, const Model& model, const Shape& sample_shape);
+// The weights only (get_best_models).
 void load_trial_weights(const std::filesystem::path& path, Model& model);
+// Weights and, when the model is compiled and the file has one, the optimizer state.
+void load_trial_checkpoint(const std::filesystem::path& path, Model& model);
 
 }  // namespace osprey::tune

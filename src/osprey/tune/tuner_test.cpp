@@ -16,6 +16,8 @@
 #include "osprey/io/json.h"
 #include "osprey/nn/layers/all.h"
 #include "osprey/tensor/factory.h"
+#include "osprey/testing/test_helpers.h"
+#include "osprey/train/trainer.h"
 #include "osprey/train/callbacks/early_stopping.h"
 #include "osprey/tune/best_epoch.h"
 #include "osprey/tune/tuners.h"
@@ -300,6 +302,8 @@ struct CheckingHyperModel : HyperModel {
       const auto logs = model.evaluate(data.xv, data.yv, {.batch_size = 32});
       EXPECT_NEAR(logs.at("loss"), *parent.score, 1e-5);
       EXPECT_EQ(o.initial_epoch, parent.hyperparameters.get("tuner/epochs").as_int());
+      // ... and its optimizer state: 8 steps per epoch (240 / 32) up to the parent's best epoch.
+      EXPECT_EQ(model.trainer().optimizer().iterations(), (parent.best_step + 1) * 8);
       ++promoted;
     }
     return HyperModel::fit(hp, model, d, o);
@@ -322,6 +326,53 @@ TEST(TunerTest, HyperbandPromotedTrialsResumeFromTheirParentsWeights) {
   ASSERT_EQ(promoted.executions[0].size(), 2u);  // epochs 1 and 2 only
   EXPECT_EQ(promoted.executions[0][0].epoch, 1);
   EXPECT_EQ(tuner.oracle().get_trial("0004").executions[0].size(), 3u);
+  std::filesystem::remove_all(dir);
+}
+
+// A promoted trial must take the step its parent would have taken next, so the checkpoint
+// carries Adam's moments and step count across builds whose variable paths differ.
+TEST(TunerTest, TrialCheckpointCarriesTheOptimizerStateAcrossBuilds) {
+  const Data d = make_data();
+  const auto dir = fresh_dir("checkpoint");
+  std::filesystem::create_directories(dir);
+  HyperParameters hp;
+  Model parent = build_model(hp);  // adam
+  parent.fit(d.x, d.y, {.batch_size = 32, .epochs = 2, .verbose = 0, .seed = 1});
+  save_trial_weights(dir / "t.safetensors", parent, Shape{4});
+
+  HyperParameters same = hp;
+  Model child = build_model(same);
+  ASSERT_NE(child.variables()[0].name(), parent.variables()[0].name());
+  load_trial_checkpoint(dir / "t.safetensors", child);
+  EXPECT_EQ(child.trainer().optimizer().iterations(), parent.trainer().optimizer().iterations());
+  EXPECT_EQ(parent.trainer().optimizer().iterations(), 16);  // 2 epochs of 240 / 32 batches
+
+  Model weights_only = build_model(same);
+  load_trial_weights(dir / "t.safetensors", weights_only);
+  EXPECT_EQ(weights_only.trainer().optimizer().iterations(), 0);
+
+  const Tensor xb = d.x.slice(0, 0, 32), yb = d.y.slice(0, 0, 32);
+  for (Model* m : {&parent, &child, &weights_only}) m->train_on_batch(xb, yb);
+  double fresh_moments_gap = 0;
+  for (size_t i = 0; i < parent.variables().size(); ++i) {
+    const auto p = testing::values(parent.variables()[i]);
+    EXPECT_EQ(testing::values(child.variables()[i]), p) << parent.variables()[i].name();
+    const auto w = testing::values(weights_only.variables()[i]);
+    for (size_t k = 0; k < p.size(); ++k) fresh_moments_gap = std::max(fresh_moments_gap, std::abs(w[k] - p[k]));
+  }
+  EXPECT_GT(fresh_moments_gap, 1e-6);  // without the state, Adam's first step differs
+
+  HyperParameters sgd = hp;
+  sgd.set("optimizer", std::string("sgd"));
+  Model other = build_model(sgd);
+  try {
+    load_trial_checkpoint(dir / "t.safetensors", other);
+    ADD_FAILURE() << "an Adam state loaded into SGD";
+  } catch (const IoError& e) {
+    EXPECT_NE(std::string(e.what()).find("t.safetensors: the optimizer state does not fit this model's optimizer"),
+              std::string::npos)
+        << e.what();
+  }
   std::filesystem::remove_all(dir);
 }
 
