@@ -8,10 +8,12 @@
 //              given at least three times the epochs (40 trials x 27), best validation accuracy of the
 //              Fashion-MNIST MLP space on a subset (--train-samples 6000 training images,
 //              --val-samples 10000 validation images from the tail of the training split), over
-//              --fmnist-seeds seeds starting at --fmnist-first-seed.
+//              --fmnist-seeds seeds starting at --fmnist-first-seed. --hb-sampler bayesian gives
+//              Hyperband its model-based sampler (hyperband.h).
 //   bench_tune [--suite all|synthetic|overhead|fmnist] [--seeds N] [--fmnist-seeds N]
 //              [--fmnist-first-seed S] [--fmnist-tuners both|hyperband|random] [--max-epochs E]
-//              [--train-samples N] [--val-samples N]
+//              [--train-samples N] [--val-samples N] [--hb-sampler random|bayesian] [--hb-beta B]
+//              [--hb-acquisition ucb|ei]
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
@@ -180,6 +182,9 @@ struct EpochCounter : os::train::Callback {
 struct FmnistOptions {
   int seeds = 3, first_seed = 1, max_epochs = 27;
   std::string tuners = "both";  // "hyperband" or "random" runs one side only (its other column reads 0)
+  std::string sampler = "random";  // Hyperband's
+  double beta = 2.6;
+  std::string acquisition = "ei";
   int64_t train_samples = 6000, val_samples = 10000;
 };
 
@@ -193,9 +198,13 @@ void fmnist(const FmnistOptions& options) {
   const int64_t hb_budget = tune::hyperband_epoch_budget(schedule);
   // At least three times Hyperband's epochs, so Hyperband spends no more than a third.
   const int rs_trials = static_cast<int>((3 * hb_budget + max_epochs - 1) / max_epochs);
-  fmt::print("fmnist: {} train / {} val images; Hyperband max_epochs={} factor=3 ({} epochs) vs RandomSearch {} trials x {} "
-             "epochs\n",
-             train.size(), val.size(), max_epochs, hb_budget, rs_trials, max_epochs);
+  fmt::print("fmnist: {} train / {} val images; Hyperband max_epochs={} factor=3 ({} epochs, sampler {}{}) vs RandomSearch {} "
+             "trials x {} epochs\n",
+             train.size(), val.size(), max_epochs, hb_budget, options.sampler,
+             options.sampler != "bayesian"    ? ""
+             : options.acquisition == "ei" ? " ei"
+                                           : fmt::format(" ucb beta {}", options.beta), rs_trials,
+             max_epochs);
   fmt::print("{:<6} {:>12} {:>10} {:>12} {:>10} {:>10}\n", "seed", "hb best acc", "hb epochs", "rs best acc", "rs epochs",
              "hb/rs ep");
   const auto root = std::filesystem::temp_directory_path() / fmt::format("osprey_bench_tune_fmnist_{}", ::getpid());
@@ -212,7 +221,8 @@ void fmnist(const FmnistOptions& options) {
       if (hyperband) {
         tuner = std::make_unique<tune::Hyperband>(build_mlp, tune::HyperbandOptions{
             .objective = "val_accuracy", .max_epochs = max_epochs, .factor = 3, .directory = root.string(),
-            .project_name = fmt::format("hb{}", s), .overwrite = true, .seed = static_cast<uint64_t>(s), .verbose = 0});
+            .project_name = fmt::format("hb{}", s), .overwrite = true, .seed = static_cast<uint64_t>(s), .verbose = 0,
+            .sampler = options.sampler, .beta = options.beta, .acquisition = options.acquisition});
       } else {
         tuner = std::make_unique<tune::RandomSearch>(build_mlp, tune::RandomSearchOptions{
             .objective = "val_accuracy", .max_trials = rs_trials, .directory = root.string(),
@@ -249,6 +259,10 @@ int main(int argc, char** argv) {
   app.add_option("--fmnist-first-seed", fm.first_seed, "First seed of the Fashion-MNIST comparison");
   app.add_option("--fmnist-tuners", fm.tuners, "both, hyperband or random")
       ->check(CLI::IsMember({"both", "hyperband", "random"}));
+  app.add_option("--hb-sampler", fm.sampler, "Hyperband's sampler: random or bayesian")
+      ->check(CLI::IsMember({"random", "bayesian"}));
+  app.add_option("--hb-beta", fm.beta, "the bayesian sampler's UCB beta");
+  app.add_option("--hb-acquisition", fm.acquisition, "the bayesian sampler's acquisition: ucb or ei");
   app.add_option("--max-epochs", fm.max_epochs, "Hyperband max_epochs (RandomSearch trials train this long)")
       ->check(CLI::PositiveNumber);
   app.add_option("--train-samples", fm.train_samples, "Fashion-MNIST training images")->check(CLI::PositiveNumber);

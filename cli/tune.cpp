@@ -49,6 +49,7 @@ struct TuneArgs {
   std::string objective = "val_accuracy";
   int executions_per_trial = 1;
   int factor = 3;
+  std::string sampler = "random";  // Hyperband's
   int64_t batch_size = 128;
   uint64_t seed = 42;
   std::string data;
@@ -202,7 +203,8 @@ void run(const TuneArgs& a) {
         build, tune::HyperbandOptions{.objective = objective, .max_epochs = a.epochs, .factor = a.factor,
                                       .max_trials = a.max_trials, .executions_per_trial = a.executions_per_trial,
                                       .directory = a.directory, .project_name = a.project,
-                                      .overwrite = a.overwrite, .seed = a.seed, .hyperparameters = space});
+                                      .overwrite = a.overwrite, .seed = a.seed, .hyperparameters = space,
+                                      .sampler = a.sampler});
   }
   const size_t already = tuner->oracle().trials().size();
   if (already > 0) fmt::print("resuming {}: {} trials already there\n", tuner->project_dir().string(), already);
@@ -232,6 +234,9 @@ void add_tune(CLI::App& app) {
   cmd->add_option("--executions-per-trial", a->executions_per_trial, "Models trained per trial, metrics averaged")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--factor", a->factor, "Hyperband's reduction factor")->check(CLI::Range(2, 100));
+  cmd->add_option("--sampler", a->sampler,
+                  "Hyperband's new configurations: random (Li et al.) or bayesian (BOHB, from a Gaussian process)")
+      ->check(CLI::IsMember({"random", "bayesian"}));
   cmd->add_option("--batch-size", a->batch_size, "Batch size")->check(CLI::PositiveNumber);
   cmd->add_option("--seed", a->seed, "Random seed (sampling and training)");
   cmd->add_option("--data", a->data, "Directory with the Fashion-MNIST IDX files");
@@ -243,6 +248,8 @@ void add_tune(CLI::App& app) {
   cmd->callback([a] {
     OSPREY_CHECK(a->tuner == "hyperband" || a->max_trials > 0,
                  "osprey tune: --max-trials must be positive for the {} tuner", a->tuner);
+    OSPREY_CHECK(a->tuner == "hyperband" || a->sampler == "random",
+                 "osprey tune: --sampler is Hyperband's; the {} tuner has its own way of choosing values", a->tuner);
     run(*a);
   });
 }

@@ -2,71 +2,106 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numbers>
 
 #include "osprey/core/error.h"
 
 namespace osprey::tune {
 
-BayesianOptimizationOracle::BayesianOptimizationOracle(OracleOptions options, BayesianOptimizationOracleOptions bo)
-    : Oracle(std::move(options)), bo_(std::move(bo)) {
-  OSPREY_CHECK(bo_.acquisition == "ucb" || bo_.acquisition == "ei",
-               "BayesianOptimization: acquisition must be \"ucb\" or \"ei\". Received: \"{}\"", bo_.acquisition);
-  OSPREY_CHECK(bo_.num_initial_points >= 0, "BayesianOptimization: num_initial_points must be >= 0. Received: {}",
-               bo_.num_initial_points);
-  OSPREY_CHECK(bo_.alpha > 0, "BayesianOptimization: alpha must be positive. Received: {}", bo_.alpha);
-  OSPREY_CHECK(bo_.beta >= 0, "BayesianOptimization: beta must be >= 0. Received: {}", bo_.beta);
-  OSPREY_CHECK(bo_.num_candidates > 0 && bo_.num_refined >= 0,
-               "BayesianOptimization: num_candidates must be positive and num_refined >= 0");
+void check_bayesian_options(const BayesianOptimizationOracleOptions& bo, const char* who) {
+  OSPREY_CHECK(bo.acquisition == "ucb" || bo.acquisition == "ei", "{}: acquisition must be \"ucb\" or \"ei\". Received: \"{}\"",
+               who, bo.acquisition);
+  OSPREY_CHECK(bo.num_initial_points >= 0, "{}: num_initial_points must be >= 0. Received: {}", who,
+               bo.num_initial_points);
+  OSPREY_CHECK(bo.alpha > 0, "{}: alpha must be positive. Received: {}", who, bo.alpha);
+  OSPREY_CHECK(bo.beta >= 0, "{}: beta must be >= 0. Received: {}", who, bo.beta);
+  OSPREY_CHECK(bo.num_candidates > 0 && bo.num_refined >= 0, "{}: num_candidates must be positive and num_refined >= 0",
+               who);
 }
 
-std::vector<double> BayesianOptimizationOracle::to_vector(const HyperParameters& hp,
-                                                          const std::vector<const HyperParameter*>& dims) const {
+GaussianProcessSampler::GaussianProcessSampler(const HyperParameters& space, BayesianOptimizationOracleOptions bo)
+    : space_(space), bo_(std::move(bo)) {
+  for (const HyperParameter& h : space_.space()) {
+    if (h.tunable()) dims_.push_back(&h);
+  }
+}
+
+std::vector<double> GaussianProcessSampler::to_vector(const HyperParameters& hp) const {
   std::vector<double> x;
-  x.reserve(dims.size());
-  for (const HyperParameter* h : dims) {
+  x.reserve(dims_.size());
+  for (const HyperParameter* h : dims_) {
     x.push_back(hp.has_value(h->name) && h->contains(hp.get(h->name)) ? h->to_unit(hp.get(h->name))
                                                                       : h->to_unit(h->default_value));
   }
   return x;
 }
 
-HyperParameters BayesianOptimizationOracle::from_vector(const std::vector<double>& u,
-                                                        const std::vector<const HyperParameter*>& dims) const {
+HyperParameters GaussianProcessSampler::from_vector(const std::vector<double>& u) const {
   HyperParameters hp = space_.copy_space();
   size_t k = 0;
   for (const HyperParameter& h : space_.space()) {
-    const bool tunable = k < dims.size() && dims[k] == &h;
+    const bool tunable = k < dims_.size() && dims_[k] == &h;
     if (hp.is_active(h)) hp.set(h.name, tunable ? h.from_unit(u[k]) : h.default_value);
     if (tunable) ++k;
   }
   return hp;
 }
 
-Oracle::Proposal BayesianOptimizationOracle::populate_space(const std::string& trial_id) {
-  std::vector<const HyperParameter*> dims;
-  for (const HyperParameter& h : space_.space()) {
-    if (h.tunable()) dims.push_back(&h);
-  }
-  const auto done = completed_trials();
-  const size_t initial = bo_.num_initial_points > 0 ? static_cast<size_t>(bo_.num_initial_points)
-                                                    : std::max<size_t>(2, 3 * dims.size());
-  if (dims.empty() || done.size() < initial) {
-    auto values = random_unseen_values();
-    if (!values) return {TrialStatus::stopped, {}};
-    return {TrialStatus::running, std::move(*values)};
-  }
+namespace {
 
-  std::vector<std::vector<double>> X;
-  std::vector<double> y;
-  const double sign = objective().maximize() ? -1.0 : 1.0;  // the GP models a quantity to minimize
-  for (const Trial* t : done) {
-    X.push_back(to_vector(t->hyperparameters, dims));
-    y.push_back(sign * *t->score);
-  }
+std::vector<double> with_context(std::vector<double> x, const std::vector<double>& context) {
+  x.insert(x.end(), context.begin(), context.end());
+  return x;
+}
+
+}  // namespace
+
+void GaussianProcessSampler::observe(const HyperParameters& values, double loss, const std::vector<double>& context) {
+  OSPREY_CHECK(X_.empty() || context.size() == context_size_,
+               "GaussianProcessSampler: every point needs {} context coordinates, this one has {}", context_size_,
+               context.size());
+  context_size_ = context.size();
+  X_.push_back(with_context(to_vector(values), context));
+  y_.push_back(loss);
+}
+
+void GaussianProcessSampler::pend(const HyperParameters& values, const std::vector<double>& context) {
+  pending_.push_back(with_context(to_vector(values), context));
+}
+
+std::optional<HyperParameters> GaussianProcessSampler::propose(
+    const std::function<double()>& uniform, const std::function<bool(const HyperParameters&)>& accept,
+    const std::vector<double>& context) const {
+  OSPREY_CHECK(!y_.empty() && !dims_.empty(), "GaussianProcessSampler: propose needs an observation and a tunable "
+                                              "hyperparameter (observed {}, dimensions {})",
+               y_.size(), dims_.size());
+  OSPREY_CHECK(context.size() == context_size_ && std::all_of(pending_.begin(), pending_.end(), [&](const auto& x) {
+                 return x.size() == dims_.size() + context_size_;
+               }),
+               "GaussianProcessSampler: the observations have {} context coordinates; propose and pend need as many",
+               context_size_);
   GaussianProcess gp({.alpha = bo_.alpha});
-  gp.fit(X, y);
-  const double y_best = *std::min_element(y.begin(), y.end());
+  gp.fit(X_, y_);
+  if (!pending_.empty()) {
+    std::vector<std::vector<double>> X = X_;
+    std::vector<double> y = y_;
+    for (const auto& x : pending_) {
+      X.push_back(x);
+      y.push_back(gp.predict(x).first);
+    }
+    gp.fit(X, y);
+  }
+  // EI improves on the best value at `context`: the best observation, or with context the
+  // lowest posterior mean there of the points observed (elsewhere).
+  double y_best = *std::min_element(y_.begin(), y_.end());
+  if (context_size_ > 0) {
+    y_best = std::numeric_limits<double>::infinity();
+    for (const auto& x : X_) {
+      std::vector<double> at(x.begin(), x.begin() + static_cast<std::ptrdiff_t>(dims_.size()));
+      y_best = std::min(y_best, gp.predict(with_context(std::move(at), context)).first);
+    }
+  }
 
   bool conditional = false;
   for (const HyperParameter& h : space_.space()) conditional = conditional || !h.conditions.empty();
@@ -74,10 +109,10 @@ Oracle::Proposal BayesianOptimizationOracle::populate_space(const std::string& t
   // evaluated where they actually are. Without conditions that is a per-coordinate snap; with
   // them, inactive children sit at their defaults.
   auto snap = [&](const std::vector<double>& u) {
-    if (conditional) return to_vector(from_vector(u, dims), dims);
+    if (conditional) return with_context(to_vector(from_vector(u)), context);
     std::vector<double> x(u.size());
-    for (size_t k = 0; k < u.size(); ++k) x[k] = dims[k]->to_unit(dims[k]->from_unit(u[k]));
-    return x;
+    for (size_t k = 0; k < u.size(); ++k) x[k] = dims_[k]->to_unit(dims_[k]->from_unit(u[k]));
+    return with_context(std::move(x), context);
   };
   // Lower is better for both acquisitions.
   auto acquisition = [&](const std::vector<double>& u) {
@@ -97,8 +132,8 @@ Oracle::Proposal BayesianOptimizationOracle::populate_space(const std::string& t
   std::vector<Candidate> cands;
   cands.reserve(bo_.num_candidates);
   for (int i = 0; i < bo_.num_candidates; ++i) {
-    std::vector<double> u(dims.size());
-    for (double& v : u) v = next_uniform();
+    std::vector<double> u(dims_.size());
+    for (double& v : u) v = uniform();
     const double a = acquisition(u);
     cands.push_back({std::move(u), a});
   }
@@ -110,7 +145,7 @@ Oracle::Proposal BayesianOptimizationOracle::populate_space(const std::string& t
       bool improved = true;
       for (int pass = 0; pass < 3 && improved; ++pass) {
         improved = false;
-        for (size_t k = 0; k < dims.size(); ++k) {
+        for (size_t k = 0; k < dims_.size(); ++k) {
           for (double dir : {-1.0, 1.0}) {
             std::vector<double> u = cand.u;
             u[k] = std::clamp(u[k] + dir * step, 0.0, 1.0 - 1e-12);
@@ -126,10 +161,29 @@ Oracle::Proposal BayesianOptimizationOracle::populate_space(const std::string& t
   }
   std::sort(cands.begin(), cands.end(), [](const Candidate& a, const Candidate& b) { return a.a < b.a; });
   for (const Candidate& c : cands) {
-    HyperParameters hp = from_vector(c.u, dims);
-    if (!seen(hp)) return {TrialStatus::running, std::move(hp)};
+    HyperParameters hp = from_vector(c.u);
+    if (accept(hp)) return hp;
   }
-  auto values = random_unseen_values();
+  return std::nullopt;
+}
+
+BayesianOptimizationOracle::BayesianOptimizationOracle(OracleOptions options, BayesianOptimizationOracleOptions bo)
+    : Oracle(std::move(options)), bo_(std::move(bo)) {
+  check_bayesian_options(bo_, "BayesianOptimization");
+}
+
+Oracle::Proposal BayesianOptimizationOracle::populate_space(const std::string& trial_id) {
+  GaussianProcessSampler gp(space_, bo_);
+  const auto done = completed_trials();
+  const size_t initial = bo_.num_initial_points > 0 ? static_cast<size_t>(bo_.num_initial_points)
+                                                    : std::max<size_t>(2, 3 * gp.dimensions());
+  std::optional<HyperParameters> values;
+  if (gp.dimensions() > 0 && done.size() >= initial) {
+    const double sign = objective().maximize() ? -1.0 : 1.0;  // the GP models a quantity to minimize
+    for (const Trial* t : done) gp.observe(t->hyperparameters, sign * *t->score);
+    values = gp.propose([this] { return next_uniform(); }, [this](const HyperParameters& hp) { return !seen(hp); });
+  }
+  if (!values) values = random_unseen_values();
   if (!values) return {TrialStatus::stopped, {}};
   return {TrialStatus::running, std::move(*values)};
 }

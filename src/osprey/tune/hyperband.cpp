@@ -1,6 +1,7 @@
 #include "osprey/tune/hyperband.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "osprey/core/error.h"
 
@@ -48,6 +49,40 @@ HyperbandOracle::HyperbandOracle(OracleOptions options, HyperbandOracleOptions h
     : Oracle(std::move(options)), hb_(hb), schedule_(hyperband_schedule(hb.max_epochs, hb.factor)) {
   OSPREY_CHECK(hb_.hyperband_iterations >= 1, "Hyperband: hyperband_iterations must be >= 1. Received: {}",
                hb_.hyperband_iterations);
+  OSPREY_CHECK(hb_.sampler == "random" || hb_.sampler == "bayesian",
+               "Hyperband: sampler must be \"random\" or \"bayesian\". Received: \"{}\"", hb_.sampler);
+  OSPREY_CHECK(hb_.random_fraction >= 0 && hb_.random_fraction <= 1,
+               "Hyperband: random_fraction must be in [0, 1]. Received: {}", hb_.random_fraction);
+  check_bayesian_options(hb_.bayesian, "Hyperband");
+}
+
+HyperParameters HyperbandOracle::new_configuration() {
+  auto random = [&] {
+    auto fresh = random_unseen_values();
+    return fresh ? std::move(*fresh) : random_values();  // a small space may repeat values across brackets
+  };
+  if (hb_.sampler != "bayesian" || next_uniform() < hb_.random_fraction) return random();
+  GaussianProcessSampler gp(space_, hb_.bayesian);
+  if (gp.dimensions() == 0) return random();
+  const size_t needed =
+      hb_.bayesian.num_initial_points > 0 ? static_cast<size_t>(hb_.bayesian.num_initial_points) : gp.dimensions() + 1;
+  const auto done = completed_trials();
+  if (done.size() < needed) return random();
+  // One GP over every rung, the budget an input (log epochs, 1 at max_epochs), asked about
+  // max_epochs: low rungs are many and cheap, high rungs say what they predict.
+  const double sign = objective().maximize() ? -1.0 : 1.0;
+  const double log_max = std::log(static_cast<double>(std::max(hb_.max_epochs, 2)));
+  auto budget = [&](const Trial& t) {
+    return std::vector<double>{std::log(static_cast<double>(t.hyperparameters.get("tuner/epochs").as_int())) / log_max};
+  };
+  for (const Trial* t : done) gp.observe(t->hyperparameters, sign * *t->score, budget(*t));
+  for (const std::string& id : round_trials_) {
+    const Trial& t = get_trial(id);
+    if (!(t.status == TrialStatus::completed && t.score)) gp.pend(t.hyperparameters, budget(t));
+  }
+  auto values = gp.propose([this] { return next_uniform(); }, [this](const HyperParameters& hp) { return !seen(hp); },
+                           {std::log(static_cast<double>(std::max(hb_.max_epochs, 1))) / log_max});
+  return values ? std::move(*values) : random();
 }
 
 Oracle::Proposal HyperbandOracle::populate_space(const std::string& trial_id) {
@@ -59,8 +94,7 @@ Oracle::Proposal HyperbandOracle::populate_space(const std::string& trial_id) {
     if (round_trials_.size() < wanted) {
       HyperParameters hp;
       if (round_ == 0) {
-        auto fresh = random_unseen_values();
-        hp = fresh ? std::move(*fresh) : random_values();  // a small space may repeat values across brackets
+        hp = new_configuration();
         hp.set("tuner/initial_epoch", int64_t{0});
       } else {
         const std::string& parent = promote_[round_trials_.size()];
@@ -102,7 +136,8 @@ Oracle::Proposal HyperbandOracle::populate_space(const std::string& trial_id) {
 }
 
 nlohmann::json HyperbandOracle::algorithm_state() const {
-  return {{"max_epochs", hb_.max_epochs}, {"factor", hb_.factor}, {"hyperband_iterations", hb_.hyperband_iterations},
+  return {{"max_epochs", hb_.max_epochs}, {"factor", hb_.factor}, {"sampler", hb_.sampler},
+          {"hyperband_iterations", hb_.hyperband_iterations},
           {"iteration", iteration_},      {"bracket", bracket_},  {"round", round_},
           {"round_trials", round_trials_}, {"promote", promote_}};
 }
@@ -112,6 +147,11 @@ void HyperbandOracle::set_algorithm_state(const nlohmann::json& s) {
                  "Hyperband: the saved search used max_epochs={} factor={}, this one max_epochs={} factor={}; use "
                  "another project_name or overwrite=true",
                  s.at("max_epochs").get<int>(), s.at("factor").get<int>(), hb_.max_epochs, hb_.factor);
+  const std::string sampler = s.value("sampler", std::string("random"));
+  OSPREY_CHECK_T(IoError, sampler == hb_.sampler,
+                 "Hyperband: the saved search used sampler \"{}\", this one \"{}\"; use another project_name or "
+                 "overwrite=true",
+                 sampler, hb_.sampler);
   iteration_ = s.at("iteration").get<int>();
   bracket_ = s.at("bracket").get<int>();
   round_ = s.at("round").get<int>();

@@ -9,11 +9,21 @@
 //   s=1: 8x27 2x81 · s=0: 5x81
 // Each trial carries tuner/epochs, tuner/initial_epoch, tuner/bracket, tuner/round (and
 // tuner/trial_id when promoted) among its values, as KerasTuner's Hyperband.
+// sampler = "bayesian" draws each bracket's new configurations from a model instead, in the
+// spirit of BOHB (Falkner et al., ICML 2018) with osprey's Gaussian process in place of BOHB's
+// density estimator: one GP over the scored trials of every rung, with the budget as an extra
+// input (log epochs, 1 at max_epochs), proposes by expected improvement at max_epochs, once
+// num_initial_points trials are scored (0: dimensions + 1). A random_fraction of the new
+// configurations stay random so the model cannot lock the search out of a region; values
+// proposed in the current round and not yet scored enter the GP at its own prediction, so one
+// round's proposals spread out. Promotion is unchanged: successive halving still decides which
+// configurations train longer.
 #pragma once
 
 #include <string>
 #include <vector>
 
+#include "osprey/tune/bayesian_optimization.h"
 #include "osprey/tune/oracle.h"
 
 namespace osprey::tune {
@@ -37,6 +47,9 @@ struct HyperbandOracleOptions {
   int max_epochs = 100;
   int factor = 3;
   int hyperband_iterations = 1;
+  std::string sampler = "random";  // or "bayesian"
+  BayesianOptimizationOracleOptions bayesian{.acquisition = "ei"};
+  double random_fraction = 1.0 / 3;  // of the bayesian sampler's new configurations
 };
 
 class HyperbandOracle : public Oracle {
@@ -51,6 +64,10 @@ class HyperbandOracle : public Oracle {
   void set_algorithm_state(const nlohmann::json& state) override;
 
  private:
+  // A new configuration for the current round: from the model when the sampler is bayesian and
+  // a budget has enough scored trials, else random.
+  HyperParameters new_configuration();
+
   HyperbandOracleOptions hb_;
   std::vector<HyperbandBracket> schedule_;
   int iteration_ = 0, bracket_ = 0, round_ = 0;

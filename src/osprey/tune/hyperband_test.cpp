@@ -1,10 +1,13 @@
 // Hyperband's schedule against Table 1 of Li et al. (max_epochs 81, factor 3), and the oracle
-// running its brackets: round sizes, epochs, promotion of the best with their parent named.
+// running its brackets: round sizes, epochs, promotion of the best with their parent named;
+// the bayesian (BOHB) sampler: same schedule, new configurations nearer the optimum, resumable.
 #include "osprey/tune/hyperband.h"
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <map>
+#include <set>
 
 #include "osprey/core/error.h"
 
@@ -144,6 +147,113 @@ TEST(HyperbandOracleTest, StateSurvivesAReload) {
   c.set_directory(dir);
   EXPECT_THROW(c.reload(), IoError);
   std::filesystem::remove_all(dir);
+}
+
+// A 2-D bowl with its minimum at (0.3, 0.7); fewer epochs add a budget-dependent offset and a
+// deterministic wobble, so low budgets rank configurations only roughly.
+double bowl_loss(const HyperParameters& v, int64_t epoch) {
+  const double x = v.get("x").as_double(), y = v.get("y").as_double();
+  return (x - 0.3) * (x - 0.3) + (y - 0.7) * (y - 0.7) + (0.5 + 0.02 * std::sin(40 * x + 17 * y)) / (epoch + 1);
+}
+
+HyperParameters bowl_space() {
+  HyperParameters hp;
+  hp.Float("x", 0.0, 1.0);
+  hp.Float("y", 0.0, 1.0);
+  return hp;
+}
+
+// Runs the search to the end (or `stop_after` trials); every trial reports bowl_loss per epoch.
+void run_bowl(HyperbandOracle& oracle, int stop_after = 1 << 30) {
+  for (int n = 0; n < stop_after; ++n) {
+    Trial t = oracle.create_trial("t");
+    if (t.status == TrialStatus::stopped) return;
+    const auto& v = t.hyperparameters;
+    for (int64_t e = v.get("tuner/initial_epoch").as_int(); e < v.get("tuner/epochs").as_int(); ++e) {
+      oracle.update_trial(t.trial_id, {{"val_loss", bowl_loss(v, e)}}, e);
+    }
+    oracle.end_trial(t.trial_id, TrialStatus::completed);
+  }
+}
+
+TEST(HyperbandOracleTest, BayesianSamplerKeepsTheScheduleAndSamplesNearTheOptimum) {
+  double distance[2] = {0, 0};  // random, bayesian: mean distance of new configurations after bracket 0
+  for (uint64_t seed = 1; seed <= 5; ++seed) {
+    std::map<std::pair<int64_t, int64_t>, int> per_rung[2];
+    for (int k = 0; k < 2; ++k) {
+      HyperbandOracle oracle({.max_trials = 0, .seed = seed, .hyperparameters = bowl_space()},
+                             {.max_epochs = 27, .factor = 3, .sampler = k == 0 ? "random" : "bayesian"});
+      run_bowl(oracle);
+      std::set<std::string> keys;
+      int later = 0;
+      double sum = 0;
+      for (const Trial& t : oracle.trials()) {
+        const auto& v = t.hyperparameters;
+        per_rung[k][{v.get("tuner/bracket").as_int(), v.get("tuner/round").as_int()}]++;
+        if (v.get("tuner/round").as_int() != 0) continue;
+        EXPECT_TRUE(keys.insert(v.get("x").to_string() + "," + v.get("y").to_string()).second)
+            << "seed " << seed << ": a configuration was proposed twice";
+        if (v.get("tuner/bracket").as_int() == 3) continue;  // the first bracket has nothing to learn from
+        sum += std::hypot(v.get("x").as_double() - 0.3, v.get("y").as_double() - 0.7);
+        ++later;
+      }
+      ASSERT_EQ(later, 12 + 6 + 4);
+      distance[k] += sum / later / 5;
+    }
+    EXPECT_EQ(per_rung[0], per_rung[1]) << "seed " << seed;
+  }
+  // Uniform points lie about 0.4 from (0.3, 0.7) on average; the model's should be much nearer.
+  EXPECT_GT(distance[0], 0.3);
+  EXPECT_LT(distance[1], 0.8 * distance[0]) << "random " << distance[0] << ", bayesian " << distance[1];
+}
+
+TEST(HyperbandOracleTest, BayesianSamplerResumesWhereItStopped) {
+  const auto dir = std::filesystem::temp_directory_path() / ("osprey_hb_bohb_test_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  const HyperbandOracleOptions hb{.max_epochs = 27, .factor = 3, .sampler = "bayesian"};
+  HyperbandOracle whole({.max_trials = 0, .seed = 7, .hyperparameters = bowl_space()}, hb);
+  run_bowl(whole, 46);  // into bracket s=2, whose new configurations come from the model
+  {
+    HyperbandOracle a({.max_trials = 0, .seed = 7, .hyperparameters = bowl_space()}, hb);
+    a.set_directory(dir);
+    run_bowl(a, 44);
+  }
+  HyperbandOracle b({.max_trials = 0, .seed = 7, .hyperparameters = bowl_space()}, hb);
+  b.set_directory(dir);
+  ASSERT_TRUE(b.reload());
+  run_bowl(b, 2);
+  ASSERT_EQ(b.trials().size(), 46u);
+  for (size_t i = 40; i < 46; ++i) {
+    EXPECT_EQ(b.trials()[i].hyperparameters.get("x").as_double(), whole.trials()[i].hyperparameters.get("x").as_double());
+    EXPECT_EQ(b.trials()[i].hyperparameters.get("y").as_double(), whole.trials()[i].hyperparameters.get("y").as_double());
+  }
+  HyperbandOracle random({.max_trials = 0, .seed = 7, .hyperparameters = bowl_space()}, {.max_epochs = 27, .factor = 3});
+  random.set_directory(dir);
+  try {
+    random.reload();
+    ADD_FAILURE() << "a bayesian search resumed as a random one";
+  } catch (const IoError& e) {
+    EXPECT_NE(std::string(e.what()).find("the saved search used sampler \"bayesian\", this one \"random\""),
+              std::string::npos)
+        << e.what();
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST(HyperbandOracleTest, BadSamplerOptionsAreRefused) {
+  auto message = [](HyperbandOracleOptions hb) {
+    try {
+      HyperbandOracle o({.max_trials = 0, .seed = 1, .hyperparameters = bowl_space()}, hb);
+    } catch (const ValueError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(message({.max_epochs = 9, .sampler = "tpe"}),
+            "Hyperband: sampler must be \"random\" or \"bayesian\". Received: \"tpe\"");
+  EXPECT_EQ(message({.max_epochs = 9, .random_fraction = 1.5}), "Hyperband: random_fraction must be in [0, 1]. Received: 1.5");
+  EXPECT_EQ(message({.max_epochs = 9, .bayesian = {.acquisition = "pi"}}),
+            "Hyperband: acquisition must be \"ucb\" or \"ei\". Received: \"pi\"");
 }
 
 }  // namespace

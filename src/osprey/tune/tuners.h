@@ -59,6 +59,13 @@ struct HyperbandOptions {
   std::optional<uint64_t> seed{};
   HyperParameters hyperparameters{};
   int verbose = 1;
+  // "bayesian": new configurations from a Gaussian process over every rung (BOHB); see hyperband.h.
+  std::string sampler = "random";
+  double random_fraction = 1.0 / 3;
+  int num_initial_points = 0;  // scored trials before the model is used; 0: dimensions + 1
+  double alpha = 1e-4;
+  double beta = 2.6;                // with acquisition "ucb"
+  std::string acquisition = "ei";
 };
 
 namespace detail {
@@ -101,8 +108,14 @@ class Hyperband : public Tuner {
       : Tuner(std::move(hypermodel),
               std::make_unique<HyperbandOracle>(
                   detail::oracle_options(o),
-                  HyperbandOracleOptions{.max_epochs = o.max_epochs, .factor = o.factor,
-                                         .hyperband_iterations = o.hyperband_iterations}),
+                  HyperbandOracleOptions{
+                      .max_epochs = o.max_epochs,
+                      .factor = o.factor,
+                      .hyperband_iterations = o.hyperband_iterations,
+                      .sampler = o.sampler,
+                      .bayesian = {.num_initial_points = o.num_initial_points, .alpha = o.alpha, .beta = o.beta,
+                                   .acquisition = o.acquisition},
+                      .random_fraction = o.random_fraction}),
               detail::tuner_options(o)) {}
 };
 
