@@ -72,16 +72,15 @@ HyperParameters HyperbandOracle::new_configuration() {
   // max_epochs: low rungs are many and cheap, high rungs say what they predict.
   const double sign = objective().maximize() ? -1.0 : 1.0;
   const double log_max = std::log(static_cast<double>(std::max(hb_.max_epochs, 2)));
-  auto budget = [&](const Trial& t) {
-    return std::vector<double>{std::log(static_cast<double>(t.hyperparameters.get("tuner/epochs").as_int())) / log_max};
-  };
+  auto budget_of = [&](int64_t epochs) { return std::vector<double>{std::log(static_cast<double>(epochs)) / log_max}; };
+  auto budget = [&](const Trial& t) { return budget_of(t.hyperparameters.get("tuner/epochs").as_int()); };
   for (const Trial* t : done) gp.observe(t->hyperparameters, sign * *t->score, budget(*t));
   for (const std::string& id : round_trials_) {
     const Trial& t = get_trial(id);
     if (!(t.status == TrialStatus::completed && t.score)) gp.pend(t.hyperparameters, budget(t));
   }
   auto values = gp.propose([this] { return next_uniform(); }, [this](const HyperParameters& hp) { return !seen(hp); },
-                           {std::log(static_cast<double>(std::max(hb_.max_epochs, 1))) / log_max});
+                           budget_of(hb_.max_epochs));
   return values ? std::move(*values) : random();
 }
 
