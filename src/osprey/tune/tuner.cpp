@@ -17,26 +17,40 @@ namespace osprey::tune {
 namespace {
 
 // Reports each epoch to the oracle and keeps the best weights of the trial (over all its
-// executions) on disk.
+// executions) on disk. Given a resume path (a trial that may be promoted), it also keeps the
+// state that the execution holding the best ended in, which is where a promoted trial goes on
+// from; when that execution's best epoch was its last, the checkpoint already is that state and
+// no second file is written.
 class TrialReporter : public train::Callback {
  public:
   struct Best {
     double value;
   };
   TrialReporter(Oracle& oracle, std::string trial_id, int execution, std::filesystem::path checkpoint,
-                std::shared_ptr<Best> best, Shape sample_shape)
+                std::filesystem::path resume, std::shared_ptr<Best> best, Shape sample_shape)
       : oracle_(oracle), trial_id_(std::move(trial_id)), execution_(execution), checkpoint_(std::move(checkpoint)),
-        best_(std::move(best)), sample_shape_(sample_shape) {}
+        resume_(std::move(resume)), best_(std::move(best)), sample_shape_(sample_shape) {}
 
   void on_epoch_end(int epoch, const train::Logs& logs) override {
     MetricValues values(logs.items().begin(), logs.items().end());
     const TrialStatus status = oracle_.update_trial(trial_id_, values, epoch, execution_);
     const auto v = logs.get(oracle_.objective().name());
-    if (v && std::isfinite(*v) && oracle_.objective().better(*v, best_->value)) {
+    best_at_last_epoch_ = v && std::isfinite(*v) && oracle_.objective().better(*v, best_->value);
+    if (best_at_last_epoch_) {
       best_->value = *v;
       save_trial_weights(checkpoint_, model(), sample_shape_);
+      holds_best_ = true;
     }
     if (status == TrialStatus::stopped) model().stop_training() = true;
+  }
+
+  void on_train_end(const train::Logs&) override {
+    if (resume_.empty() || !holds_best_) return;
+    if (best_at_last_epoch_) {
+      std::filesystem::remove(resume_);  // an earlier execution's end state no longer pairs with the best
+    } else {
+      save_trial_weights(resume_, model(), sample_shape_);
+    }
   }
 
  private:
@@ -44,8 +58,11 @@ class TrialReporter : public train::Callback {
   std::string trial_id_;
   int execution_;
   std::filesystem::path checkpoint_;
+  std::filesystem::path resume_;
   std::shared_ptr<Best> best_;
   Shape sample_shape_;
+  bool holds_best_ = false;          // this execution set the trial's best, so its end state pairs with it
+  bool best_at_last_epoch_ = false;  // the latest epoch set the best: the checkpoint is the end state
 };
 
 std::string format_values(const HyperParameters& hp) {
@@ -180,6 +197,16 @@ std::filesystem::path Tuner::checkpoint_path(const std::string& trial_id) const 
   return oracle_->trial_dir(trial_id) / "checkpoint.safetensors";
 }
 
+bool Tuner::may_be_promoted(const HyperParameters& hp) {
+  // Hyperband (the oracle that sets these) promotes out of every round of a bracket but its last.
+  return hp.has_value("tuner/round") && hp.has_value("tuner/bracket") &&
+         hp.get("tuner/round").as_int() < hp.get("tuner/bracket").as_int();
+}
+
+std::filesystem::path Tuner::resume_path(const std::string& trial_id) const {
+  return oracle_->trial_dir(trial_id) / "resume.safetensors";
+}
+
 void Tuner::populate_initial_space() {
   // Building once with the defaults declares the hyperparameters, as KerasTuner does before the
   // first trial, so the summary and the first proposal see the whole (unconditional) space.
@@ -274,12 +301,17 @@ void Tuner::run_trial(const Trial& trial, const TrainData& data, const train::Fi
       fo.initial_epoch = static_cast<int>(hp.get("tuner/initial_epoch").as_int());
     }
     if (hp.has_value("tuner/trial_id")) {
-      // A promoted Hyperband trial continues from its parent's best epoch: weights and
-      // optimizer state (slots, iterations), so training goes on as if never interrupted.
-      load_trial_checkpoint(checkpoint_path(hp.get("tuner/trial_id").as_string()), model);
+      // A promoted Hyperband trial goes on from where its parent stopped (weights, optimizer
+      // slots and iterations after its last epoch, not its best one), as successive halving
+      // continues a configuration, so its initial_epoch is the number of epochs its weights
+      // have really seen. Without a resume file the parent's best epoch was its last.
+      const std::string parent = hp.get("tuner/trial_id").as_string();
+      const std::filesystem::path from = resume_path(parent);
+      load_trial_checkpoint(std::filesystem::exists(from) ? from : checkpoint_path(parent), model);
     }
-    fo.callbacks.push_back(
-        std::make_shared<TrialReporter>(*oracle_, trial.trial_id, execution, checkpoint, best, sample_shape_));
+    const std::filesystem::path resume = may_be_promoted(hp) ? resume_path(trial.trial_id) : "";
+    fo.callbacks.push_back(std::make_shared<TrialReporter>(*oracle_, trial.trial_id, execution, checkpoint, resume,
+                                                           best, sample_shape_));
     hypermodel_->fit(hp, model, data, fo);
   }
 }

@@ -1,11 +1,12 @@
 // Tuner: the half of a search that trains. It asks its Oracle for a trial, builds the model
 // from the trial's values, trains it (executions_per_trial times, metrics averaged), reports
-// every epoch to the oracle, keeps the trial's best weights in trial_<id>/checkpoint.safetensors,
-// and ends the trial — completed, or failed with the error when building or training throws
-// (the search goes on until max_consecutive_failed_trials fail in a row). The study lives in
-// directory/project_name; overwrite=false resumes it: ended trials are kept, a trial cut short by
-// a crash is re-run. RandomSearch, BayesianOptimization and Hyperband (tuners.h) are Tuners
-// with their oracle.
+// every epoch to the oracle, keeps the trial's best weights in trial_<id>/checkpoint.safetensors
+// (and, for a Hyperband trial that may be promoted, the state it ended in, in
+// trial_<id>/resume.safetensors), and ends the trial — completed, or failed with the error
+// when building or training throws (the search goes on until max_consecutive_failed_trials
+// fail in a row). The study lives in directory/project_name; overwrite=false resumes it: ended
+// trials are kept, a trial cut short by a crash is re-run. RandomSearch, BayesianOptimization
+// and Hyperband (tuners.h) are Tuners with their oracle.
 //   tune::RandomSearch tuner(build_model, {.objective = "val_accuracy", .max_trials = 10,
 //                                          .directory = "kt", .project_name = "fmnist"});
 //   tuner.search(x, y, {.epochs = 10, .validation_data = train::ValidationData(xv, yv)});
@@ -64,6 +65,11 @@ class Tuner {
   HyperModel& hypermodel() { return *hypermodel_; }
   const std::filesystem::path& project_dir() const { return project_dir_; }
   std::filesystem::path checkpoint_path(const std::string& trial_id) const;
+  // Where the end state of a Hyperband trial that may be promoted is kept, when its best epoch
+  // was not its last: a trial promoted from it goes on from there.
+  std::filesystem::path resume_path(const std::string& trial_id) const;
+  // True for a trial in a Hyperband round that is not its bracket's last.
+  static bool may_be_promoted(const HyperParameters& hp);
 
  protected:
   // One trial: every execution built, trained and reported. Throws to fail the trial.

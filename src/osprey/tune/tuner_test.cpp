@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <random>
@@ -289,21 +290,32 @@ TEST(TunerTest, CallbacksAreCopiedPerExecutionAndMetricsAveraged) {
   std::filesystem::remove_all(dir);
 }
 
-// Checks that a promoted trial starts from its parent's weights: its validation loss before any
-// training equals the parent's best.
+// Checks that a promoted trial goes on from where its parent stopped: its validation loss before
+// any training equals the parent's last epoch's, and its optimizer has taken every step of the
+// parent's epochs (8 per epoch, 240 / 32), whichever epoch was the parent's best.
 struct CheckingHyperModel : HyperModel {
   Tuner* tuner = nullptr;
   Data data;
   int promoted = 0;
+  int from_a_later_epoch_than_the_best = 0;
   Model build(HyperParameters& hp) override { return build_model(hp); }
   train::History fit(HyperParameters& hp, Model& model, const TrainData& d, const train::FitOptions& o) override {
     if (hp.has_value("tuner/trial_id")) {
       const Trial& parent = tuner->oracle().get_trial(hp.get("tuner/trial_id").as_string());
+      const EpochRecord& last = parent.executions.at(0).back();
       const auto logs = model.evaluate(data.xv, data.yv, {.batch_size = 32});
-      EXPECT_NEAR(logs.at("loss"), *parent.score, 1e-5);
+      const auto val_loss = std::find_if(last.metrics.begin(), last.metrics.end(),
+                                         [](const auto& m) { return m.first == "val_loss"; });
+      EXPECT_NE(val_loss, last.metrics.end());
+      if (val_loss == last.metrics.end()) return {};
+      EXPECT_NEAR(logs.at("loss"), val_loss->second, 1e-5);
       EXPECT_EQ(o.initial_epoch, parent.hyperparameters.get("tuner/epochs").as_int());
-      // ... and its optimizer state: 8 steps per epoch (240 / 32) up to the parent's best epoch.
-      EXPECT_EQ(model.trainer().optimizer().iterations(), (parent.best_step + 1) * 8);
+      EXPECT_EQ(last.epoch + 1, o.initial_epoch);
+      EXPECT_EQ(model.trainer().optimizer().iterations(), o.initial_epoch * 8);
+      const bool best_was_earlier = parent.best_step < last.epoch;
+      // The end state is kept apart only when the best-epoch checkpoint is not already it.
+      EXPECT_EQ(std::filesystem::exists(tuner->resume_path(parent.trial_id)), best_was_earlier);
+      from_a_later_epoch_than_the_best += best_was_earlier ? 1 : 0;
       ++promoted;
     }
     return HyperModel::fit(hp, model, d, o);
@@ -326,6 +338,33 @@ TEST(TunerTest, HyperbandPromotedTrialsResumeFromTheirParentsWeights) {
   ASSERT_EQ(promoted.executions[0].size(), 2u);  // epochs 1 and 2 only
   EXPECT_EQ(promoted.executions[0][0].epoch, 1);
   EXPECT_EQ(tuner.oracle().get_trial("0004").executions[0].size(), 3u);
+  std::filesystem::remove_all(dir);
+}
+
+// A parent whose best epoch is not its last: the objective is the largest validation loss, which
+// a model that learns reaches at its first epoch, so each promoted trial's parent peaked early.
+// Going on from the best epoch instead would lose the parent's later epochs (and fail the checks).
+TEST(TunerTest, HyperbandPromotedTrialsGoOnFromTheParentsLastEpochNotItsBest) {
+  const auto dir = fresh_dir("hyperband_last");
+  auto hm = std::make_shared<CheckingHyperModel>();
+  hm->data = make_data();
+  Hyperband tuner(hm, {.objective = Objective("val_loss", "max"), .max_epochs = 9, .factor = 3,
+                       .directory = dir.string(), .project_name = "p", .seed = 6, .verbose = 0});
+  hm->tuner = &tuner;
+  tuner.search(hm->data.x, hm->data.y, fit_options(hm->data, 100));
+  // s=2: 9 at 1 epoch, 3 on to 3, 1 on to 9; s=1: 5 at 3, 1 on to 9; s=0: 3 at 9.
+  ASSERT_EQ(tuner.oracle().trials().size(), 22u);
+  EXPECT_EQ(hm->promoted, 5);
+  EXPECT_GE(hm->from_a_later_epoch_than_the_best, 2);
+  // A trial in its bracket's last round is never promoted, so its end state is not kept.
+  int last_round = 0;
+  for (const Trial& t : tuner.oracle().trials()) {
+    if (t.hyperparameters.get("tuner/round").as_int() != t.hyperparameters.get("tuner/bracket").as_int()) continue;
+    ++last_round;
+    EXPECT_FALSE(std::filesystem::exists(tuner.resume_path(t.trial_id))) << t.trial_id;
+    EXPECT_TRUE(std::filesystem::exists(tuner.checkpoint_path(t.trial_id))) << t.trial_id;
+  }
+  EXPECT_EQ(last_round, 5);  // 1 + 1 + 3
   std::filesystem::remove_all(dir);
 }
 
