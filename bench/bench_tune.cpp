@@ -10,11 +10,12 @@
 //              --val-samples 10000 validation images from the tail of the training split), over
 //              --fmnist-seeds seeds starting at --fmnist-first-seed, and each tuner's best model's
 //              accuracy on the 10000 test images. --hb-sampler bayesian gives
-//              Hyperband its model-based sampler (hyperband.h).
+//              Hyperband its model-based sampler (hyperband.h); --fmnist-space wide searches
+//              wider ranges (build_mlp).
 //   bench_tune [--suite all|synthetic|overhead|fmnist] [--seeds N] [--fmnist-seeds N]
 //              [--fmnist-first-seed S] [--fmnist-tuners both|hyperband|random] [--max-epochs E]
 //              [--train-samples N] [--val-samples N] [--hb-sampler random|bayesian] [--hb-beta B]
-//              [--hb-acquisition ucb|ei]
+//              [--hb-acquisition ucb|ei] [--fmnist-space default|wide] [--fmnist-dir DIR]
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
@@ -155,12 +156,16 @@ void overhead() {
   }
 }
 
-// The CLI's Fashion-MNIST MLP space.
-os::Model build_mlp(tune::HyperParameters& hp) {
-  const int64_t units = hp.Int("units", 64, 512, {.step = 64, .default_value = 256});
-  const int64_t n = hp.Int("layers", 1, 3, {.default_value = 2});
-  const double dropout = hp.Float("dropout", 0.0, 0.5, {.step = 0.1});
-  const double lr = hp.Float("learning_rate", 1e-4, 1e-2, {.sampling = "log", .default_value = 1e-3});
+// The CLI's Fashion-MNIST MLP space ("default"), or the same model over ranges as wide as a user
+// who knows nothing of the problem would set ("wide": learning rate over five decades, as in Li
+// et al.'s experiments, units 16-1024 on a log scale, up to 4 layers, dropout up to 0.8), where
+// many configurations diverge or barely learn: the case early stopping is for.
+os::Model build_mlp(tune::HyperParameters& hp, bool wide) {
+  const int64_t units = wide ? hp.Int("units", 16, 1024, {.sampling = "log", .default_value = 256})
+                             : hp.Int("units", 64, 512, {.step = 64, .default_value = 256});
+  const int64_t n = hp.Int("layers", 1, wide ? 4 : 3, {.default_value = 2});
+  const double dropout = hp.Float("dropout", 0.0, wide ? 0.8 : 0.5, {.step = 0.1});
+  const double lr = hp.Float("learning_rate", wide ? 1e-5 : 1e-4, wide ? 1.0 : 1e-2, {.sampling = "log", .default_value = 1e-3});
   const std::string opt = hp.Choice("optimizer", {"adam", "rmsprop", "sgd"});
   std::vector<std::shared_ptr<os::nn::Layer>> stack = {os::layers::Flatten()};
   for (int64_t i = 0; i < n; ++i) {
@@ -186,6 +191,8 @@ struct FmnistOptions {
   std::string sampler = "random";  // Hyperband's
   double beta = 2.6;
   std::string acquisition = "ei";
+  std::string space = "default";  // or "wide" (build_mlp)
+  std::string directory;           // where the studies stay (hb<seed>, rs<seed>); empty: a temporary one
   int64_t train_samples = 6000, val_samples = 10000;
 };
 
@@ -199,16 +206,18 @@ void fmnist(const FmnistOptions& options) {
   const int64_t hb_budget = tune::hyperband_epoch_budget(schedule);
   // At least three times Hyperband's epochs, so Hyperband spends no more than a third.
   const int rs_trials = static_cast<int>((3 * hb_budget + max_epochs - 1) / max_epochs);
-  fmt::print("fmnist: {} train / {} val images; Hyperband max_epochs={} factor=3 ({} epochs, sampler {}{}) vs RandomSearch {} "
-             "trials x {} epochs\n",
-             train.size(), val.size(), max_epochs, hb_budget, options.sampler,
+  fmt::print("fmnist: {} space, {} train / {} val images; Hyperband max_epochs={} factor=3 ({} epochs, sampler {}{}) vs "
+             "RandomSearch {} trials x {} epochs\n",
+             options.space, train.size(), val.size(), max_epochs, hb_budget, options.sampler,
              options.sampler != "bayesian"    ? ""
              : options.acquisition == "ei" ? " ei"
                                            : fmt::format(" ucb beta {}", options.beta), rs_trials,
              max_epochs);
   fmt::print("{:<6} {:>12} {:>10} {:>12} {:>10} {:>10} {:>12} {:>12}\n", "seed", "hb best acc", "hb epochs", "rs best acc",
              "rs epochs", "hb/rs ep", "hb test acc", "rs test acc");
-  const auto root = std::filesystem::temp_directory_path() / fmt::format("osprey_bench_tune_fmnist_{}", ::getpid());
+  const bool keep = !options.directory.empty();
+  const auto root = keep ? std::filesystem::path(options.directory)
+                         : std::filesystem::temp_directory_path() / fmt::format("osprey_bench_tune_fmnist_{}", ::getpid());
   std::vector<double> hb_acc, rs_acc, hb_test, rs_test;
   struct Outcome {
     double val = 0, test = 0;
@@ -223,13 +232,15 @@ void fmnist(const FmnistOptions& options) {
                                .validation_data = os::train::ValidationData(val.x, val.y),
                                .seed = static_cast<uint64_t>(s)};
       std::unique_ptr<tune::Tuner> tuner;
+      const bool wide = options.space == "wide";
+      auto build = [wide](tune::HyperParameters& hp) { return build_mlp(hp, wide); };
       if (hyperband) {
-        tuner = std::make_unique<tune::Hyperband>(build_mlp, tune::HyperbandOptions{
+        tuner = std::make_unique<tune::Hyperband>(build, tune::HyperbandOptions{
             .objective = "val_accuracy", .max_epochs = max_epochs, .factor = 3, .directory = root.string(),
             .project_name = fmt::format("hb{}", s), .overwrite = true, .seed = static_cast<uint64_t>(s), .verbose = 0,
             .sampler = options.sampler, .beta = options.beta, .acquisition = options.acquisition});
       } else {
-        tuner = std::make_unique<tune::RandomSearch>(build_mlp, tune::RandomSearchOptions{
+        tuner = std::make_unique<tune::RandomSearch>(build, tune::RandomSearchOptions{
             .objective = "val_accuracy", .max_trials = rs_trials, .directory = root.string(),
             .project_name = fmt::format("rs{}", s), .overwrite = true, .seed = static_cast<uint64_t>(s), .verbose = 0});
       }
@@ -255,7 +266,7 @@ void fmnist(const FmnistOptions& options) {
   fmt::print("median best val accuracy: hyperband {:.4f}, random {:.4f}; median test accuracy of the best model: "
              "hyperband {:.4f}, random {:.4f}\n",
              median(hb_acc), median(rs_acc), median(hb_test), median(rs_test));
-  std::filesystem::remove_all(root);
+  if (!keep) std::filesystem::remove_all(root);
 }
 
 }  // namespace
@@ -276,6 +287,9 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"random", "bayesian"}));
   app.add_option("--hb-beta", fm.beta, "the bayesian sampler's UCB beta");
   app.add_option("--hb-acquisition", fm.acquisition, "the bayesian sampler's acquisition: ucb or ei");
+  app.add_option("--fmnist-space", fm.space, "the MLP's search space: default (osprey tune's) or wide")
+      ->check(CLI::IsMember({"default", "wide"}));
+  app.add_option("--fmnist-dir", fm.directory, "keep the studies here (bench/tune_rungs.py reads them)");
   app.add_option("--max-epochs", fm.max_epochs, "Hyperband max_epochs (RandomSearch trials train this long)")
       ->check(CLI::PositiveNumber);
   app.add_option("--train-samples", fm.train_samples, "Fashion-MNIST training images")->check(CLI::PositiveNumber);
