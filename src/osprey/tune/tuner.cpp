@@ -65,6 +65,13 @@ class TrialReporter : public train::Callback {
   bool best_at_last_epoch_ = false;  // the latest epoch set the best: the checkpoint is the end state
 };
 
+// Hyperband (the oracle that sets these values) promotes out of every round of a bracket but
+// its last.
+bool may_be_promoted(const HyperParameters& hp) {
+  return hp.has_value("tuner/round") && hp.has_value("tuner/bracket") &&
+         hp.get("tuner/round").as_int() < hp.get("tuner/bracket").as_int();
+}
+
 std::string format_values(const HyperParameters& hp) {
   std::vector<std::string> parts;
   for (const HyperParameter& h : hp.space()) {
@@ -195,12 +202,6 @@ Tuner::Tuner(HyperModelArg hypermodel, std::unique_ptr<Oracle> oracle, TunerOpti
 
 std::filesystem::path Tuner::checkpoint_path(const std::string& trial_id) const {
   return oracle_->trial_dir(trial_id) / "checkpoint.safetensors";
-}
-
-bool Tuner::may_be_promoted(const HyperParameters& hp) {
-  // Hyperband (the oracle that sets these) promotes out of every round of a bracket but its last.
-  return hp.has_value("tuner/round") && hp.has_value("tuner/bracket") &&
-         hp.get("tuner/round").as_int() < hp.get("tuner/bracket").as_int();
 }
 
 std::filesystem::path Tuner::resume_path(const std::string& trial_id) const {

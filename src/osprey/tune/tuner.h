@@ -68,8 +68,6 @@ class Tuner {
   // Where the end state of a Hyperband trial that may be promoted is kept, when its best epoch
   // was not its last: a trial promoted from it goes on from there.
   std::filesystem::path resume_path(const std::string& trial_id) const;
-  // True for a trial in a Hyperband round that is not its bracket's last.
-  static bool may_be_promoted(const HyperParameters& hp);
 
  protected:
   // One trial: every execution built, trained and reported. Throws to fail the trial.
