@@ -1,10 +1,12 @@
 // `osprey info`: what this build and machine offer: version, devices, threads, the ISA oneDNN
-// dispatches to and whether bf16/int8 kernels are native.
+// dispatches to, whether bf16/int8 kernels are native, and this process's place in the cluster.
 #include <fmt/format.h>
 
 #include "cli/subcommands.h"
 #include "osprey/core/device.h"
+#include "osprey/core/error.h"
 #include "osprey/core/parallel.h"
+#include "osprey/distribute/cluster_resolver.h"
 #include "osprey/tensor/backend.h"
 #include "osprey/tensor/cpu/dnnl_info.h"
 #include "osprey/version.h"
@@ -19,12 +21,21 @@ void add_info(CLI::App& app) {
     for (const Device& d : list_devices()) devices += (devices.empty() ? "" : ", ") + d.to_string();
     fmt::print("devices: {} (set OSPREY_CPU_DEVICES for more virtual CPU devices)\n", devices);
     fmt::print("threads: {}\n", num_threads());
-    fmt::print("kernels: {} backend, oneDNN {}\n", backend_for(Device::cpu(0)).name, cpu::dnnl_version_string());
+    fmt::print("kernels: {} backend, oneDNN {}\n", backend_for(Device::cpu(0)).name,
+               cpu::dnnl_version_string());
     fmt::print("oneDNN ISA: {}\n", cpu::dnnl_isa_name());
-    fmt::print("bf16 kernels: {}\n", cpu::native_bf16() ? "native (AVX512_BF16)"
+    fmt::print("bf16 kernels: {}\n", cpu::native_bf16()        ? "native (AVX512_BF16)"
                                      : cpu::avx512_available() ? "emulated (AVX-512 without BF16)"
                                                                : "unavailable (no AVX-512)");
     fmt::print("int8 kernels: {}\n", cpu::native_int8() ? "native (VNNI)" : "emulated (no VNNI)");
+    // Last, so a malformed OSPREY_CONFIG/TF_CONFIG still lets the rest print; main() maps the
+    // rethrown ValueError to exit code 2.
+    try {
+      fmt::print("cluster: {}\n", distribute::ClusterResolver::from_environment().describe());
+    } catch (const ValueError& e) {
+      fmt::print("cluster: invalid: {}\n", e.what());
+      throw;
+    }
   });
 }
 

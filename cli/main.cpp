@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include "cli/subcommands.h"
+#include "osprey/comm/mpi.h"
 #include "osprey/core/error.h"
 
 int main(int argc, char** argv) {
@@ -13,15 +14,18 @@ int main(int argc, char** argv) {
   osprey::cli::add_predict(app);
   osprey::cli::add_tune(app);
   osprey::cli::add_quantize(app);
+  osprey::cli::add_launch(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;
   } catch (const osprey::ValueError& e) {
     fmt::print(stderr, "osprey: error: {}\n", e.what());
+    osprey::comm::mpi_abort_if_running(2);  // the other ranks may be waiting in a collective
     return 2;
   } catch (const std::exception& e) {
     fmt::print(stderr, "osprey: error: {}\n", e.what());
+    osprey::comm::mpi_abort_if_running(1);
     return 1;
   }
   return 0;

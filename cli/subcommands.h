@@ -11,5 +11,6 @@ void add_evaluate(CLI::App& app);
 void add_predict(CLI::App& app);
 void add_tune(CLI::App& app);
 void add_quantize(CLI::App& app);
+void add_launch(CLI::App& app);
 
 }  // namespace osprey::cli

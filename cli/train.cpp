@@ -1,9 +1,17 @@
 // `osprey train`: trains the default Fashion-MNIST model (the seeds' MLP, or a small CNN),
-// printing the summary, Keras progress bars and the test accuracy.
+// printing the summary, Keras progress bars and the test accuracy; --strategy, --devices,
+// --dtype-policy and --compression give the seeds' distribution and precision recipes without C++
+// (`osprey launch -n 2 -- osprey train --strategy multi_worker` for two workers).
 #include <fmt/format.h>
 
 #include "cli/subcommands.h"
+#include "osprey/core/error.h"
 #include "osprey/core/rng.h"
+#include "osprey/distribute/devices.h"
+#include "osprey/distribute/mirrored_strategy.h"
+#include "osprey/distribute/multi_worker_mirrored_strategy.h"
+#include "osprey/distribute/one_device_strategy.h"
+#include "osprey/precision/dtype_policy.h"
 #include "osprey/data/fashion_mnist.h"
 #include "osprey/optim/factory.h"
 #include "osprey/tensor/ops.h"
@@ -22,18 +30,48 @@ struct TrainArgs {
   uint64_t seed = 42;
   std::string data;
   std::string output = "osprey_fmnist_model";
+  std::string strategy = "one_device";
+  int devices = 1;  // per worker
+  std::string dtype_policy = "float32";
+  std::string compression = "none";
+  std::string communication = "auto";
 };
+
+// The strategy the options name; a multi-worker one connects the workers here (a collective).
+std::shared_ptr<const train::Strategy> make_strategy(const TrainArgs& a) {
+  if (a.strategy == "one_device") {
+    OSPREY_CHECK(a.devices == 1, "osprey train: --devices {} needs --strategy mirrored or multi_worker", a.devices);
+    return std::make_shared<distribute::OneDevice>("cpu:0");
+  }
+  OSPREY_CHECK(a.compression == "none" || a.strategy == "multi_worker",
+               "osprey train: --compression compresses what workers send each other; it needs --strategy multi_worker");
+  const auto devices = distribute::virtual_devices(a.devices);
+  if (a.strategy == "mirrored") return std::make_shared<distribute::MirroredStrategy>(devices);
+  return std::make_shared<distribute::MultiWorkerMirroredStrategy>(
+      devices, distribute::MultiWorkerOptions{.communication = a.communication, .compression = a.compression});
+}
 
 void run(const TrainArgs& a) {
   set_global_seed(a.seed);
+  config::set_dtype_policy(a.dtype_policy);
+  const std::shared_ptr<const train::Strategy> strategy = make_strategy(a);
+  const auto* multi = dynamic_cast<const distribute::MultiWorkerMirroredStrategy*>(strategy.get());
+  // Every worker logs the same numbers (they see the whole global batch): the chief prints them.
+  const bool chief = multi == nullptr || multi->is_chief();
   auto data = datasets::fashion_mnist::load({.directory = a.data});
   Model model = train::fashion_mnist_model(a.model);
-  fmt::print("{}", model.summary());
+  if (chief) fmt::print("{}", model.summary());
+  if (chief && strategy->num_replicas_in_sync() > 1) {
+    fmt::print("strategy: {}, {} replicas in sync, global batch {}\n", strategy->describe(),
+               strategy->num_replicas_in_sync(), a.batch_size);
+  }
   std::shared_ptr<optim::Optimizer> opt = optim::get(a.optimizer);
   opt->set_learning_rate(a.lr);
-  model.compile(opt, "sparse_categorical_crossentropy", {"accuracy"});
-  model.fit(data.train.x, data.train.y, {.batch_size = a.batch_size, .epochs = a.epochs, .seed = a.seed});
+  model.compile(opt, "sparse_categorical_crossentropy", {"accuracy"}, {.strategy = strategy});
+  model.fit(data.train.x, data.train.y,
+            {.batch_size = a.batch_size, .epochs = a.epochs, .verbose = chief ? 1 : 0, .seed = a.seed});
   const train::Logs test = model.evaluate(data.test.x, data.test.y, {.batch_size = 256});
+  if (!chief) return;  // the chief reports and saves (workers hold the same weights)
   fmt::print("test loss: {:.4f} - test accuracy: {:.4f}\n", test.at("loss"), test.at("accuracy"));
   if (!a.output.empty()) {
     model.save(a.output);
@@ -79,6 +117,16 @@ void add_train(CLI::App& app) {
   cmd->add_option("--seed", args->seed, "Random seed");
   cmd->add_option("--data", args->data, "Directory with the Fashion-MNIST IDX files");
   cmd->add_option("--output", args->output, "Directory to save the trained model in ('' to skip)");
+  cmd->add_option("--strategy", args->strategy, "one_device, mirrored (in-process replicas) or multi_worker "
+                  "(processes started by osprey launch, mpirun, srun or OSPREY_CONFIG/TF_CONFIG)")
+      ->check(CLI::IsMember({"one_device", "mirrored", "multi_worker"}));
+  cmd->add_option("--devices", args->devices, "Replicas (virtual CPU devices) per worker")->check(CLI::PositiveNumber);
+  cmd->add_option("--dtype-policy", args->dtype_policy, "float32, mixed_float16, mixed_bfloat16, float16 or bfloat16")
+      ->check(CLI::IsMember({"float32", "mixed_float16", "mixed_bfloat16", "float16", "bfloat16"}));
+  cmd->add_option("--compression", args->compression, "Gradients between workers: none or bf16 (f32 accumulation)")
+      ->check(CLI::IsMember({"none", "bf16"}));
+  cmd->add_option("--communication", args->communication, "Between workers: auto, mpi or gloo")
+      ->check(CLI::IsMember({"auto", "mpi", "gloo"}));
   cmd->callback([args] { run(*args); });
 }
 

@@ -3,6 +3,8 @@
 set -euo pipefail
 # ocl-icd-opencl-dev: Debian's dnnl-config.cmake calls find_package(OpenCL) (its GPU runtime is OCL);
 # apt only recommends it, and --no-install-recommends skips it.
+# Multi-worker training: Open MPI (mpirun, srun), Gloo (TF_CONFIG-started jobs), a one-node Slurm
+# and network namespaces (iproute2, ping) for the tests.
 # libopenblas0-pthread: Debian's python3-torch calls whatever libblas.so.3 is installed; the netlib
 # reference BLAS it gets otherwise makes PyTorch ~30x slower and bench/compare_torch meaningless.
 packages=(
@@ -10,6 +12,7 @@ packages=(
   libdnnl-dev ocl-icd-opencl-dev libgtest-dev libgmock-dev libbenchmark-dev
   nlohmann-json3-dev libfmt-dev libcli11-dev libtomlplusplus-dev zlib1g-dev
   dataset-fashion-mnist
+  libopenmpi-dev openmpi-bin libgloo-dev slurm-wlm munge iproute2 iputils-ping
   python3 python3-numpy python3-torch libopenblas0-pthread
 )
 missing=()

@@ -1,6 +1,7 @@
 #include "osprey/comm/communicator.h"
 
 #include "osprey/core/error.h"
+#include "osprey/core/float_types.h"
 
 namespace osprey::comm {
 
@@ -18,6 +19,17 @@ float* checked(const Tensor& t, const char* call, const char* what) {
 }  // namespace
 
 std::string_view to_string(ReduceOp op) noexcept { return op == ReduceOp::sum ? "sum" : "mean"; }
+
+void round_to_bf16(float* data, int64_t count) noexcept {
+  for (int64_t i = 0; i < count; ++i) data[i] = detail::bf16_bits_to_f32(detail::f32_to_bf16_bits(data[i]));
+}
+
+void Communicator::all_reduce_bf16(float* data, int64_t count, ReduceOp op) {
+  OSPREY_CHECK(count >= 0, "Communicator::all_reduce_bf16: count must be non-negative. Received: {}", count);
+  round_to_bf16(data, count);
+  all_reduce(data, count, op);
+  round_to_bf16(data, count);
+}
 
 void Communicator::all_reduce(Tensor& tensor, ReduceOp op) {
   all_reduce(checked(tensor, "all_reduce", "input"), tensor.numel(), op);

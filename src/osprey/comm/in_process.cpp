@@ -4,25 +4,11 @@
 #include <cstring>
 #include <string>
 
+#include "osprey/comm/call_check.h"
 #include "osprey/core/error.h"
 
 namespace osprey::comm {
 
-namespace {
-
-enum Kind : int { kAllReduce = 1, kReduceScatter, kAllGather, kBroadcast, kBarrier };
-
-const char* kind_name(int k) {
-  switch (k) {
-    case kAllReduce: return "all_reduce";
-    case kReduceScatter: return "reduce_scatter";
-    case kAllGather: return "all_gather";
-    case kBroadcast: return "broadcast";
-    default: return "barrier";
-  }
-}
-
-}  // namespace
 
 class InProcessGroup::Rank final : public Communicator {
  public:
@@ -35,7 +21,7 @@ class InProcessGroup::Rank final : public Communicator {
       OSPREY_CHECK(count >= 0, "Communicator::all_reduce: count must be non-negative. Received: {}", count);
       return;
     }
-    arrive({kAllReduce, count, static_cast<int>(op), 0, data, data});
+    arrive(CallKind::all_reduce, count, op, 0, data, data);
     // Rank r reduces block r of every buffer and writes it back into all of them; no other rank
     // touches block r, so reading and writing in place is safe.
     const auto [b, e] = block(count);
@@ -44,7 +30,7 @@ class InProcessGroup::Rank final : public Communicator {
   }
 
   void reduce_scatter(const float* send, float* recv, int64_t recv_count, ReduceOp op) override {
-    arrive({kReduceScatter, recv_count, static_cast<int>(op), 0, send, recv});
+    arrive(CallKind::reduce_scatter, recv_count, op, 0, send, recv);
     // Each rank reduces its own block: element i of rank r's result is sum_q send_q[r * n + i].
     const int64_t off = static_cast<int64_t>(r_) * recv_count;
     const auto n = static_cast<float>(g_.size_);
@@ -57,7 +43,7 @@ class InProcessGroup::Rank final : public Communicator {
   }
 
   void all_gather(const float* send, float* recv, int64_t send_count) override {
-    arrive({kAllGather, send_count, 0, 0, send, recv});
+    arrive(CallKind::all_gather, send_count, ReduceOp::sum, 0, send, recv);
     for (int q = 0; q < g_.size_; ++q) {
       std::memcpy(recv + static_cast<int64_t>(q) * send_count, g_.posts_[static_cast<size_t>(q)].send,
                   static_cast<size_t>(send_count) * sizeof(float));
@@ -66,13 +52,13 @@ class InProcessGroup::Rank final : public Communicator {
   }
 
   void broadcast(float* data, int64_t count, int root) override {
-    arrive({kBroadcast, count, 0, root, data, data});
+    arrive(CallKind::broadcast, count, ReduceOp::sum, root, data, data);
     if (r_ != root) std::memcpy(data, g_.posts_[static_cast<size_t>(root)].send, static_cast<size_t>(count) * sizeof(float));
     g_.wait_all();
   }
 
   void barrier() override {
-    arrive({kBarrier, 0, 0, 0, nullptr, nullptr});
+    arrive(CallKind::barrier, 0, ReduceOp::sum, 0, nullptr, nullptr);
     g_.wait_all();  // nobody republishes until everyone has checked the posts
   }
 
@@ -105,40 +91,17 @@ class InProcessGroup::Rank final : public Communicator {
  private:
   // Publishes this rank's arguments, waits for every rank, then checks that all ranks called
   // the same collective with the same count, op and root; every rank throws the same error.
-  void arrive(const Post& p) {
-    g_.posts_[static_cast<size_t>(r_)] = p;
+  void arrive(CallKind kind, int64_t count, ReduceOp op, int root, const float* send, float* recv) {
+    g_.posts_[static_cast<size_t>(r_)] = {send, recv};
+    g_.calls_[static_cast<size_t>(r_)] = {static_cast<int64_t>(kind), count, static_cast<int64_t>(op), root};
     g_.wait_all();
-    const Post first = g_.posts_[0];  // copies: the error paths read them after the barrier
-    for (int q = 1; q < g_.size_; ++q) {
-      const Post o = g_.posts_[static_cast<size_t>(q)];
-      if (o.kind != first.kind || o.count != first.count || o.op != first.op || o.root != first.root) {
-        // Every rank must leave the collective together before anyone can start the next one.
-        g_.wait_all();
-        if (o.kind != first.kind) {
-          OSPREY_THROW(ValueError, "Communicator: rank 0 called {} but rank {} called {}", kind_name(first.kind), q,
-                       kind_name(o.kind));
-        }
-        if (o.count != first.count) {
-          OSPREY_THROW(ValueError, "Communicator::{}: rank 0 passed {} elements but rank {} passed {}",
-                       kind_name(first.kind), first.count, q, o.count);
-        }
-        if (o.op != first.op) {
-          OSPREY_THROW(ValueError, "Communicator::{}: rank 0 asked for {} but rank {} for {}", kind_name(first.kind),
-                       to_string(static_cast<ReduceOp>(first.op)), q, to_string(static_cast<ReduceOp>(o.op)));
-        }
-        OSPREY_THROW(ValueError, "Communicator::broadcast: rank 0 named root {} but rank {} named root {}", first.root,
-                     q, o.root);
-      }
-    }
-    if (first.count < 0) {
+    try {
+      check_same_call(g_.calls_, g_.size_);
+    } catch (const ValueError&) {
+      // Every rank must leave the collective together before anyone can start the next one
+      // (which would overwrite the descriptors the others are still checking).
       g_.wait_all();
-      OSPREY_THROW(ValueError, "Communicator::{}: count must be non-negative. Received: {}", kind_name(first.kind),
-                   first.count);
-    }
-    if (first.kind == kBroadcast && (first.root < 0 || first.root >= g_.size_)) {
-      g_.wait_all();
-      OSPREY_THROW(ValueError, "Communicator::broadcast: root {} is not a rank of a group of size {}", first.root,
-                   g_.size_);
+      throw;
     }
   }
 
@@ -182,6 +145,7 @@ class InProcessGroup::Rank final : public Communicator {
 InProcessGroup::InProcessGroup(int size) : size_(size) {
   OSPREY_CHECK(size >= 1, "InProcessGroup: size must be at least 1. Received: {}", size);
   posts_.resize(static_cast<size_t>(size));
+  calls_.resize(static_cast<size_t>(size));
   for (int r = 0; r < size; ++r) ranks_.push_back(std::make_unique<Rank>(*this, r));
 }
 

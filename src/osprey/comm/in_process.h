@@ -23,6 +23,7 @@
 #include <tuple>
 #include <vector>
 
+#include "osprey/comm/call_check.h"
 #include "osprey/comm/communicator.h"
 
 namespace osprey::comm {
@@ -54,10 +55,6 @@ class InProcessGroup {
   friend class Rank;
   // What each rank publishes for the current collective.
   struct Post {
-    int kind = 0;
-    int64_t count = 0;
-    int op = 0;
-    int root = 0;
     const float* send = nullptr;
     float* recv = nullptr;
   };
@@ -67,6 +64,7 @@ class InProcessGroup {
 
   int size_;
   std::vector<Post> posts_;
+  std::vector<CallDescriptor> calls_;  // what each rank called, checked alike by all (call_check.h)
   // The barrier: bit 0 is "aborted", the rest counts completed barriers; a waiter sleeps until
   // the word changes (atomic wait: a short spin, then the futex).
   std::atomic<uint64_t> word_{0};

@@ -1,0 +1,304 @@
+// `osprey launch -n N [--hosts h1,h2] [--threads-per-worker T] -- PROGRAM ARGS...`: starts N
+// workers of PROGRAM through mpirun (or srun inside a Slurm allocation), like torchrun or
+// horovodrun. Each worker gets its share of the cores in OSPREY_NUM_THREADS / OMP_NUM_THREADS;
+// its output comes back line by line as "[rank R] text"; launch exits with the first failing
+// worker's exit code and names its rank. The pure parts live in launch_util.h.
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <poll.h>
+#include <sched.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <thread>
+
+#include "cli/launch_util.h"
+#include "cli/subcommands.h"
+#include "osprey/core/error.h"
+
+extern char** environ;
+
+namespace osprey::cli {
+
+namespace {
+
+struct LaunchArgs {
+  int num_workers = 0;
+  std::vector<std::string> hosts;
+  int threads_per_worker = 0;
+  std::string launcher = "auto";
+  bool dry_run = false;
+  std::vector<std::string> command;
+};
+
+std::optional<std::string> find_on_path(const std::string& name) {
+  const char* path = std::getenv("PATH");
+  std::string_view rest = path != nullptr ? path : "/usr/local/bin:/usr/bin:/bin";
+  while (true) {
+    const size_t colon = rest.find(':');
+    std::string dir(rest.substr(0, colon));
+    const std::string candidate = (dir.empty() ? "." : dir) + "/" + name;
+    struct stat st {};
+    if (stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+        access(candidate.c_str(), X_OK) == 0) {
+      return candidate;
+    }
+    if (colon == std::string_view::npos) return std::nullopt;
+    rest.remove_prefix(colon + 1);
+  }
+}
+
+// The cores this process may run on (a cgroup or taskset may allow fewer than the machine has).
+int available_cores() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) return std::max(1, CPU_COUNT(&set));
+  return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+}
+
+std::string shell_quote(const std::string& s) {
+  if (!s.empty() && s.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                        "0123456789_-+=/.,:@%") == std::string::npos) {
+    return s;
+  }
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+// The signal handler's view of the launcher: its pid, and the last signal passed on to it.
+std::atomic<pid_t> g_child{0};
+std::atomic<int> g_forwarded{0};
+static_assert(std::atomic<pid_t>::is_always_lock_free, "used from a signal handler");
+
+void forward_signal(int sig) {
+  g_forwarded = sig;
+  const pid_t child = g_child;
+  if (child > 0) kill(child, sig);
+}
+
+struct Child {
+  pid_t pid = -1;
+  int out_fd = -1;
+  int err_fd = -1;
+};
+
+// Starts `exe` with `argv` and `env`, its stdout and stderr on pipes, in a process group of its
+// own. Own group: Ctrl-C reaches only us and we pass it on once; mpirun also getting the
+// terminal's SIGINT would make two, and at its second signal mpirun exits at once, leaving the
+// workers running. If we die without passing a signal on (SIGKILL), PR_SET_PDEATHSIG stops it.
+Child spawn(const std::string& exe, const std::vector<std::string>& argv,
+            const std::vector<std::string>& env) {
+  std::vector<char*> cargv, cenv;
+  for (const std::string& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
+  for (const std::string& e : env) cenv.push_back(const_cast<char*>(e.c_str()));
+  cargv.push_back(nullptr);
+  cenv.push_back(nullptr);
+  int out[2], err[2];
+  if (pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0) {
+    OSPREY_THROW(Error, "launch: cannot create pipes: {}", std::strerror(errno));
+  }
+  // Signals wait until g_child is set, so none is lost between fork and the handler seeing it.
+  sigset_t block, old;
+  sigemptyset(&block);
+  sigaddset(&block, SIGINT);
+  sigaddset(&block, SIGTERM);
+  sigprocmask(SIG_BLOCK, &block, &old);
+  const pid_t parent = getpid();
+  const pid_t pid = fork();
+  if (pid == 0) {
+    // Only async-signal-safe calls from here to exec.
+    setpgid(0, 0);
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (getppid() != parent) _exit(1);  // the parent died before prctl
+    dup2(out[1], STDOUT_FILENO);
+    dup2(err[1], STDERR_FILENO);
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
+    sigprocmask(SIG_SETMASK, &old, nullptr);
+    execve(exe.c_str(), cargv.data(), cenv.data());
+    const char msg[] = "osprey launch: exec of the launcher failed\n";
+    [[maybe_unused]] const ssize_t ignored = write(STDERR_FILENO, msg, sizeof(msg) - 1);
+    _exit(127);
+  }
+  const int fork_errno = errno;
+  if (pid > 0) {
+    setpgid(pid, pid);  // also here, so that it holds whichever of the two runs first
+    g_child = pid;
+  }
+  sigprocmask(SIG_SETMASK, &old, nullptr);
+  close(out[1]);
+  close(err[1]);
+  if (pid < 0) {
+    close(out[0]);
+    close(err[0]);
+    OSPREY_THROW(Error, "launch: fork failed: {}", std::strerror(fork_errno));
+  }
+  return {pid, out[0], err[0]};
+}
+
+// Our environment with `overrides` set: srun and local mpirun workers inherit it.
+std::vector<std::string> child_environment(const EnvVars& overrides) {
+  std::vector<std::string> env;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string_view var(*e);
+    const bool overridden = std::any_of(overrides.begin(), overrides.end(), [&](const auto& kv) {
+      return var.size() > kv.first.size() && var.starts_with(kv.first) &&
+             var[kv.first.size()] == '=';
+    });
+    if (!overridden) env.emplace_back(var);
+  }
+  for (const auto& [name, value] : overrides) env.push_back(fmt::format("{}={}", name, value));
+  return env;
+}
+
+struct LauncherResult {
+  int exit_code = 0;                     // 0 when killed by a signal
+  int signal = 0;                        // what killed it
+  std::optional<WorkerFailure> failure;  // the first failing worker its summary names
+};
+
+// Forwards the launcher's output until it closes both pipes, then reaps it.
+LauncherResult forward_output(Launcher launcher, const Child& child) {
+  OutputDemux demux[2] = {{launcher, Stream::out}, {launcher, Stream::err}};
+  FailureParser failures;
+  pollfd fds[2] = {{child.out_fd, POLLIN, 0}, {child.err_fd, POLLIN, 0}};
+  auto print = [&](const std::vector<OutputLine>& lines) {
+    for (const OutputLine& line : lines) {
+      if (line.rank < 0) failures.feed(line.text);
+      fmt::print(line.stream == Stream::out ? stdout : stderr, "{}\n", format_line(line));
+    }
+    std::fflush(stdout);
+    std::fflush(stderr);
+  };
+  std::vector<char> buf(1 << 16);
+  for (int open = 2; open > 0;) {
+    if (poll(fds, 2, -1) < 0) {
+      if (errno == EINTR) continue;  // a forwarded signal
+      OSPREY_THROW(Error, "launch: poll failed: {}", std::strerror(errno));
+    }
+    for (int i = 0; i < 2; ++i) {
+      if (fds[i].fd < 0 || fds[i].revents == 0) continue;
+      const ssize_t n = read(fds[i].fd, buf.data(), buf.size());
+      if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+      if (n <= 0) {
+        print(demux[i].finish());
+        close(fds[i].fd);
+        fds[i].fd = -1;
+        --open;
+      } else {
+        print(demux[i].feed(std::string_view(buf.data(), static_cast<size_t>(n))));
+      }
+    }
+  }
+  int status = 0;
+  while (waitpid(child.pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  g_child = 0;
+  if (WIFSIGNALED(status)) return {0, WTERMSIG(status), failures.failure()};
+  return {WEXITSTATUS(status), 0, failures.failure()};
+}
+
+[[noreturn]] void exit_with(int code, const std::string& message) {
+  std::fflush(stdout);
+  fmt::print(stderr, "osprey launch: {}\n", message);
+  std::fflush(stderr);
+  std::exit(code);
+}
+
+void run_launch(const LaunchArgs& a) {
+  const char* slurm_job = std::getenv("SLURM_JOB_ID");
+  const Launcher launcher = a.launcher == "srun" ? Launcher::srun
+                            : a.launcher == "mpirun"
+                                ? Launcher::mpirun
+                                : choose_launcher(slurm_job != nullptr && *slurm_job != '\0',
+                                                  find_on_path("srun").has_value());
+  const std::string name = launcher == Launcher::srun ? "srun" : "mpirun";
+  const std::optional<std::string> exe = find_on_path(name);
+  if (!exe && !a.dry_run) {
+    exit_with(1, launcher == Launcher::srun ? "srun not found on PATH"
+                                            : "mpirun not found on PATH; install openmpi-bin");
+  }
+  const int threads = worker_threads(a.threads_per_worker, a.num_workers,
+                                     static_cast<int>(a.hosts.size()), available_cores());
+  LaunchSpec spec{.launcher = launcher,
+                  .num_workers = a.num_workers,
+                  .hosts = a.hosts,
+                  .env = worker_environment(threads, std::getenv("OMP_WAIT_POLICY")),
+                  .as_root = geteuid() == 0,
+                  .command = a.command};
+  const std::vector<std::string> argv = launcher_argv(spec);
+  if (a.dry_run) {
+    std::string line;
+    for (const auto& [k, v] : spec.env) line += shell_quote(fmt::format("{}={}", k, v)) + " ";
+    for (const std::string& arg : argv) line += shell_quote(arg) + " ";
+    line.pop_back();
+    fmt::print("{}\n", line);
+    return;
+  }
+
+  struct sigaction sa {};
+  sa.sa_handler = forward_signal;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = 0;  // no SA_RESTART: poll returns EINTR and the loop goes on
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+
+  const Child child = spawn(*exe, argv, child_environment(spec.env));
+  const LauncherResult r = forward_output(launcher, child);
+  if (r.exit_code == 0 && r.signal == 0) return;
+  const int code = r.signal != 0 ? 128 + r.signal : r.exit_code;
+  // Signalled, the workers die of it (srun even kills them): name the signal, not a rank.
+  if (const int sig = g_forwarded; sig != 0) {
+    exit_with(128 + sig, fmt::format("stopped by signal {} ({})", sig, strsignal(sig)));
+  }
+  if (r.failure) exit_with(r.failure->launch_exit_code(code), r.failure->describe());
+  if (r.signal != 0) {
+    exit_with(code,
+              fmt::format("{} was killed by signal {} ({})", name, r.signal, strsignal(r.signal)));
+  }
+  exit_with(code, fmt::format("{} failed with exit code {}", name, code));
+}
+
+// A host for -H: a plain name, since launch adds the slot counts itself.
+const CLI::Validator kHostName(
+    [](std::string& host) -> std::string {
+      if (host.empty() || host.find_first_of(": \t") != std::string::npos) {
+        return fmt::format("a host is a plain name without ':slots' or spaces. Received: '{}'",
+                           host);
+      }
+      return "";
+    },
+    "HOST");
+
+}  // namespace
+
+void add_launch(CLI::App& app) {
+  auto args = std::make_shared<LaunchArgs>();
+  auto* cmd = app.add_subcommand(
+      "launch", "Start N workers of a program through mpirun (srun under Slurm), like torchrun");
+  cmd->add_option("-n,--num-workers", args->num_workers, "Number of workers (MPI ranks)")
+      ->required()
+      ->check(CLI::Range(1, std::numeric_limits<int>::max()));
+  cmd->add_option("--hosts", args->hosts,
+                  "Comma-separated hosts; the workers are spread over them round robin")
+      ->delimiter(',')
+      ->check(kHostName);
+  cmd->add_option("--threads-per-worker", args->threads_per_worker,
+                  "Kernel threads per worker (default: this host's cores / its workers)")
+      ->check(CLI::Range(1, std::numeric_limits<int>::max()));
+  cmd->add_option("--launcher", args->launcher, "auto: srun inside a Slurm allocation, else mpirun")
+      ->check(CLI::IsMember({"auto", "mpirun", "srun"}));
+  cmd->add_flag("--dry-run", args->dry_run, "Print the launcher's command line and exit");
+  cmd->add_option("command", args->command, "PROGRAM ARGS... (after --)")->required();
+  cmd->callback([args] { run_launch(*args); });
+}
+
+}  // namespace osprey::cli

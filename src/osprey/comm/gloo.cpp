@@ -1,0 +1,353 @@
+#include "osprey/comm/gloo.h"
+
+#include <gloo/allgather.h>
+#include <gloo/allreduce.h>
+#include <gloo/alltoall.h>
+#include <gloo/barrier.h>
+#include <gloo/broadcast.h>
+#include <gloo/math.h>
+#include <gloo/rendezvous/context.h>
+#include <gloo/rendezvous/prefix_store.h>
+#include <gloo/rendezvous/store.h>
+#include <gloo/transport/tcp/device.h>
+
+#include <deque>
+#include <thread>
+
+#include "osprey/comm/call_check.h"
+#include "osprey/comm/tcp_store.h"
+#include "osprey/core/error.h"
+#include "osprey/core/float_types.h"
+
+namespace osprey::comm {
+
+namespace {
+
+// Gloo's Store interface over the TcpStore client.
+class StoreAdapter final : public gloo::rendezvous::Store {
+ public:
+  explicit StoreAdapter(TcpStore& store) : store_(store) {}
+  void set(const std::string& key, const std::vector<char>& data) override { store_.set(key, data); }
+  std::vector<char> get(const std::string& key) override { return store_.get(key); }
+  void wait(const std::vector<std::string>& keys) override { store_.wait(keys); }
+  void wait(const std::vector<std::string>& keys, const std::chrono::milliseconds& timeout) override {
+    store_.wait(keys, timeout);
+  }
+
+ private:
+  TcpStore& store_;
+};
+
+std::pair<std::string, int> split_address(const std::string& address) {
+  const size_t colon = address.rfind(':');
+  OSPREY_CHECK(colon != std::string::npos && colon > 0 && colon + 1 < address.size(),
+               "GlooGroup: rendezvous must be host:port. Received: '{}'", address);
+  std::string host = address.substr(0, colon);
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  const int port = std::atoi(address.c_str() + colon + 1);
+  OSPREY_CHECK(port >= 1 && port <= 65535, "GlooGroup: the port of rendezvous '{}' must be between 1 and 65535",
+               address);
+  return {host, port};
+}
+
+constexpr uint64_t kP2PSlot = uint64_t{1} << 40;  // point-to-point slots, far from the collectives'
+
+class GlooCommunicator final : public Communicator {
+ public:
+  GlooCommunicator(std::shared_ptr<gloo::rendezvous::Context> context, TcpStore& store, const GlooOptions& options)
+      : ctx_(std::move(context)), store_(store), timeout_(options.timeout), check_calls_(options.check_calls) {
+    calls_.resize(static_cast<size_t>(ctx_->size));
+  }
+  ~GlooCommunicator() override {
+    for (Pending& p : sends_) {
+      try {
+        p.buffer->waitSend(timeout_);
+      } catch (const std::exception&) {  // the peer is gone: nothing left to deliver to
+      }
+    }
+  }
+
+  int rank() const noexcept override { return ctx_->rank; }
+  int size() const noexcept override { return ctx_->size; }
+
+  void all_reduce(float* data, int64_t count, ReduceOp op) override {
+    if (!check(CallKind::all_reduce, count, op, 0) || count == 0) return;
+    run("all_reduce", [&] {
+      gloo::AllreduceOptions opts(ctx_);
+      opts.setAlgorithm(gloo::AllreduceOptions::Algorithm::RING);
+      opts.setOutput(data, static_cast<size_t>(count));
+      opts.setReduceFunction(static_cast<void (*)(void*, const void*, const void*, size_t)>(&gloo::sum<float>));
+      opts.setTimeout(timeout_);
+      gloo::allreduce(opts);
+    });
+    if (op == ReduceOp::mean) divide(data, count);
+  }
+
+  // As MpiCommunicator's: an all-to-all of bf16 blocks, f32 sums in rank order, an all-gather.
+  void all_reduce_bf16(float* data, int64_t count, ReduceOp op) override {
+    if (!check(CallKind::all_reduce_bf16, count, op, 0) || count == 0) return;
+    const int n = size();
+    const int64_t block = (count + n - 1) / n;
+    const auto total = static_cast<size_t>(block * n);
+    send_.assign(total, 0);
+    recv_.resize(total);
+    for (int64_t i = 0; i < count; ++i) send_[static_cast<size_t>(i)] = detail::f32_to_bf16_bits(data[i]);
+    run("all_reduce_bf16", [&] {
+      gloo::AlltoallOptions opts(ctx_);
+      opts.setInput(send_.data(), total);
+      opts.setOutput(recv_.data(), total);
+      opts.setTimeout(timeout_);
+      gloo::alltoall(opts);
+    });
+    for (int64_t i = 0; i < block; ++i) {
+      float acc = detail::bf16_bits_to_f32(recv_[static_cast<size_t>(i)]);
+      for (int q = 1; q < n; ++q) acc += detail::bf16_bits_to_f32(recv_[static_cast<size_t>(q * block + i)]);
+      if (op == ReduceOp::mean) acc /= static_cast<float>(n);
+      send_[static_cast<size_t>(i)] = detail::f32_to_bf16_bits(acc);
+    }
+    run("all_reduce_bf16", [&] {
+      gloo::AllgatherOptions opts(ctx_);
+      opts.setInput(send_.data(), static_cast<size_t>(block));
+      opts.setOutput(recv_.data(), total);
+      opts.setTimeout(timeout_);
+      gloo::allgather(opts);
+    });
+    for (int64_t i = 0; i < count; ++i) data[i] = detail::bf16_bits_to_f32(recv_[static_cast<size_t>(i)]);
+  }
+
+  // An all-to-all hands rank r every rank's block r; sums in rank order (deterministic).
+  void reduce_scatter(const float* send, float* recv, int64_t recv_count, ReduceOp op) override {
+    if (!check(CallKind::reduce_scatter, recv_count, op, 0) || recv_count == 0) return;
+    const int n = size();
+    const auto total = static_cast<size_t>(recv_count * n);
+    scratch_.resize(total);
+    run("reduce_scatter", [&] {
+      gloo::AlltoallOptions opts(ctx_);
+      opts.setInput(const_cast<float*>(send), total);
+      opts.setOutput(scratch_.data(), total);
+      opts.setTimeout(timeout_);
+      gloo::alltoall(opts);
+    });
+    for (int64_t i = 0; i < recv_count; ++i) {
+      float acc = scratch_[static_cast<size_t>(i)];
+      for (int q = 1; q < n; ++q) acc += scratch_[static_cast<size_t>(q * recv_count + i)];
+      recv[i] = op == ReduceOp::mean ? acc / static_cast<float>(n) : acc;
+    }
+  }
+
+  void all_gather(const float* send, float* recv, int64_t send_count) override {
+    if (!check(CallKind::all_gather, send_count, ReduceOp::sum, 0) || send_count == 0) return;
+    if (size() == 1) {
+      std::copy(send, send + send_count, recv);
+      return;
+    }
+    run("all_gather", [&] {
+      gloo::AllgatherOptions opts(ctx_);
+      opts.setInput(const_cast<float*>(send), static_cast<size_t>(send_count));
+      opts.setOutput(recv, static_cast<size_t>(send_count * size()));
+      opts.setTimeout(timeout_);
+      gloo::allgather(opts);
+    });
+  }
+
+  void broadcast(float* data, int64_t count, int root) override {
+    if (!check(CallKind::broadcast, count, ReduceOp::sum, root) || count == 0) return;
+    run("broadcast", [&] {
+      gloo::BroadcastOptions opts(ctx_);
+      opts.setOutput(data, static_cast<size_t>(count));
+      opts.setRoot(root);
+      opts.setTimeout(timeout_);
+      gloo::broadcast(opts);
+    });
+  }
+
+  void barrier() override {
+    if (!check(CallKind::barrier, 0, ReduceOp::sum, 0)) return;
+    run("barrier", [&] {
+      gloo::BarrierOptions opts(ctx_);
+      opts.setTimeout(timeout_);
+      gloo::barrier(opts);
+    });
+  }
+
+  // Two messages per send: the count, then the data, so a receiver expecting another count
+  // learns it before reading (and reports it) instead of reading past its buffer.
+  void send(const float* data, int64_t count, int destination, int tag) override {
+    check_peer(destination, "send", "destination");
+    OSPREY_CHECK(count >= 0, "Communicator::send: count must be non-negative. Received: {}", count);
+    OSPREY_CHECK(tag >= 0, "Communicator::send: tag must be non-negative. Received: {}", tag);
+    while (sends_.size() >= 64) {  // bound what is held for slow receivers
+      run("send", [&] { sends_.front().buffer->waitSend(timeout_); });
+      sends_.pop_front();
+    }
+    std::vector<float> msg(static_cast<size_t>(count + 2));
+    std::memcpy(msg.data(), &count, sizeof count);
+    std::copy(data, data + count, msg.begin() + 2);
+    sends_.push_back({std::move(msg), nullptr});
+    Pending& p = sends_.back();
+    run("send", [&] {
+      p.buffer = ctx_->createUnboundBuffer(p.data.data(), p.data.size() * sizeof(float));
+      p.buffer->send(destination, kP2PSlot + static_cast<uint64_t>(tag), 0, sizeof(int64_t));
+      p.buffer->send(destination, kP2PSlot + static_cast<uint64_t>(tag), 2 * sizeof(float));
+    });
+  }
+
+  void recv(float* data, int64_t count, int source, int tag) override {
+    check_peer(source, "recv", "source");
+    OSPREY_CHECK(tag >= 0, "Communicator::recv: tag must be non-negative. Received: {}", tag);
+    int64_t sent = 0;
+    const uint64_t slot = kP2PSlot + static_cast<uint64_t>(tag);
+    run("recv", [&] {
+      auto header = ctx_->createUnboundBuffer(&sent, sizeof sent);
+      header->recv(source, slot);
+      header->waitRecv(timeout_);
+    });
+    std::vector<float> discard;
+    float* into = data;
+    if (sent != count) {
+      discard.resize(static_cast<size_t>(std::max<int64_t>(sent, 1)));
+      into = discard.data();
+    }
+    run("recv", [&] {
+      auto body = ctx_->createUnboundBuffer(into, static_cast<size_t>(sent) * sizeof(float));
+      body->recv(source, slot);
+      body->waitRecv(timeout_);
+    });
+    OSPREY_CHECK(sent == count, "Communicator::recv: rank {} expected {} elements from rank {} (tag {}) but {} were sent",
+                 rank(), count, source, tag, sent);
+  }
+
+ private:
+  struct Pending {
+    std::vector<float> data;
+    std::unique_ptr<gloo::transport::UnboundBuffer> buffer;
+  };
+
+  // Gathers every rank's descriptor and checks them alike; false when there is nobody to talk to.
+  bool check(CallKind kind, int64_t count, ReduceOp op, int root) {
+    OSPREY_CHECK_T(DistributedError, broken_.empty(), "{}", broken_);
+    const CallDescriptor mine{static_cast<int64_t>(kind), count, static_cast<int64_t>(op), root};
+    if (!check_calls_ || size() == 1) {
+      check_same_call({&mine, 1}, size());
+      return size() > 1;
+    }
+    run(to_string(kind), [&] {
+      gloo::AllgatherOptions opts(ctx_);
+      opts.setInput(const_cast<int64_t*>(&mine.kind), 4);
+      opts.setOutput(&calls_[0].kind, calls_.size() * 4);
+      opts.setTimeout(timeout_);
+      gloo::allgather(opts);
+    });
+    check_same_call(calls_, size());
+    return true;
+  }
+
+  // Runs a Gloo call; its failure (a closed connection, a deadline) becomes a DistributedError
+  // that names the peer the rendezvous store saw leave, and the communicator stays broken.
+  template <class Fn>
+  void run(std::string_view call, Fn&& fn) {
+    try {
+      fn();
+    } catch (const osprey::Error&) {
+      throw;
+    } catch (const std::exception& e) {  // gloo::Exception, gloo::EnforceNotMet
+      broken_ = explain(call, e.what());
+      throw DistributedError(broken_);
+    }
+  }
+
+  std::string explain(std::string_view call, const std::string& what) {
+    const std::string head = fmt::format("Gloo {} failed on rank {} of {}", call, rank(), size());
+    // The dead peer's store connection closes at about the time its Gloo sockets do: give the
+    // store a moment to notice.
+    for (int attempt = 0; attempt < 20; ++attempt) {
+      std::vector<int> gone;
+      try {
+        gone = store_.gone_ranks();
+      } catch (const DistributedError&) {
+        return fmt::format("{}: rank 0 (the chief, serving the rendezvous at {}) is unreachable, it died or left the "
+                           "job ({})", head, store_.address(), what);
+      }
+      if (!gone.empty()) {
+        std::string list;
+        for (int r : gone) list += (list.empty() ? "" : ", ") + std::to_string(r);
+        return fmt::format("{}: rank {} died or left the job ({})", head, list, what);
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    return fmt::format("{}: {} (no rank has left the job: a peer is stalled or called another collective; deadline "
+                       "{} ms)", head, what, timeout_.count());
+  }
+
+  void divide(float* data, int64_t count) const {
+    const auto n = static_cast<float>(size());
+    for (int64_t i = 0; i < count; ++i) data[i] /= n;
+  }
+
+  void check_peer(int peer, const char* call, const char* what) const {
+    OSPREY_CHECK_T(DistributedError, broken_.empty(), "{}", broken_);
+    OSPREY_CHECK(peer >= 0 && peer < size(), "Communicator::{}: {} rank {} is not a rank of a group of size {}", call,
+                 what, peer, size());
+    OSPREY_CHECK(peer != rank(), "Communicator::{}: rank {} names itself as the {}", call, rank(), what);
+  }
+
+  std::shared_ptr<gloo::rendezvous::Context> ctx_;
+  TcpStore& store_;
+  std::chrono::milliseconds timeout_;
+  bool check_calls_;
+  std::string broken_;  // set by the first failed call
+  std::vector<CallDescriptor> calls_;
+  std::vector<uint16_t> send_, recv_;  // bf16 staging, grown once
+  std::vector<float> scratch_;
+  std::deque<Pending> sends_;
+};
+
+}  // namespace
+
+struct GlooGroup::Impl {
+  std::unique_ptr<TcpStoreServer> server;  // rank 0 only
+  std::unique_ptr<TcpStore> store;
+  std::unique_ptr<StoreAdapter> adapter;
+  std::shared_ptr<gloo::transport::Device> device;
+};
+
+bool gloo_built() noexcept { return true; }
+
+GlooGroup::GlooGroup(GlooOptions options) : options_(std::move(options)), impl_(std::make_unique<Impl>()) {
+  OSPREY_CHECK(options_.size >= 1, "GlooGroup: size must be at least 1. Received: {}", options_.size);
+  OSPREY_CHECK(options_.rank >= 0 && options_.rank < options_.size,
+               "GlooGroup: rank {} is not a rank of a group of size {}", options_.rank, options_.size);
+  const auto [host, port] = split_address(options_.rendezvous);
+  if (options_.rank == 0) impl_->server = std::make_unique<TcpStoreServer>(host, port);
+  impl_->store = std::make_unique<TcpStore>(host, port, options_.rank, options_.timeout);
+  impl_->adapter = std::make_unique<StoreAdapter>(*impl_->store);
+  std::string self = options_.hostname;
+  if (self.empty()) self = options_.rank == 0 ? host : impl_->store->local_address();
+  try {
+    gloo::transport::tcp::attr attr;
+    attr.hostname = self;
+    impl_->device = gloo::transport::tcp::CreateDevice(attr);
+  } catch (const std::exception& e) {
+    OSPREY_THROW(DistributedError, "GlooGroup: rank {} cannot open a TCP device on {}: {}", options_.rank, self,
+                 e.what());
+  }
+}
+
+GlooGroup::~GlooGroup() = default;
+
+std::unique_ptr<Communicator> GlooGroup::make_communicator(const std::string& name) {
+  auto context = std::make_shared<gloo::rendezvous::Context>(options_.rank, options_.size);
+  context->setTimeout(options_.timeout);
+  gloo::rendezvous::PrefixStore prefixed(std::to_string(made_++) + "/" + name, *impl_->adapter);
+  try {
+    context->connectFullMesh(prefixed, impl_->device);
+  } catch (const DistributedError&) {
+    throw;
+  } catch (const std::exception& e) {
+    OSPREY_THROW(DistributedError, "GlooGroup: rank {} of {} could not connect communicator '{}' (rendezvous {}): {}",
+                 options_.rank, options_.size, name, options_.rendezvous, e.what());
+  }
+  return std::make_unique<GlooCommunicator>(std::move(context), *impl_->store, options_);
+}
+
+}  // namespace osprey::comm

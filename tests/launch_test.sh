@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# End-to-end test of `osprey launch` under mpirun (ctest label mpi): rank-prefixed output on the
+# right stream, each worker's thread share, and the exit code and message when a rank fails or is
+# killed. Usage: launch_test.sh path/to/osprey
+set -u
+osprey=$1
+if ! command -v mpirun >/dev/null; then echo "launch_test: skipped, no mpirun on PATH"; exit 77; fi
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+failures=0
+
+# launch ARGS...: runs osprey launch (mpirun forced, as these workers read OMPI_COMM_WORLD_RANK);
+# leaves stdout in $tmp/out, stderr in $tmp/err and the exit code in $rc.
+launch() {
+  "$osprey" launch --launcher mpirun "$@" >"$tmp/out" 2>"$tmp/err"
+  rc=$?
+}
+fail() {
+  echo "FAIL: $*"
+  echo "--- stdout:"; cat "$tmp/out"
+  echo "--- stderr:"; cat "$tmp/err"
+  failures=$((failures + 1))
+}
+expect_line() {  # expect_line FILE LINE
+  grep -qxF -- "$2" "$tmp/$1" || fail "$1 lacks the line '$2'"
+}
+
+launch -n 2 -- sh -c 'echo hello from $OMPI_COMM_WORLD_RANK; echo warning $OMPI_COMM_WORLD_RANK >&2'
+[ "$rc" = 0 ] || fail "hello: exit code $rc, expected 0"
+expect_line out "[rank 0] hello from 0"
+expect_line out "[rank 1] hello from 1"
+expect_line err "[rank 0] warning 0"
+expect_line err "[rank 1] warning 1"
+grep -q warning "$tmp/out" && fail "a worker's stderr reached stdout"
+
+# Each worker's share of this host's cores, at least 1; an explicit count wins; the user's
+# OMP_WAIT_POLICY is kept, PASSIVE otherwise.
+share=$(( $(nproc) / 2 )); [ "$share" -ge 1 ] || share=1
+launch -n 2 -- sh -c 'echo threads $OSPREY_NUM_THREADS $OMP_NUM_THREADS $OMP_WAIT_POLICY'
+expect_line out "[rank 0] threads $share $share PASSIVE"
+expect_line out "[rank 1] threads $share $share PASSIVE"
+OMP_WAIT_POLICY=ACTIVE launch -n 2 --threads-per-worker 3 -- sh -c 'echo threads $OSPREY_NUM_THREADS $OMP_NUM_THREADS $OMP_WAIT_POLICY'
+expect_line out "[rank 0] threads 3 3 ACTIVE"
+expect_line out "[rank 1] threads 3 3 ACTIVE"
+
+launch -n 2 -- sh -c 'exit $((OMPI_COMM_WORLD_RANK*3))'
+[ "$rc" = 3 ] || fail "exit 3: exit code $rc, expected 3"
+expect_line err "osprey launch: rank 1 failed with exit code 3"
+
+launch -n 2 -- sh -c '[ $OMPI_COMM_WORLD_RANK = 1 ] && kill -9 $$; sleep 1'
+[ "$rc" = 137 ] || fail "kill -9: exit code $rc, expected 137"
+expect_line err "osprey launch: rank 1 was killed by signal 9 (Killed)"
+
+launch -n 0 -- true
+[ "$rc" = 2 ] || fail "-n 0: exit code $rc, expected 2"
+launch -n 2
+[ "$rc" = 2 ] || fail "no PROGRAM: exit code $rc, expected 2"
+
+if [ "$failures" = 0 ]; then echo "launch_test: all checks passed"; fi
+[ "$failures" = 0 ]

@@ -1,0 +1,198 @@
+// Multi-worker training against single-process training, run as every rank of a 2-process job:
+// under `mpirun -np 2` (Open MPI) and as two processes started independently with OSPREY_CONFIG
+// (Gloo; run_config_job.sh). Each rank also trains the single-process references itself
+// (OneDevice, and MirroredStrategy on 2 virtual devices) from the same initial weights and data,
+// and checks that its multi-worker weights match them and are bitwise the other rank's.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <map>
+
+#include "osprey/comm/mpi.h"
+#include "osprey/core/error.h"
+#include "osprey/distribute/devices.h"
+#include "osprey/distribute/mirrored_strategy.h"
+#include "osprey/distribute/multi_worker_mirrored_strategy.h"
+#include "osprey/distribute/one_device_strategy.h"
+#include "osprey/distribute/weights_difference.h"
+#include "osprey/nn/layers/all.h"
+#include "osprey/optim/loss_scale_optimizer.h"
+#include "osprey/precision/dtype_policy.h"
+#include "osprey/tensor/factory.h"
+#include "osprey/tensor/ops.h"
+#include "osprey/train/callback.h"
+#include "osprey/train/model.h"
+#include "osprey/train/trainer.h"
+
+namespace osprey::distribute {
+namespace {
+
+using StrategyPtr = std::shared_ptr<const train::Strategy>;
+using testing::max_relative_difference;
+
+// One connection per process and compression, made by the first test that needs it.
+std::shared_ptr<MultiWorkerMirroredStrategy> strategy(const std::string& compression = "none") {
+  static std::map<std::string, std::shared_ptr<MultiWorkerMirroredStrategy>> made;
+  auto& s = made[compression];
+  if (!s) s = std::make_shared<MultiWorkerMirroredStrategy>(std::vector<std::string>{}, MultiWorkerOptions{.compression = compression});
+  return s;
+}
+
+Model make_mlp() {
+  nn::clear_session();
+  return Sequential({layers::Dense(16, "relu"), layers::Dense(8, "tanh"), layers::Dense(3)}, {.input_shape = {5}});
+}
+
+const std::vector<Tensor>& initial_weights() {
+  static const std::vector<Tensor> w = make_mlp().get_weights();
+  return w;
+}
+
+const Tensor& data_x() {
+  static const Tensor x = random_normal({160, 5}, {.seed = 11});
+  return x;
+}
+const Tensor& data_y() {
+  static const Tensor y = random_normal({160, 3}, {.seed = 12});
+  return y;
+}
+
+// 20 steps of global batch 8 (one epoch of 160 rows, in order) from the same initial weights.
+Model train_20_steps(const StrategyPtr& s, const std::string& optimizer, const Tensor& x,
+                     std::vector<train::CallbackPtr> callbacks = {}) {
+  Model m = make_mlp();
+  m.set_weights(initial_weights());
+  m.compile(optimizer, "mse", {}, {.strategy = s});
+  m.fit(x, data_y(), {.batch_size = 8, .epochs = 1, .verbose = 0, .callbacks = callbacks, .shuffle = false});
+  return m;
+}
+
+std::vector<float> flat(const std::vector<Tensor>& ws) {
+  std::vector<float> out;
+  for (const Tensor& w : ws) {
+    const auto v = w.to_vector<float>();
+    out.insert(out.end(), v.begin(), v.end());
+  }
+  return out;
+}
+
+// This worker's values against every other worker's, bit for bit.
+void expect_same_on_every_worker(const MultiWorkerMirroredStrategy& s, std::vector<float> mine, const char* what) {
+  const int n = s.num_workers();
+  std::vector<float> all(mine.size() * static_cast<size_t>(n));
+  s.worker_group()->outputs()->all_gather(mine.data(), all.data(), static_cast<int64_t>(mine.size()));
+  for (int w = 0; w < n; ++w) {
+    const std::vector<float> theirs(all.begin() + static_cast<int64_t>(mine.size()) * w,
+                                    all.begin() + static_cast<int64_t>(mine.size()) * (w + 1));
+    EXPECT_EQ(std::memcmp(theirs.data(), mine.data(), mine.size() * sizeof(float)), 0)
+        << what << ": worker " << w << " differs from worker " << s.worker_rank();
+  }
+}
+
+TEST(MultiWorkerTest, TwoWorkersMatchOneDeviceAndOneWorkerWithTwoReplicas) {
+  auto mw = strategy();
+  ASSERT_EQ(mw->num_workers(), 2);
+  EXPECT_EQ(mw->num_replicas_in_sync(), 2);
+  for (const std::string opt : {"sgd", "adam"}) {
+    const Model one = train_20_steps(std::make_shared<OneDevice>("cpu:0"), opt, data_x());
+    const Model mirrored = train_20_steps(std::make_shared<MirroredStrategy>(virtual_devices(2)), opt, data_x());
+    const Model multi = train_20_steps(mw, opt, data_x());
+    ASSERT_GT(testing::max_abs_difference(one.get_weights(), initial_weights()), 1e-3) << opt;
+    EXPECT_LE(max_relative_difference(multi.get_weights(), one.get_weights()), 1e-5) << opt;
+    EXPECT_LE(max_relative_difference(multi.get_weights(), mirrored.get_weights()), 1e-5) << opt;
+    expect_same_on_every_worker(*mw, flat(multi.get_weights()), "weights");
+  }
+}
+
+TEST(MultiWorkerTest, LogsAreTheWholeGlobalBatchsOnEveryWorker) {
+  auto mw = strategy();
+  Model one = make_mlp();
+  one.set_weights(initial_weights());
+  one.compile("sgd", "mse", {"mae"}, {.strategy = std::make_shared<OneDevice>("cpu:0")});
+  const auto h1 = one.fit(data_x(), data_y(), {.batch_size = 8, .epochs = 2, .verbose = 0, .shuffle = false});
+  Model multi = make_mlp();
+  multi.set_weights(initial_weights());
+  multi.compile("sgd", "mse", {"mae"}, {.strategy = mw});
+  const auto hm = multi.fit(data_x(), data_y(), {.batch_size = 8, .epochs = 2, .verbose = 0, .shuffle = false});
+  for (const char* key : {"loss", "mae"}) {
+    for (size_t e = 0; e < 2; ++e) EXPECT_NEAR(hm.history.at(key)[e], h1.history.at(key)[e], 1e-5) << key;
+  }
+  expect_same_on_every_worker(*mw, {static_cast<float>(hm.history.at("loss")[1])}, "loss");
+}
+
+TEST(MultiWorkerTest, Bf16CompressionTrainsCloseToFloat32AndTheSameOnEveryWorker) {
+  auto mw = strategy("bf16");
+  const Model one = train_20_steps(std::make_shared<OneDevice>("cpu:0"), "sgd", data_x());
+  const Model multi = train_20_steps(mw, "sgd", data_x());
+  const double diff = max_relative_difference(multi.get_weights(), one.get_weights());
+  EXPECT_GT(diff, 0.0);   // bf16 rounding did happen
+  EXPECT_LE(diff, 2e-2);  // and stays at bf16's precision
+  expect_same_on_every_worker(*mw, flat(multi.get_weights()), "bf16 weights");
+}
+
+// Batch 5 (rows 40-47) holds 1e30 in row 44: worker 1's half. In float16 the forward overflows
+// there only, so only worker 1's gradients are infinite; the all-reduce spreads the inf, and every
+// worker's LossScaleOptimizer skips that one step and halves its scale, as single-device training
+// on the same batches does.
+TEST(MultiWorkerTest, MixedFloat16OverflowOnOneWorkerIsSkippedByAllWorkers) {
+  auto mw = strategy();
+  Tensor x = data_x().clone();
+  x.set({44, 0}, 1e30);
+  precision::DTypePolicyScope policy("mixed_float16");
+  const Model one = train_20_steps(std::make_shared<OneDevice>("cpu:0"), "sgd", x);
+  const Model multi = train_20_steps(mw, "sgd", x);
+  auto* lso_one = dynamic_cast<optim::LossScaleOptimizer*>(&one.trainer().optimizer());
+  auto* lso = dynamic_cast<optim::LossScaleOptimizer*>(&multi.trainer().optimizer());
+  ASSERT_NE(lso, nullptr);
+  ASSERT_NE(lso_one, nullptr);
+  EXPECT_EQ(lso_one->skipped_steps(), 1);
+  EXPECT_EQ(lso->skipped_steps(), 1);
+  EXPECT_EQ(lso->scale(), lso_one->scale());
+  EXPECT_LE(max_relative_difference(multi.get_weights(), one.get_weights()), 1e-3);
+  expect_same_on_every_worker(*mw, {static_cast<float>(lso->skipped_steps()), static_cast<float>(lso->scale())},
+                              "loss scale");
+  expect_same_on_every_worker(*mw, flat(multi.get_weights()), "mixed_float16 weights");
+}
+
+TEST(MultiWorkerTest, AnIndivisibleGlobalBatchNamesBothNumbers) {
+  auto mw = strategy();
+  Model m = make_mlp();
+  m.compile("sgd", "mse", {}, {.strategy = mw});
+  try {
+    m.fit(data_x().narrow(0, 0, 9), data_y().narrow(0, 0, 9), {.batch_size = 9, .epochs = 1, .verbose = 0});
+    FAIL() << "no error";
+  } catch (const ValueError& e) {
+    EXPECT_NE(std::string(e.what()).find("the global batch size 9 is not divisible by the 2 replicas in sync"),
+              std::string::npos) << e.what();
+  }
+}
+
+// Started with OSPREY_TEST_DIE=1 by run_config_job.sh: worker 1 dies in the middle of training;
+// worker 0 must fail with an error naming it, not hang.
+class DieAtBatch : public train::Callback {
+ public:
+  explicit DieAtBatch(int rank) : rank_(rank) {}
+  void on_train_batch_end(int64_t batch, const train::Logs&) override {
+    if (rank_ == 1 && batch == 5) _exit(3);
+  }
+
+ private:
+  int rank_;
+};
+
+TEST(MultiWorkerTest, AWorkerThatDiesMakesTheOthersFailNamingIt) {
+  const char* die = std::getenv("OSPREY_TEST_DIE");
+  if (die == nullptr || std::string(die) != "1") GTEST_SKIP() << "run by run_config_job.sh with OSPREY_TEST_DIE=1";
+  auto mw = strategy();
+  try {
+    train_20_steps(mw, "sgd", data_x(), {std::make_shared<DieAtBatch>(mw->worker_rank())});
+    FAIL() << "worker 0 trained on without worker 1";
+  } catch (const DistributedError& e) {
+    EXPECT_NE(std::string(e.what()).find("rank 1 died or left the job"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace osprey::distribute
