@@ -1,0 +1,51 @@
+// Weak scaling of the Fashion-MNIST MLP (784-512-256-10, Adam) under MultiWorkerMirroredStrategy
+// (issue 19): each worker keeps its per-worker batch, so the global batch grows with the workers.
+//   bench/weak_scaling.sh      runs it under mpirun -np 1 and -np 2, alternately, and prints the
+//                              median samples/s of each and the efficiency
+//   mpirun -np W ./build/bench/bench_multi_worker [--per-worker-batch 128] [--steps 200]
+//                            [--compression none|bf16] [--bucket-bytes 0]
+// Rank 0 prints one line: workers, global batch, seconds, samples/s and the time per step.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <chrono>
+
+#include "osprey/data/fashion_mnist.h"
+#include "osprey/distribute/multi_worker_mirrored_strategy.h"
+#include "osprey/train/fashion_mnist_models.h"
+#include "osprey/train/model.h"
+
+int main(int argc, char** argv) {
+  namespace os = osprey;
+  CLI::App app{"weak scaling of the Fashion-MNIST MLP"};
+  int64_t per_worker = 128, steps = 200, bucket_bytes = 0;
+  std::string compression = "none";
+  app.add_option("--per-worker-batch", per_worker);
+  app.add_option("--steps", steps);
+  app.add_option("--compression", compression);
+  app.add_option("--bucket-bytes", bucket_bytes, "0: measured at start-up");
+  CLI11_PARSE(app, argc, argv);
+
+  os::distribute::MultiWorkerMirroredStrategy strategy(
+      {}, {.compression = compression, .bucket_bytes = bucket_bytes});
+  const int64_t global = per_worker * strategy.num_replicas_in_sync();
+  auto data = os::datasets::fashion_mnist::load();
+  const int64_t rows = global * (steps + 20);  // 20 warm-up steps
+  OSPREY_CHECK(rows <= data.train.x.size(0), "bench_multi_worker: {} steps of {} rows exceed the training set", steps,
+               global);
+  const os::Tensor x = data.train.x.narrow(0, 0, rows), y = data.train.y.narrow(0, 0, rows);
+  os::Model model = os::train::fashion_mnist_model("mlp");
+  model.compile("adam", "sparse_categorical_crossentropy", {"accuracy"}, {.strategy = strategy.clone()});
+  model.fit(x.narrow(0, 0, 20 * global), y.narrow(0, 0, 20 * global),
+            {.batch_size = global, .epochs = 1, .verbose = 0, .shuffle = false});
+  const auto start = std::chrono::steady_clock::now();
+  model.fit(x.narrow(0, 20 * global, steps * global), y.narrow(0, 20 * global, steps * global),
+            {.batch_size = global, .epochs = 1, .verbose = 0, .shuffle = false});
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (strategy.is_chief()) {
+    fmt::print("workers {} global_batch {} seconds {:.3f} samples_per_s {:.0f} ms_per_step {:.3f} bucket_kib {}\n",
+               strategy.num_workers(), global, seconds, static_cast<double>(steps * global) / seconds,
+               seconds / static_cast<double>(steps) * 1e3, strategy.bucket_bytes() >> 10);
+  }
+  return 0;
+}
