@@ -16,6 +16,7 @@
 #include "osprey/distribute/mirrored_strategy.h"
 #include "osprey/distribute/multi_worker_mirrored_strategy.h"
 #include "osprey/distribute/one_device_strategy.h"
+#include "osprey/distribute/strategy_fixture.h"
 #include "osprey/distribute/weights_difference.h"
 #include "osprey/nn/layers/all.h"
 #include "osprey/optim/loss_scale_optimizer.h"
@@ -40,34 +41,11 @@ std::shared_ptr<MultiWorkerMirroredStrategy> strategy(const std::string& compres
   return s;
 }
 
-Model make_mlp() {
-  nn::clear_session();
-  return Sequential({layers::Dense(16, "relu"), layers::Dense(8, "tanh"), layers::Dense(3)}, {.input_shape = {5}});
-}
-
-const std::vector<Tensor>& initial_weights() {
-  static const std::vector<Tensor> w = make_mlp().get_weights();
-  return w;
-}
-
-const Tensor& data_x() {
-  static const Tensor x = random_normal({160, 5}, {.seed = 11});
-  return x;
-}
-const Tensor& data_y() {
-  static const Tensor y = random_normal({160, 3}, {.seed = 12});
-  return y;
-}
-
-// 20 steps of global batch 8 (one epoch of 160 rows, in order) from the same initial weights.
-Model train_20_steps(const StrategyPtr& s, const std::string& optimizer, const Tensor& x,
-                     std::vector<train::CallbackPtr> callbacks = {}) {
-  Model m = make_mlp();
-  m.set_weights(initial_weights());
-  m.compile(optimizer, "mse", {}, {.strategy = s});
-  m.fit(x, data_y(), {.batch_size = 8, .epochs = 1, .verbose = 0, .callbacks = callbacks, .shuffle = false});
-  return m;
-}
+using testing::data_x;
+using testing::data_y;
+using testing::initial_weights;
+using testing::make_mlp;
+using testing::train_20_steps;
 
 std::vector<float> flat(const std::vector<Tensor>& ws) {
   std::vector<float> out;
@@ -187,7 +165,7 @@ TEST(MultiWorkerTest, AWorkerThatDiesMakesTheOthersFailNamingIt) {
   if (die == nullptr || std::string(die) != "1") GTEST_SKIP() << "run by run_config_job.sh with OSPREY_TEST_DIE=1";
   auto mw = strategy();
   try {
-    train_20_steps(mw, "sgd", data_x(), {std::make_shared<DieAtBatch>(mw->worker_rank())});
+    train_20_steps(mw, "sgd", data_x(), nullptr, {std::make_shared<DieAtBatch>(mw->worker_rank())});
     FAIL() << "worker 0 trained on without worker 1";
   } catch (const DistributedError& e) {
     EXPECT_NE(std::string(e.what()).find("rank 1 died or left the job"), std::string::npos) << e.what();

@@ -12,6 +12,7 @@
 #include "osprey/distribute/distribution.h"
 #include "osprey/distribute/mirrored_strategy.h"
 #include "osprey/distribute/one_device_strategy.h"
+#include "osprey/distribute/strategy_fixture.h"
 #include "osprey/distribute/weights_difference.h"
 #include "osprey/nn/layers/all.h"
 #include "osprey/optim/sgd.h"
@@ -25,36 +26,11 @@ namespace {
 
 using StrategyPtr = std::shared_ptr<const train::Strategy>;
 
-Model make_mlp() {
-  nn::clear_session();
-  return Sequential({layers::Dense(16, "relu"), layers::Dense(8, "tanh"), layers::Dense(3)}, {.input_shape = {5}});
-}
-
-// Fixed once: a new model draws new initial values.
-const std::vector<Tensor>& initial_weights() {
-  static const std::vector<Tensor> w = make_mlp().get_weights();
-  return w;
-}
-
-const Tensor& data_x() {
-  static const Tensor x = random_normal({160, 5}, {.seed = 11});
-  return x;
-}
-const Tensor& data_y() {
-  static const Tensor y = random_normal({160, 3}, {.seed = 12});
-  return y;
-}
-
-// 20 steps of global batch 8 (one epoch of 160 rows, in order) from the same initial weights.
-Model train_20_steps(const StrategyPtr& strategy, const std::string& optimizer, std::vector<double>* losses = nullptr) {
-  Model m = make_mlp();
-  m.set_weights(initial_weights());
-  m.compile(optimizer, "mse", {}, {.strategy = strategy});
-  auto h = m.fit(data_x(), data_y(), {.batch_size = 8, .epochs = 1, .verbose = 0, .shuffle = false});
-  if (losses) *losses = h.history.at("loss");
-  return m;
-}
-
+using testing::data_x;
+using testing::data_y;
+using testing::initial_weights;
+using testing::make_mlp;
+using testing::train_20_steps;
 using testing::max_abs_difference;
 using testing::max_relative_difference;
 
@@ -81,8 +57,8 @@ TEST(StrategyTest, NoStrategyIsOneDevice) {
 TEST(StrategyTest, MirroredAndCentralStorageAgreeBitwise) {
   for (int n : {2, 4}) {
     std::vector<double> lm, lc;
-    const Model mirrored = train_20_steps(std::make_shared<MirroredStrategy>(virtual_devices(n)), "adam", &lm);
-    const Model central = train_20_steps(std::make_shared<CentralStorageStrategy>(virtual_devices(n)), "adam", &lc);
+    const Model mirrored = train_20_steps(std::make_shared<MirroredStrategy>(virtual_devices(n)), "adam", data_x(), &lm);
+    const Model central = train_20_steps(std::make_shared<CentralStorageStrategy>(virtual_devices(n)), "adam", data_x(), &lc);
     EXPECT_EQ(max_abs_difference(mirrored.get_weights(), central.get_weights()), 0.0) << n;
     EXPECT_EQ(lm, lc);
   }
@@ -90,8 +66,8 @@ TEST(StrategyTest, MirroredAndCentralStorageAgreeBitwise) {
 
 TEST(StrategyTest, TheLossLoggedIsTheGlobalBatchMean) {
   std::vector<double> l1, l4;
-  train_20_steps(nullptr, "sgd", &l1);
-  train_20_steps(std::make_shared<MirroredStrategy>(virtual_devices(4)), "sgd", &l4);
+  train_20_steps(nullptr, "sgd", data_x(), &l1);
+  train_20_steps(std::make_shared<MirroredStrategy>(virtual_devices(4)), "sgd", data_x(), &l4);
   ASSERT_EQ(l1.size(), 1u);
   EXPECT_NEAR(l4[0], l1[0], 1e-5 * std::abs(l1[0]));
 }
