@@ -134,6 +134,39 @@ TEST(MultiWorkerTest, MixedFloat16OverflowOnOneWorkerIsSkippedByAllWorkers) {
   expect_same_on_every_worker(*mw, flat(multi.get_weights()), "mixed_float16 weights");
 }
 
+// auto_shard_policy "off": each worker feeds its own share. Batches of 4 sharded 2 ways give worker
+// w rows [8k + 4w, 8k + 4w + 4) at step k: together, single-device training's batch k of 8.
+TEST(MultiWorkerTest, PerWorkerInputsWithShardingOffEqualTheGlobalBatches) {
+  static auto off = std::make_shared<MultiWorkerMirroredStrategy>(std::vector<std::string>{},
+                                                                  MultiWorkerOptions{.auto_shard_policy = "off"});
+  const auto h_one = [] {
+    Model one = make_mlp();
+    one.set_weights(initial_weights());
+    one.compile("adam", "mse", {"mae"}, {.strategy = std::make_shared<OneDevice>("cpu:0")});
+    auto h = one.fit(data_x(), data_y(), {.batch_size = 8, .epochs = 1, .verbose = 0, .shuffle = false});
+    return std::make_pair(one.get_weights(), h);
+  }();
+  Model multi = make_mlp();
+  multi.set_weights(initial_weights());
+  multi.compile("adam", "mse", {"mae"}, {.strategy = off});
+  const data::Dataset mine =
+      data::Dataset::from_tensors({data_x(), data_y()}).batch(4).shard(off->num_workers(), off->worker_rank());
+  const auto h = multi.fit(mine, {.epochs = 1, .verbose = 0});
+  EXPECT_LE(max_relative_difference(multi.get_weights(), h_one.first), 1e-5);
+  EXPECT_NEAR(h.history.at("loss")[0], h_one.second.history.at("loss")[0], 1e-6);
+  EXPECT_NEAR(h.history.at("mae")[0], h_one.second.history.at("mae")[0], 1e-6);
+  expect_same_on_every_worker(*off, flat(multi.get_weights()), "weights (sharding off)");
+}
+
+TEST(MultiWorkerTest, FileShardingIsRefusedForSourcesThatAreNotOneFilePerShard) {
+  try {
+    MultiWorkerMirroredStrategy s({}, {.auto_shard_policy = "file"});
+    FAIL() << "no error";
+  } catch (const ValueError& e) {
+    EXPECT_NE(std::string(e.what()).find("auto_shard_policy 'file' shards by input file"), std::string::npos);
+  }
+}
+
 TEST(MultiWorkerTest, AnIndivisibleGlobalBatchNamesBothNumbers) {
   auto mw = strategy();
   Model m = make_mlp();

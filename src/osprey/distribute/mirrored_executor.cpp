@@ -60,9 +60,11 @@ class MirroredExecutor final : public train::StepExecutor {
   std::vector<train::ReplicaOutput> train_step(const Tensor& x, const Tensor& y,
                                                const train::ReplicaStep& step) override {
     const int n = replicas_.size();
-    const Shards all = split_batch(x, y, n * workers_, config_.owner);
-    Shards shards;  // this worker's
-    for (int r = 0; r < n; ++r) {
+    // Global batches (every worker holds the same one and keeps its rows) or, with per-worker
+    // inputs, this worker's own share.
+    const Shards all = config_.per_worker_inputs ? Shards{} : split_batch(x, y, n * workers_, config_.owner);
+    Shards shards = config_.per_worker_inputs ? split_batch(x, y, n, config_.owner) : Shards{};
+    for (int r = 0; !config_.per_worker_inputs && r < n; ++r) {
       shards.x.push_back(all.x[static_cast<size_t>(worker_ * n + r)]);
       shards.y.push_back(all.y[static_cast<size_t>(worker_ * n + r)]);
     }
@@ -101,7 +103,7 @@ class MirroredExecutor final : public train::StepExecutor {
       if (!comms_.empty()) average_state(r);
     });
     if (workers_ == 1) return out;
-    return gather_outputs(out, all);
+    return gather_outputs(out, all.y);
   }
 
   std::vector<train::ReplicaOutput> run_forward(const Tensor& x, const Tensor& y,
@@ -174,13 +176,17 @@ class MirroredExecutor final : public train::StepExecutor {
   }
 
   // Every replica's loss and predictions, from every worker, in global replica order: one
-  // all-gather of [loss (a double's two words), y_pred's bytes] per local replica. Targets need
-  // no exchange: every worker holds the whole global batch.
-  std::vector<train::ReplicaOutput> gather_outputs(const std::vector<train::ReplicaOutput>& local, const Shards& all) {
+  // all-gather of [loss (a double's two words), y_pred's bytes, y's bytes] per local replica.
+  // Targets travel only with per-worker inputs; otherwise every worker holds the global batch's
+  // (global_y). Workers whose shares differ in size fail in the all-gather's count check.
+  std::vector<train::ReplicaOutput> gather_outputs(const std::vector<train::ReplicaOutput>& local,
+                                                   const std::vector<Tensor>& global_y) {
     const int n = replicas_.size();
     const Tensor& p0 = local[0].y_pred;
+    const Tensor& y0 = local[0].y;
     const int64_t pred_words = p0.defined() ? float_words(p0) : 0;
-    const int64_t per = 2 + pred_words;
+    const int64_t y_words = global_y.empty() && y0.defined() ? float_words(y0) : 0;
+    const int64_t per = 2 + pred_words + y_words;
     words_.assign(static_cast<size_t>(per * n), 0.0f);
     for (int r = 0; r < n; ++r) {
       const train::ReplicaOutput& o = local[static_cast<size_t>(r)];
@@ -191,6 +197,11 @@ class MirroredExecutor final : public train::StepExecutor {
                    "{}: replicas returned predictions of different shapes or dtypes", config_.owner);
       const Tensor c = o.y_pred.contiguous();
       std::memcpy(slot + 2, c.raw_data(), c.nbytes());
+      if (y_words == 0) continue;
+      OSPREY_CHECK(o.y.shape() == y0.shape() && o.y.dtype() == y0.dtype(),
+                   "{}: replicas returned targets of different shapes or dtypes", config_.owner);
+      const Tensor cy = o.y.contiguous();
+      std::memcpy(slot + 2 + pred_words, cy.raw_data(), cy.nbytes());
     }
     gathered_.resize(static_cast<size_t>(per * n * workers_));
     config_.workers->outputs()->all_gather(words_.data(), gathered_.data(), per * n);
@@ -199,12 +210,20 @@ class MirroredExecutor final : public train::StepExecutor {
       train::ReplicaOutput& o = out[static_cast<size_t>(g)];
       const float* slot = gathered_.data() + static_cast<size_t>(per * g);
       std::memcpy(&o.loss, slot, sizeof(double));
-      o.y = all.y[static_cast<size_t>(g)];
       if (g / n == worker_) {
         o.y_pred = local[static_cast<size_t>(g % n)].y_pred;
-      } else if (pred_words > 0) {
+        o.y = local[static_cast<size_t>(g % n)].y;
+        continue;
+      }
+      if (pred_words > 0) {
         o.y_pred = Tensor::empty(p0.shape(), {.dtype = p0.dtype()});
         std::memcpy(o.y_pred.raw_data(), slot + 2, p0.nbytes());
+      }
+      if (!global_y.empty()) {
+        o.y = global_y[static_cast<size_t>(g)];
+      } else if (y_words > 0) {
+        o.y = Tensor::empty(y0.shape(), {.dtype = y0.dtype()});
+        std::memcpy(o.y.raw_data(), slot + 2 + pred_words, y0.nbytes());
       }
     }
     return out;

@@ -31,6 +31,8 @@ struct MirroredExecutorConfig {
   std::string owner = "MirroredStrategy";  // error messages
   std::shared_ptr<WorkerGroup> workers;    // null: this process alone
   bool compress = false;                   // bf16 on the wire across workers
+  // Each worker's batches are its own share (auto_shard_policy "off"), not the global batch.
+  bool per_worker_inputs = false;
 };
 
 std::unique_ptr<train::StepExecutor> make_mirrored_executor(std::shared_ptr<models::Model> network,

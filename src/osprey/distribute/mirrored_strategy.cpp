@@ -25,7 +25,7 @@ MirroredStrategy::MirroredStrategy(const std::vector<std::string>& devices, Mirr
 std::unique_ptr<train::StepExecutor> MirroredStrategy::make_executor(std::shared_ptr<models::Model> network,
                                                                      std::shared_ptr<optim::Optimizer> optimizer) const {
   return make_mirrored_executor(std::move(network), std::move(optimizer),
-                                {.replicas = num_replicas_in_sync(), .options = options_, .registry = reducers_, .owner = name(), .workers = nullptr, .compress = false});
+                                {.replicas = num_replicas_in_sync(), .options = options_, .registry = reducers_, .owner = name(), .workers = nullptr, .compress = false, .per_worker_inputs = false});
 }
 
 MirroredStrategy::ReducerStats MirroredStrategy::reducer_stats() const {

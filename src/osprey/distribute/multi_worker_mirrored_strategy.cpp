@@ -53,6 +53,13 @@ MultiWorkerMirroredStrategy::MultiWorkerMirroredStrategy(const std::vector<std::
       reducers_(std::make_shared<MirroredStrategy::Reducers>()) {
   OSPREY_CHECK(options_.compression == "none" || options_.compression == "bf16",
                "MultiWorkerMirroredStrategy: compression must be none or bf16. Received: '{}'", options_.compression);
+  const std::string& policy = options_.auto_shard_policy;
+  OSPREY_CHECK(policy == "auto" || policy == "data" || policy == "off" || policy == "file",
+               "MultiWorkerMirroredStrategy: auto_shard_policy must be auto, data, off or file. Received: '{}'", policy);
+  OSPREY_CHECK(policy != "file",
+               "MultiWorkerMirroredStrategy: auto_shard_policy 'file' shards by input file, and osprey has no dataset "
+               "source read as one file per shard (IDX, CSV and arrays are single sources): use 'data' (what 'auto' "
+               "chooses for them, as tf.data's AUTO falls back to DATA) or shard the dataset yourself and use 'off'");
   OSPREY_CHECK(options_.bucket_bytes >= 0,
                "MultiWorkerMirroredStrategy: bucket_bytes must be at least 0 (0: measured). Received: {}",
                options_.bucket_bytes);
@@ -101,7 +108,8 @@ std::unique_ptr<train::StepExecutor> MultiWorkerMirroredStrategy::make_executor(
                                  .registry = reducers_,
                                  .owner = "MultiWorkerMirroredStrategy",
                                  .workers = group_,
-                                 .compress = options_.compression == "bf16"});
+                                 .compress = options_.compression == "bf16",
+                                 .per_worker_inputs = options_.auto_shard_policy == "off"});
 }
 
 }  // namespace osprey::distribute

@@ -31,6 +31,14 @@ struct MultiWorkerOptions {
   int64_t first_bucket_bytes = kDefaultFirstBucketBytes;
   int threads_per_replica = 0;
   std::chrono::milliseconds timeout = std::chrono::minutes(5);
+  // How fit's inputs are shared among workers (tf.data's AutoShardPolicy):
+  //   "auto", "data": every worker reads the same global batches and keeps its rows (tf.data's
+  //     DATA; what AUTO falls back to for sources that are not one file per shard, as all of
+  //     osprey's are: IDX, CSV, arrays);
+  //   "off": each worker's batches are its own (already sharded by the program, e.g.
+  //     ds.batch(per_worker).shard(num_workers, worker_rank)); the global batch is their union;
+  //   "file": sharding by input file; an error until osprey has a one-file-per-shard source.
+  std::string auto_shard_policy = "auto";
 };
 
 class MultiWorkerMirroredStrategy final : public StrategyBase {
