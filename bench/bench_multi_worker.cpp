@@ -24,7 +24,8 @@ int main(int argc, char** argv) {
   int64_t per_worker = 128, steps = 200, bucket_bytes = 0;
   std::string compression = "none";
   double target = 0.0;
-  int max_epochs = 10;
+  int max_epochs = 10, epochs = 1;
+  app.add_option("--epochs", epochs, "Passes over the --steps batches (for longer timings)");
   app.add_option("--target-accuracy", target);
   app.add_option("--max-epochs", max_epochs);
   app.add_option("--per-worker-batch", per_worker);
@@ -65,12 +66,12 @@ int main(int argc, char** argv) {
             {.batch_size = global, .epochs = 1, .verbose = 0, .shuffle = false});
   const auto start = std::chrono::steady_clock::now();
   model.fit(x.narrow(0, 20 * global, steps * global), y.narrow(0, 20 * global, steps * global),
-            {.batch_size = global, .epochs = 1, .verbose = 0, .shuffle = false});
+            {.batch_size = global, .epochs = epochs, .verbose = 0, .shuffle = false});
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (strategy.is_chief()) {
     fmt::print("workers {} global_batch {} seconds {:.3f} samples_per_s {:.0f} ms_per_step {:.3f} bucket_kib {}\n",
-               strategy.num_workers(), global, seconds, static_cast<double>(steps * global) / seconds,
-               seconds / static_cast<double>(steps) * 1e3, strategy.bucket_bytes() >> 10);
+               strategy.num_workers(), global, seconds, static_cast<double>(steps * epochs * global) / seconds,
+               seconds / static_cast<double>(steps * epochs) * 1e3, strategy.bucket_bytes() >> 10);
   }
   return 0;
 }

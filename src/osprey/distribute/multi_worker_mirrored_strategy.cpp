@@ -6,6 +6,7 @@
 #include <chrono>
 
 #include "osprey/core/error.h"
+#include "osprey/core/parallel.h"
 #include "osprey/distribute/devices.h"
 #include "osprey/distribute/mirrored_executor.h"
 
@@ -34,14 +35,16 @@ std::vector<AllReducePoint> measure_all_reduce(comm::Communicator& c, const std:
   return curve;
 }
 
-int64_t choose_bucket_bytes(const std::vector<AllReducePoint>& curve) {
+int64_t choose_bucket_bytes(const std::vector<AllReducePoint>& curve, bool overlap_possible) {
   OSPREY_CHECK(!curve.empty(), "choose_bucket_bytes: the curve is empty");
-  double best = 0.0;
-  for (const auto& p : curve) best = std::max(best, static_cast<double>(p.bytes) / std::max(p.seconds, 1e-12));
+  const auto throughput = [](const AllReducePoint& p) { return static_cast<double>(p.bytes) / std::max(p.seconds, 1e-12); };
+  const auto best = std::max_element(curve.begin(), curve.end(),
+                                     [&](const auto& a, const auto& b) { return throughput(a) < throughput(b); });
+  if (!overlap_possible) return best->bytes;
   for (const auto& p : curve) {
-    if (static_cast<double>(p.bytes) / std::max(p.seconds, 1e-12) >= 0.9 * best) return p.bytes;
+    if (throughput(p) >= 0.9 * throughput(*best)) return p.bytes;
   }
-  return curve.back().bytes;
+  return best->bytes;
 }
 
 MultiWorkerMirroredStrategy::MultiWorkerMirroredStrategy(const std::vector<std::string>& devices,
@@ -75,7 +78,11 @@ MultiWorkerMirroredStrategy::MultiWorkerMirroredStrategy(const std::vector<std::
     const bool bf16 = options_.compression == "bf16";
     const auto curve = measure_all_reduce(*group_->gradients(), {256 << 10, 1 << 20, 4 << 20, 16 << 20}, bf16);
     // Ranks time the curve differently; the chief's choice is everyone's (buckets must match).
-    float chosen = static_cast<float>(choose_bucket_bytes(curve));
+    // Overlap needs a core that the replicas' kernels leave free (MirroredOptions::reduce_on).
+    const int threads = options_.threads_per_replica > 0 ? options_.threads_per_replica
+                                                         : std::max(1, num_threads() / static_cast<int>(devices_.size()));
+    const bool overlap = threads * static_cast<int>(devices_.size()) < num_threads();
+    float chosen = static_cast<float>(choose_bucket_bytes(curve, overlap));
     group_->outputs()->broadcast(&chosen, 1, 0);
     bucket_bytes_ = static_cast<int64_t>(chosen);
     if (is_chief()) {

@@ -83,9 +83,12 @@ struct AllReducePoint {
 };
 std::vector<AllReducePoint> measure_all_reduce(comm::Communicator& c, const std::vector<int64_t>& sizes, bool bf16,
                                                int repeats = 3);
-// The smallest size whose throughput is within 10% of the best measured: large enough to amortize
-// latency, small enough to overlap with backward (and to stay below the sizes where the transport's
-// bandwidth collapses, as Open MPI's does here above 16-32 MB).
-int64_t choose_bucket_bytes(const std::vector<AllReducePoint>& curve);
+// The bucket size for gradients from the curve. With a spare core (overlap_possible: buckets are
+// reduced on a communication thread while backward runs), the smallest size whose throughput is
+// within 10% of the best: large enough to amortize latency, small enough to start early. Without
+// one (each replica reduces its buckets itself, nothing overlaps), the size with the best
+// throughput: smaller buckets would only add latency. Either way below the sizes where the
+// transport's throughput collapses (Open MPI's does here above 16-32 MB: page faults).
+int64_t choose_bucket_bytes(const std::vector<AllReducePoint>& curve, bool overlap_possible);
 
 }  // namespace osprey::distribute
