@@ -167,6 +167,23 @@ TEST(MultiWorkerTest, FileShardingIsRefusedForSourcesThatAreNotOneFilePerShard) 
   }
 }
 
+// The gradient buckets skip the per-call check because the models are checked alike once: a
+// worker that built another model gets an error naming the variable, on every worker, not a hang.
+TEST(MultiWorkerTest, WorkersThatBuiltDifferentModelsFailAtTheFirstStepNamingTheVariable) {
+  auto mw = strategy();
+  nn::clear_session();
+  const int64_t width = mw->worker_rank() == 0 ? 16 : 12;
+  Model m = Sequential({layers::Dense(width, "relu"), layers::Dense(3)}, {.input_shape = {5}});
+  m.compile("sgd", "mse", {}, {.strategy = mw});
+  try {
+    m.fit(data_x(), data_y(), {.batch_size = 8, .epochs = 1, .verbose = 0});
+    FAIL() << "no error";
+  } catch (const ValueError& e) {
+    EXPECT_NE(std::string(e.what()).find("trainable variable 0 differs between worker"), std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(MultiWorkerTest, AnIndivisibleGlobalBatchNamesBothNumbers) {
   auto mw = strategy();
   Model m = make_mlp();

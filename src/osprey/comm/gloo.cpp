@@ -335,7 +335,7 @@ GlooGroup::GlooGroup(GlooOptions options) : options_(std::move(options)), impl_(
 
 GlooGroup::~GlooGroup() = default;
 
-std::unique_ptr<Communicator> GlooGroup::make_communicator(const std::string& name) {
+std::unique_ptr<Communicator> GlooGroup::make_communicator(const std::string& name, std::optional<bool> check_calls) {
   auto context = std::make_shared<gloo::rendezvous::Context>(options_.rank, options_.size);
   context->setTimeout(options_.timeout);
   gloo::rendezvous::PrefixStore prefixed(std::to_string(made_++) + "/" + name, *impl_->adapter);
@@ -347,7 +347,9 @@ std::unique_ptr<Communicator> GlooGroup::make_communicator(const std::string& na
     OSPREY_THROW(DistributedError, "GlooGroup: rank {} of {} could not connect communicator '{}' (rendezvous {}): {}",
                  options_.rank, options_.size, name, options_.rendezvous, e.what());
   }
-  return std::make_unique<GlooCommunicator>(std::move(context), *impl_->store, options_);
+  GlooOptions options = options_;
+  if (check_calls) options.check_calls = *check_calls;
+  return std::make_unique<GlooCommunicator>(std::move(context), *impl_->store, options);
 }
 
 }  // namespace osprey::comm

@@ -12,6 +12,7 @@
 
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "osprey/comm/communicator.h"
@@ -48,7 +49,8 @@ class GlooGroup {
   // A new communicator; every rank must make the same calls in the same order (the store keys are
   // the name and the call's sequence number, so a name may be used again). It must not outlive
   // the group.
-  std::unique_ptr<Communicator> make_communicator(const std::string& name);
+  // check_calls: as GlooOptions::check_calls (the group's default when unset).
+  std::unique_ptr<Communicator> make_communicator(const std::string& name, std::optional<bool> check_calls = {});
 
   struct Impl;
 

@@ -17,7 +17,7 @@ GlooGroup::GlooGroup(GlooOptions options) : options_(std::move(options)) {
 
 GlooGroup::~GlooGroup() = default;
 
-std::unique_ptr<Communicator> GlooGroup::make_communicator(const std::string&) {
+std::unique_ptr<Communicator> GlooGroup::make_communicator(const std::string&, std::optional<bool>) {
   OSPREY_THROW(NotImplementedError, "osprey was built without Gloo");
 }
 

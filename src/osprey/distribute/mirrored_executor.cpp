@@ -137,7 +137,10 @@ class MirroredExecutor final : public train::StepExecutor {
 
   void create(const Shards& shards) {
     replicas_.create(shards.x);
-    if (workers_ > 1) broadcast_from_chief();
+    if (workers_ > 1) {
+      verify_same_model();
+      broadcast_from_chief();
+    }
     const nlohmann::json config = optim::serialize(*optimizers_[0]);
     for (int r = 1; r < replicas_.size(); ++r) {
       std::shared_ptr<optim::Optimizer> o = optim::deserialize(config);
@@ -154,6 +157,49 @@ class MirroredExecutor final : public train::StepExecutor {
         reducers_.push_back(
             std::make_shared<GradientReducer>(replicas_.trainable(r), *comms_[static_cast<size_t>(r)], ro));
         config_.registry->live.push_back(reducers_.back());
+      }
+    }
+  }
+
+  // The gradient buckets all-reduce without a per-call check (worker_group.h): they match across
+  // workers when the models do, which is checked here once, on a checked communicator. Each
+  // worker's trainable variables as (dtype, shape) hashes; a worker whose model differs gets a
+  // ValueError naming the first variable that differs, and so does every other worker.
+  void verify_same_model() {
+    comm::Communicator& c = *config_.workers->outputs();
+    const auto& vars = replicas_.trainable(0);
+    std::vector<uint64_t> mine;
+    for (const autograd::Variable& v : vars) {
+      uint64_t h = 1469598103934665603ull;  // FNV-1a over the dtype and the shape
+      const auto mix = [&h](uint64_t x) {
+        for (int b = 0; b < 8; ++b, x >>= 8) h = (h ^ (x & 0xff)) * 1099511628211ull;
+      };
+      mix(static_cast<uint64_t>(v.dtype()));
+      for (int d = 0; d < v.value().ndim(); ++d) mix(static_cast<uint64_t>(v.value().size(d)));
+      mine.push_back(h);
+    }
+    std::vector<float> counts(static_cast<size_t>(workers_));
+    float count = static_cast<float>(mine.size());
+    c.all_gather(&count, counts.data(), 1);
+    for (int w = 0; w < workers_; ++w) {
+      OSPREY_CHECK(counts[static_cast<size_t>(w)] == count,
+                   "{}: worker {} built a model with {} trainable variables, worker {} one with {}: every worker must "
+                   "build the same model",
+                   config_.owner, w, counts[static_cast<size_t>(w)], worker_, mine.size());
+    }
+    const int64_t words = static_cast<int64_t>(mine.size() * 2);  // a uint64 is two floats' bytes
+    std::vector<float> all(static_cast<size_t>(words * workers_));
+    c.all_gather(reinterpret_cast<const float*>(mine.data()), all.data(), words);
+    for (int w = 0; w < workers_; ++w) {
+      const char* theirs = reinterpret_cast<const char*>(all.data() + static_cast<size_t>(w * words));
+      for (size_t i = 0; i < mine.size(); ++i) {
+        uint64_t h = 0;
+        std::memcpy(&h, theirs + i * sizeof(uint64_t), sizeof h);
+        OSPREY_CHECK(h == mine[i],
+                     "{}: trainable variable {} differs between worker {} and worker {} (here {} {}{}): every worker "
+                     "must build the same model",
+                     config_.owner, i, w, worker_, vars[i].name(), dtype_name(vars[i].dtype()),
+                     vars[i].value().shape().to_string());
       }
     }
   }

@@ -47,7 +47,9 @@ std::shared_ptr<WorkerGroup> WorkerGroup::connect(const ClusterResolver& cluster
   if (backend == "auto") backend = from_config && !comm::mpi_launched() ? "gloo" : "mpi";
   g->backend_ = backend;
   if (backend == "mpi") {
-    for (auto* c : {&g->gradients_, &g->layers_, &g->outputs_}) *c = comm::make_mpi_communicator();
+    g->gradients_ = comm::make_mpi_communicator({.check_calls = false});
+    g->layers_ = comm::make_mpi_communicator();
+    g->outputs_ = comm::make_mpi_communicator();
     OSPREY_CHECK_T(DistributedError, g->gradients_->size() == g->size_ && g->gradients_->rank() == g->rank_,
                    "MultiWorkerMirroredStrategy: MPI says rank {} of {}, but the cluster ({}) says worker {} of {}",
                    g->gradients_->rank(), g->gradients_->size(), cluster.source(), g->rank_, g->size_);
@@ -63,7 +65,7 @@ std::shared_ptr<WorkerGroup> WorkerGroup::connect(const ClusterResolver& cluster
                                 .hostname = "",
                                 .timeout = options.timeout,
                                 .check_calls = true});
-  g->gradients_ = g->gloo_->make_communicator("gradients");
+  g->gradients_ = g->gloo_->make_communicator("gradients", false);
   g->layers_ = g->gloo_->make_communicator("layers");
   g->outputs_ = g->gloo_->make_communicator("outputs");
   return g;

@@ -42,7 +42,10 @@ class WorkerGroup {
   int rank() const noexcept { return rank_; }
   int size() const noexcept { return size_; }
   const std::string& backend() const noexcept { return backend_; }  // "mpi", "gloo" or "none"
-  // Null when size() == 1.
+  // Null when size() == 1. gradients() skips the per-call descriptor check (comm/call_check.h):
+  // its only callers issue the same calls on every worker by construction (the all-reduce curve,
+  // and gradient buckets laid out from a model verified alike on every worker at the first step,
+  // verify_same_model); the others keep it.
   comm::Communicator* gradients() const noexcept { return gradients_.get(); }
   comm::Communicator* layers() const noexcept { return layers_.get(); }
   comm::Communicator* outputs() const noexcept { return outputs_.get(); }
