@@ -231,7 +231,7 @@ void run_launch(const LaunchArgs& a) {
   LaunchSpec spec{.launcher = launcher,
                   .num_workers = a.num_workers,
                   .hosts = a.hosts,
-                  .env = worker_environment(threads, std::getenv("OMP_WAIT_POLICY")),
+                  .env = worker_environment(threads, std::getenv("OMP_WAIT_POLICY"), std::getenv("GOMP_SPINCOUNT")),
                   .as_root = geteuid() == 0,
                   .command = a.command};
   const std::vector<std::string> argv = launcher_argv(spec);

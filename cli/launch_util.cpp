@@ -2,6 +2,8 @@
 // summaries (see launch_util.h).
 #include "cli/launch_util.h"
 
+#include "cli/wait_policy.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -29,11 +31,10 @@ int worker_threads(int threads_per_worker, int num_workers, int num_hosts, int c
   return std::max(1, cores / std::max(1, here));
 }
 
-EnvVars worker_environment(int threads, const char* user_wait_policy) {
+EnvVars worker_environment(int threads, const char* user_wait_policy, const char* user_spin_count) {
   const std::string n = std::to_string(threads);
   // The user's value is passed on explicitly so that workers on other hosts get it too.
-  const std::string policy = user_wait_policy != nullptr ? user_wait_policy : "PASSIVE";
-  return {{"OSPREY_NUM_THREADS", n}, {"OMP_NUM_THREADS", n}, {"OMP_WAIT_POLICY", policy}};
+  return {{"OSPREY_NUM_THREADS", n}, {"OMP_NUM_THREADS", n}, wait_setting(user_wait_policy, user_spin_count)};
 }
 
 std::vector<std::string> launcher_argv(const LaunchSpec& spec) {

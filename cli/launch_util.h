@@ -30,11 +30,10 @@ int worker_threads(int threads_per_worker, int num_workers, int num_hosts, int c
 
 using EnvVars = std::vector<std::pair<std::string, std::string>>;
 
-// What each worker gets: OSPREY_NUM_THREADS and OMP_NUM_THREADS = `threads`, and
-// OMP_WAIT_POLICY = the user's value when set, else PASSIVE. PASSIVE because workers share cores:
-// an OpenMP thread spinning at a barrier holds a core another worker needs (two 2-thread trainings
-// on 2 cores ran 20x slower spinning).
-EnvVars worker_environment(int threads, const char* user_wait_policy);
+// What each worker gets: OSPREY_NUM_THREADS and OMP_NUM_THREADS = `threads`, and how idle OpenMP
+// threads wait: the user's OMP_WAIT_POLICY or GOMP_SPINCOUNT when set, else a short spin
+// (cli/wait_policy.h: a thread spinning at a barrier holds a core another worker needs).
+EnvVars worker_environment(int threads, const char* user_wait_policy, const char* user_spin_count);
 
 struct LaunchSpec {
   Launcher launcher = Launcher::mpirun;

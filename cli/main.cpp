@@ -1,11 +1,22 @@
 // The `osprey` command. Exit codes: 0 ok, 1 failure, 2 bad usage.
 #include <fmt/format.h>
+#include <unistd.h>
+
+#include <cstdlib>
 
 #include "cli/subcommands.h"
+#include "cli/wait_policy.h"
 #include "osprey/comm/mpi.h"
 #include "osprey/core/error.h"
 
 int main(int argc, char** argv) {
+  // libgomp reads how idle threads wait only when it loads: set a sharing-friendly spin count and
+  // start again, unless the user chose (cli/wait_policy.h). Should exec fail, run as we are.
+  if (std::getenv("OMP_WAIT_POLICY") == nullptr && std::getenv("GOMP_SPINCOUNT") == nullptr) {
+    const auto [name, value] = osprey::cli::wait_setting(nullptr, nullptr);
+    setenv(name.c_str(), value.c_str(), 1);
+    execv("/proc/self/exe", argv);
+  }
   CLI::App app{"osprey: train, tune, ensemble and quantize deep-learning models"};
   app.require_subcommand(1);
   osprey::cli::add_info(app);

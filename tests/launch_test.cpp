@@ -16,12 +16,12 @@ TEST(LaunchArgvTest, MpirunStartsNWorkersUnboundTaggedWithTheirEnvironment) {
   const LaunchSpec spec{.launcher = Launcher::mpirun,
                         .num_workers = 2,
                         .hosts = {},
-                        .env = {{"OSPREY_NUM_THREADS", "1"}, {"OMP_WAIT_POLICY", "PASSIVE"}},
+                        .env = {{"OSPREY_NUM_THREADS", "1"}, {"GOMP_SPINCOUNT", "1000"}},
                         .as_root = false,
                         .command = {"python3", "-c", "print(1)"}};
   EXPECT_EQ(launcher_argv(spec),
             (Args{"mpirun", "-np", "2", "--oversubscribe", "--bind-to", "none", "--tag-output",
-                  "-x", "OSPREY_NUM_THREADS=1", "-x", "OMP_WAIT_POLICY=PASSIVE", "--", "python3",
+                  "-x", "OSPREY_NUM_THREADS=1", "-x", "GOMP_SPINCOUNT=1000", "--", "python3",
                   "-c", "print(1)"}));
 }
 
@@ -79,12 +79,13 @@ TEST(LaunchThreadsTest, EachWorkerGetsAtLeastOneThreadAndAnExplicitCountWins) {
   EXPECT_EQ(worker_threads(3, 8, 0, 2), 3);
 }
 
-TEST(LaunchEnvironmentTest, WaitPolicyIsPassiveUnlessTheUserChoseOne) {
-  EXPECT_EQ(worker_environment(4, nullptr), (EnvVars{{"OSPREY_NUM_THREADS", "4"},
-                                                     {"OMP_NUM_THREADS", "4"},
-                                                     {"OMP_WAIT_POLICY", "PASSIVE"}}));
-  EXPECT_EQ(worker_environment(1, "ACTIVE").back(),
+TEST(LaunchEnvironmentTest, IdleThreadsSpinBrieflyUnlessTheUserChoseHowTheyWait) {
+  EXPECT_EQ(worker_environment(4, nullptr, nullptr), (EnvVars{{"OSPREY_NUM_THREADS", "4"},
+                                                              {"OMP_NUM_THREADS", "4"},
+                                                              {"GOMP_SPINCOUNT", "1000"}}));
+  EXPECT_EQ(worker_environment(1, "ACTIVE", nullptr).back(),
             (std::pair<std::string, std::string>{"OMP_WAIT_POLICY", "ACTIVE"}));
+  EXPECT_EQ(worker_environment(1, nullptr, "5").back(), (std::pair<std::string, std::string>{"GOMP_SPINCOUNT", "5"}));
 }
 
 TEST(LaunchChooseTest, SrunOnlyInsideASlurmAllocationWithSrunOnPath) {

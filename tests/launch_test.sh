@@ -34,11 +34,11 @@ expect_line err "[rank 1] warning 1"
 grep -q warning "$tmp/out" && fail "a worker's stderr reached stdout"
 
 # Each worker's share of this host's cores, at least 1; an explicit count wins; the user's
-# OMP_WAIT_POLICY is kept, PASSIVE otherwise.
+# OMP_WAIT_POLICY is kept, a short spin (GOMP_SPINCOUNT=1000) otherwise.
 share=$(( $(nproc) / 2 )); [ "$share" -ge 1 ] || share=1
-launch -n 2 -- sh -c 'echo threads $OSPREY_NUM_THREADS $OMP_NUM_THREADS $OMP_WAIT_POLICY'
-expect_line out "[rank 0] threads $share $share PASSIVE"
-expect_line out "[rank 1] threads $share $share PASSIVE"
+launch -n 2 -- sh -c 'echo threads $OSPREY_NUM_THREADS $OMP_NUM_THREADS ${OMP_WAIT_POLICY:-spin} $GOMP_SPINCOUNT'
+expect_line out "[rank 0] threads $share $share spin 1000"
+expect_line out "[rank 1] threads $share $share spin 1000"
 OMP_WAIT_POLICY=ACTIVE launch -n 2 --threads-per-worker 3 -- sh -c 'echo threads $OSPREY_NUM_THREADS $OMP_NUM_THREADS $OMP_WAIT_POLICY'
 expect_line out "[rank 0] threads 3 3 ACTIVE"
 expect_line out "[rank 1] threads 3 3 ACTIVE"
