@@ -30,16 +30,21 @@ def main():
     p.add_argument("--grad-bytes", type=int, required=True, help="gradient bytes all-reduced per step")
     p.add_argument("--measured-2-ms", type=float, help="measured step time with 2 workers, to check the model")
     p.add_argument("--column", type=int, default=1, help="which time column of the table (1: raw MPI)")
+    p.add_argument("--bandwidth-gbs", type=float, help="a link's bandwidth in GB/s instead of the table's")
     a = p.parse_args()
     points = []
     for line in open(a.table):
         f = line.split()
-        if len(f) >= 2 and re.fullmatch(r"\d+", f[0]):
+        if len(f) > a.column and re.fullmatch(r"\d+", f[0]) and re.fullmatch(r"[0-9.]+", f[a.column]):
             points.append((float(f[0]), float(f[a.column]) * 1e-6))
-    # Fit on sizes up to 16 MiB: above, this machine's page faults bend the curve (not the link).
-    intercept, slope = fit_line([(s, t) for s, t in points if s <= 16 << 20])
-    alpha = max(intercept / 2, 0.0)
+    # Latency from the smallest message (t = 2 alpha at W = 2); bandwidth from the slope between
+    # 256 KiB and 16 MiB (above, this machine's page faults bend the curve, not the link).
+    points.sort()
+    alpha = points[0][1] / 2
+    _, slope = fit_line([(s, t) for s, t in points if (256 << 10) <= s <= (16 << 20)])
     bandwidth = 1.0 / slope
+    if a.bandwidth_gbs:
+        bandwidth = a.bandwidth_gbs * 1e9
     print(f"fit at W=2: alpha {alpha * 1e6:.1f} us per hop, bandwidth {bandwidth / 1e9:.2f} GB/s")
     c = a.compute_ms * 1e-3
     print(f"{'workers':>8} {'all-reduce ms':>14} {'step ms (no overlap)':>21} {'step ms (overlap)':>18} "
