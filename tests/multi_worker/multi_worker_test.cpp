@@ -7,7 +7,9 @@
 
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 
 #include "osprey/comm/mpi.h"
@@ -195,6 +197,106 @@ TEST(MultiWorkerTest, AnIndivisibleGlobalBatchNamesBothNumbers) {
     EXPECT_NE(std::string(e.what()).find("the global batch size 9 is not divisible by the 2 replicas in sync"),
               std::string::npos) << e.what();
   }
+}
+
+// The Open MPI communicator itself (under mpirun only): the contract every backend keeps.
+class MpiCommunicatorTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!comm::mpi_launched()) GTEST_SKIP() << "runs under mpirun (ctest mpi_multi_worker)";
+    c_ = comm::make_mpi_communicator();
+  }
+  std::unique_ptr<comm::Communicator> c_;
+};
+
+std::vector<float> rank_values(int rank, int n) {
+  std::vector<float> v(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) v[static_cast<size_t>(i)] = 0.1f * static_cast<float>(i + 1) + 1.37f * rank - 0.5f;
+  return v;
+}
+
+TEST_F(MpiCommunicatorTest, AllReduceSumAndMeanAreTheRankOrderSumOnEveryRank) {
+  constexpr int kN = 1001;
+  const int size = c_->size();
+  for (const auto op : {comm::ReduceOp::sum, comm::ReduceOp::mean}) {
+    std::vector<float> v = rank_values(c_->rank(), kN);
+    c_->all_reduce(v.data(), kN, op);
+    for (int i = 0; i < kN; ++i) {
+      float want = rank_values(0, kN)[static_cast<size_t>(i)];
+      for (int q = 1; q < size; ++q) want += rank_values(q, kN)[static_cast<size_t>(i)];
+      if (op == comm::ReduceOp::mean) want /= static_cast<float>(size);
+      ASSERT_NEAR(v[static_cast<size_t>(i)], want, 1e-6 * std::abs(want) + 1e-7) << i;
+    }
+    std::vector<float> all(v.size() * static_cast<size_t>(size));
+    c_->all_gather(v.data(), all.data(), kN);
+    for (int q = 0; q < size; ++q) {
+      EXPECT_EQ(std::memcmp(all.data() + static_cast<size_t>(q) * kN, v.data(), v.size() * sizeof(float)), 0)
+          << "rank " << q << " got other bits";
+    }
+  }
+}
+
+TEST_F(MpiCommunicatorTest, Bf16AllReduceIsBitwiseTheBaseDefinition) {
+  constexpr int kN = 1001;  // not divisible by the size: padded blocks
+  std::vector<float> v = rank_values(c_->rank(), kN);
+  c_->all_reduce_bf16(v.data(), kN, comm::ReduceOp::mean);
+  // The definition (communicator.h): inputs rounded to bf16, summed in f32 in rank order, the
+  // mean rounded to bf16.
+  std::vector<float> want = rank_values(0, kN);
+  comm::round_to_bf16(want.data(), kN);
+  for (int q = 1; q < c_->size(); ++q) {
+    std::vector<float> o = rank_values(q, kN);
+    comm::round_to_bf16(o.data(), kN);
+    for (int i = 0; i < kN; ++i) want[static_cast<size_t>(i)] += o[static_cast<size_t>(i)];
+  }
+  for (float& w : want) w /= static_cast<float>(c_->size());
+  comm::round_to_bf16(want.data(), kN);
+  EXPECT_EQ(v, want);
+}
+
+TEST_F(MpiCommunicatorTest, ACountMismatchIsTheSameErrorOnEveryRank) {
+  std::vector<float> v(12, 1.0f);
+  try {
+    c_->all_reduce(v.data(), c_->rank() == 0 ? 10 : 12, comm::ReduceOp::sum);
+    FAIL() << "no error";
+  } catch (const ValueError& e) {
+    EXPECT_EQ(std::string(e.what()), "Communicator::all_reduce: rank 0 passed 10 elements but rank 1 passed 12");
+  }
+  c_->barrier();  // the communicator is still usable
+}
+
+TEST_F(MpiCommunicatorTest, ADifferentCollectiveIsTheSameErrorOnEveryRank) {
+  std::vector<float> v(4, 1.0f);
+  try {
+    if (c_->rank() == 0) {
+      c_->broadcast(v.data(), 4, 0);
+    } else {
+      c_->all_reduce(v.data(), 4, comm::ReduceOp::sum);
+    }
+    FAIL() << "no error";
+  } catch (const ValueError& e) {
+    EXPECT_EQ(std::string(e.what()), "Communicator: rank 0 called broadcast but rank 1 called all_reduce");
+  }
+}
+
+TEST_F(MpiCommunicatorTest, PointToPointAndARecvOfAnotherCount) {
+  if (c_->size() < 2) GTEST_SKIP();
+  std::vector<float> v = {1.5f, 2.5f, 3.5f};
+  if (c_->rank() == 0) {
+    c_->send(v.data(), 3, 1, 4);
+    c_->send(v.data(), 3, 1, 5);
+  } else if (c_->rank() == 1) {
+    std::vector<float> in(3);
+    c_->recv(in.data(), 3, 0, 4);
+    EXPECT_EQ(in, v);
+    try {
+      c_->recv(in.data(), 2, 0, 5);
+      FAIL() << "no error";
+    } catch (const ValueError& e) {
+      EXPECT_EQ(std::string(e.what()), "Communicator::recv: rank 1 expected 2 elements from rank 0 (tag 5) but 3 were sent");
+    }
+  }
+  c_->barrier();
 }
 
 // Started with OSPREY_TEST_DIE=1 by run_config_job.sh: worker 1 dies in the middle of training;
