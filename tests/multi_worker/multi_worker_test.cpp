@@ -86,6 +86,62 @@ TEST(MultiWorkerTest, TwoWorkersMatchOneDeviceAndOneWorkerWithTwoReplicas) {
   }
 }
 
+// Hierarchical: 2 replicas in each of the 2 workers (4 in sync) reduce in-process first, then
+// across workers; the same weights as one device and as 4 replicas in one process.
+TEST(MultiWorkerTest, TwoWorkersOfTwoReplicasMatchOneDeviceAndFourReplicas) {
+  static auto mw2 = std::make_shared<MultiWorkerMirroredStrategy>(virtual_devices(2));
+  ASSERT_EQ(mw2->num_replicas_in_sync(), 4);
+  const Model one = train_20_steps(std::make_shared<OneDevice>("cpu:0"), "adam", data_x());
+  const Model four = train_20_steps(std::make_shared<MirroredStrategy>(virtual_devices(4)), "adam", data_x());
+  const Model multi = train_20_steps(mw2, "adam", data_x());
+  EXPECT_LE(max_relative_difference(multi.get_weights(), one.get_weights()), 1e-5);
+  EXPECT_LE(max_relative_difference(multi.get_weights(), four.get_weights()), 1e-5);
+  expect_same_on_every_worker(*mw2, flat(multi.get_weights()), "weights (2 x 2)");
+}
+
+// Synchronized BatchNormalization across workers: batch statistics of the whole global batch
+// (its layer collectives go through the workers' own communicator), so the weights and moving
+// statistics match single-device training. Rows are shifted by their position in each batch of
+// 8, so the halves' statistics differ and per-worker statistics would not match.
+TEST(MultiWorkerTest, SynchronizedBatchNormUsesTheGlobalBatchAcrossWorkers) {
+  auto mw = strategy();
+  Tensor x = data_x().clone();
+  for (int64_t i = 0; i < x.numel(); ++i) x.data<float>()[i] += 0.5f * static_cast<float>((i / 5) % 8);
+  const auto train = [&](const StrategyPtr& s) {
+    nn::clear_session();
+    Model m = Sequential({layers::Dense(4), layers::BatchNormalization({.momentum = 0.5, .synchronized = true}),
+                          layers::Dense(3)},
+                         {.input_shape = {5}});
+    static const std::vector<Tensor> w0 = m.get_weights();
+    m.set_weights(w0);
+    m.compile("sgd", "mse", {}, {.strategy = s});
+    m.fit(x, data_y(), {.batch_size = 8, .epochs = 1, .verbose = 0, .shuffle = false});
+    return m;
+  };
+  const Model one = train(std::make_shared<OneDevice>("cpu:0"));
+  const Model multi = train(mw);
+  const std::vector<Tensor> w = multi.get_weights(), w1 = one.get_weights();
+  for (size_t i = 0; i < w.size(); ++i) {
+    if (i == 1) continue;  // the first Dense's bias: zero gradient in exact arithmetic, rounding noise
+    EXPECT_LE(max_relative_difference({w[i]}, {w1[i]}), 1e-5) << "weight " << i;
+  }
+  expect_same_on_every_worker(*mw, flat(w), "synchronized BatchNormalization weights");
+}
+
+// Each replica computes its half of the batch in bfloat16, as MirroredStrategy's replicas do: the
+// same per-replica arithmetic, so the same weights; one device computes the whole batch in
+// bfloat16 at once (other roundings), so it agrees only to bfloat16's precision.
+TEST(MultiWorkerTest, MixedBfloat16MatchesTwoInProcessReplicasUnderTheSamePolicy) {
+  auto mw = strategy();
+  precision::DTypePolicyScope policy("mixed_bfloat16");
+  const Model one = train_20_steps(std::make_shared<OneDevice>("cpu:0"), "adam", data_x());
+  const Model mirrored = train_20_steps(std::make_shared<MirroredStrategy>(virtual_devices(2)), "adam", data_x());
+  const Model multi = train_20_steps(mw, "adam", data_x());
+  EXPECT_LE(max_relative_difference(multi.get_weights(), mirrored.get_weights()), 1e-5);
+  EXPECT_LE(max_relative_difference(multi.get_weights(), one.get_weights()), 1e-2);
+  expect_same_on_every_worker(*mw, flat(multi.get_weights()), "mixed_bfloat16 weights");
+}
+
 TEST(MultiWorkerTest, LogsAreTheWholeGlobalBatchsOnEveryWorker) {
   auto mw = strategy();
   Model one = make_mlp();
