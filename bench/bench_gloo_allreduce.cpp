@@ -5,6 +5,7 @@
 // device on 127.0.0.1); osprey's side is a GlooGroup (its TCP rendezvous store), with and
 // without the per-call descriptor check. Sides alternate in rounds; rank 0 prints the median
 // per-call time and the ratios.
+#include <fmt/format.h>
 #include <gloo/allreduce.h>
 #include <gloo/math.h>
 #include <gloo/rendezvous/context.h>
@@ -17,7 +18,6 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
-#include <fmt/format.h>
 #include <functional>
 #include <vector>
 
@@ -57,8 +57,12 @@ int main(int argc, char** argv) {
   auto raw = std::make_shared<gloo::rendezvous::Context>(rank, 2);
   raw->connectFullMesh(store, device);
 
-  oc::GlooGroup group({.rank = rank, .size = 2, .rendezvous = fmt::format("127.0.0.1:{}", port), .hostname = "",
-                       .timeout = std::chrono::minutes(1), .check_calls = true});
+  oc::GlooGroup group({.rank = rank,
+                       .size = 2,
+                       .rendezvous = fmt::format("127.0.0.1:{}", port),
+                       .hostname = "",
+                       .timeout = std::chrono::minutes(1),
+                       .check_calls = true});
   auto checked = group.make_communicator("checked");
   auto unchecked = group.make_communicator("unchecked", false);
   // Each timed round starts together: a raw barrier-like all-reduce of one float first.
@@ -66,7 +70,8 @@ int main(int argc, char** argv) {
   auto sync = [&] {
     gloo::AllreduceOptions o(raw);
     o.setOutput(&token, 1);
-    o.setReduceFunction(static_cast<void (*)(void*, const void*, const void*, size_t)>(&gloo::sum<float>));
+    o.setReduceFunction(
+        static_cast<void (*)(void*, const void*, const void*, size_t)>(&gloo::sum<float>));
     gloo::allreduce(o);
   };
   auto time_calls = [&](int r, const std::function<void()>& fn) {
@@ -77,8 +82,8 @@ int main(int argc, char** argv) {
   };
   if (rank == 0) {
     fmt::print("2 processes on loopback; median us per call over {} rounds\n", rounds);
-    fmt::print("{:>10} {:>10} {:>10} {:>10} {:>9} {:>9}\n", "bytes", "raw Gloo", "osprey", "unchecked", "osp/raw",
-               "unch/raw");
+    fmt::print("{:>10} {:>10} {:>10} {:>10} {:>9} {:>9}\n", "bytes", "raw Gloo", "osprey",
+               "unchecked", "osp/raw", "unch/raw");
   }
   for (int64_t bytes = 4 << 10; bytes <= 16 << 20; bytes *= 4) {
     const size_t n = static_cast<size_t>(bytes / 4);
@@ -90,11 +95,14 @@ int main(int argc, char** argv) {
         gloo::AllreduceOptions o(raw);
         o.setAlgorithm(gloo::AllreduceOptions::Algorithm::RING);
         o.setOutput(a.data(), n);
-        o.setReduceFunction(static_cast<void (*)(void*, const void*, const void*, size_t)>(&gloo::sum<float>));
+        o.setReduceFunction(
+            static_cast<void (*)(void*, const void*, const void*, size_t)>(&gloo::sum<float>));
         gloo::allreduce(o);
       });
-      const double y = time_calls(r, [&] { checked->all_reduce(b.data(), static_cast<int64_t>(n), oc::ReduceOp::sum); });
-      const double z = time_calls(r, [&] { unchecked->all_reduce(c.data(), static_cast<int64_t>(n), oc::ReduceOp::sum); });
+      const double y = time_calls(
+          r, [&] { checked->all_reduce(b.data(), static_cast<int64_t>(n), oc::ReduceOp::sum); });
+      const double z = time_calls(
+          r, [&] { unchecked->all_reduce(c.data(), static_cast<int64_t>(n), oc::ReduceOp::sum); });
       std::fill(a.begin(), a.end(), 1.0f);
       std::fill(b.begin(), b.end(), 1.0f);
       std::fill(c.begin(), c.end(), 1.0f);
@@ -105,8 +113,8 @@ int main(int argc, char** argv) {
     }
     if (rank == 0) {
       const double mr = median(tr), mo = median(to), mu = median(tu);
-      fmt::print("{:>10} {:>10.1f} {:>10.1f} {:>10.1f} {:>9.3f} {:>9.3f}\n", bytes, mr * 1e6, mo * 1e6, mu * 1e6,
-                 mo / mr, mu / mr);
+      fmt::print("{:>10} {:>10.1f} {:>10.1f} {:>10.1f} {:>9.3f} {:>9.3f}\n", bytes, mr * 1e6,
+                 mo * 1e6, mu * 1e6, mo / mr, mu / mr);
     }
   }
   checked.reset();

@@ -8,11 +8,10 @@
 // accumulation). Rank 0 prints the median per-call time of each side and osprey/raw.
 // Not Google Benchmark: every rank must run exactly the same iterations, which its adaptive
 // iteration counts do not guarantee.
+#include <fmt/format.h>
 #include <mpi.h>
 
 #include <CLI/CLI.hpp>
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <chrono>
 #include <functional>
@@ -32,7 +31,8 @@ double time_calls(int reps, const std::function<void()>& fn) {
   MPI_Barrier(MPI_COMM_WORLD);
   const auto start = std::chrono::steady_clock::now();
   for (int i = 0; i < reps; ++i) fn();
-  const double local = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / reps;
+  const double local =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / reps;
   double slowest = 0.0;  // the collective is as fast as its slowest rank
   MPI_Allreduce(&local, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
   return slowest;
@@ -54,8 +54,8 @@ int main(int argc, char** argv) {
   const int rank = checked->rank(), size = checked->size();
   if (rank == 0) {
     fmt::print("{} ranks; median us per call over {} rounds\n", size, rounds);
-    fmt::print("{:>10} {:>10} {:>10} {:>10} {:>10} {:>9} {:>9} {:>9}\n", "bytes", "raw MPI", "osprey", "unchecked",
-               "bf16", "osp/raw", "unch/raw", "bf16/raw");
+    fmt::print("{:>10} {:>10} {:>10} {:>10} {:>10} {:>9} {:>9} {:>9}\n", "bytes", "raw MPI",
+               "osprey", "unchecked", "bf16", "osp/raw", "unch/raw", "bf16/raw");
   }
   for (int64_t bytes = 4 << 10; bytes <= 64 << 20; bytes *= 4) {
     const int64_t n = bytes / 4;
@@ -63,11 +63,15 @@ int main(int argc, char** argv) {
     const int r = bytes >= (1 << 20) ? std::max(5, reps / 6) : reps;
     std::vector<double> t_raw, t_osp, t_unch, t_bf16;
     for (int round = 0; round <= rounds; ++round) {  // round 0 warms up (page faults, connections)
-      const double tr = time_calls(r, [&] { MPI_Allreduce(MPI_IN_PLACE, a.data(), static_cast<int>(n), MPI_FLOAT,
-                                                          MPI_SUM, raw); });
-      const double to = time_calls(r, [&] { checked->all_reduce(b.data(), n, osprey::comm::ReduceOp::sum); });
-      const double tu = time_calls(r, [&] { unchecked->all_reduce(c.data(), n, osprey::comm::ReduceOp::sum); });
-      const double tb = time_calls(r, [&] { checked->all_reduce_bf16(d.data(), n, osprey::comm::ReduceOp::sum); });
+      const double tr = time_calls(r, [&] {
+        MPI_Allreduce(MPI_IN_PLACE, a.data(), static_cast<int>(n), MPI_FLOAT, MPI_SUM, raw);
+      });
+      const double to =
+          time_calls(r, [&] { checked->all_reduce(b.data(), n, osprey::comm::ReduceOp::sum); });
+      const double tu =
+          time_calls(r, [&] { unchecked->all_reduce(c.data(), n, osprey::comm::ReduceOp::sum); });
+      const double tb = time_calls(
+          r, [&] { checked->all_reduce_bf16(d.data(), n, osprey::comm::ReduceOp::sum); });
       if (round == 0) continue;
       t_raw.push_back(tr);
       t_osp.push_back(to);
@@ -81,8 +85,8 @@ int main(int argc, char** argv) {
     }
     const double mr = median(t_raw), mo = median(t_osp), mu = median(t_unch), mb = median(t_bf16);
     if (rank == 0) {
-      fmt::print("{:>10} {:>10.1f} {:>10.1f} {:>10.1f} {:>10.1f} {:>9.3f} {:>9.3f} {:>9.3f}\n", bytes, mr * 1e6,
-                 mo * 1e6, mu * 1e6, mb * 1e6, mo / mr, mu / mr, mb / mr);
+      fmt::print("{:>10} {:>10.1f} {:>10.1f} {:>10.1f} {:>10.1f} {:>9.3f} {:>9.3f} {:>9.3f}\n",
+                 bytes, mr * 1e6, mo * 1e6, mu * 1e6, mb * 1e6, mo / mr, mu / mr, mb / mr);
     }
   }
   MPI_Comm_free(&raw);

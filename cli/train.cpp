@@ -7,13 +7,13 @@
 #include "cli/subcommands.h"
 #include "osprey/core/error.h"
 #include "osprey/core/rng.h"
+#include "osprey/data/fashion_mnist.h"
 #include "osprey/distribute/devices.h"
 #include "osprey/distribute/mirrored_strategy.h"
 #include "osprey/distribute/multi_worker_mirrored_strategy.h"
 #include "osprey/distribute/one_device_strategy.h"
-#include "osprey/precision/dtype_policy.h"
-#include "osprey/data/fashion_mnist.h"
 #include "osprey/optim/factory.h"
+#include "osprey/precision/dtype_policy.h"
 #include "osprey/tensor/ops.h"
 #include "osprey/train/fashion_mnist_models.h"
 #include "osprey/train/model.h"
@@ -40,15 +40,18 @@ struct TrainArgs {
 // The strategy the options name; a multi-worker one connects the workers here (a collective).
 std::shared_ptr<const train::Strategy> make_strategy(const TrainArgs& a) {
   if (a.strategy == "one_device") {
-    OSPREY_CHECK(a.devices == 1, "osprey train: --devices {} needs --strategy mirrored or multi_worker", a.devices);
+    OSPREY_CHECK(a.devices == 1,
+                 "osprey train: --devices {} needs --strategy mirrored or multi_worker", a.devices);
     return std::make_shared<distribute::OneDevice>("cpu:0");
   }
   OSPREY_CHECK(a.compression == "none" || a.strategy == "multi_worker",
-               "osprey train: --compression compresses what workers send each other; it needs --strategy multi_worker");
+               "osprey train: --compression compresses what workers send each other; it needs "
+               "--strategy multi_worker");
   const auto devices = distribute::virtual_devices(a.devices);
   if (a.strategy == "mirrored") return std::make_shared<distribute::MirroredStrategy>(devices);
   return std::make_shared<distribute::MultiWorkerMirroredStrategy>(
-      devices, distribute::MultiWorkerOptions{.communication = a.communication, .compression = a.compression});
+      devices, distribute::MultiWorkerOptions{.communication = a.communication,
+                                              .compression = a.compression});
 }
 
 void run(const TrainArgs& a) {
@@ -68,8 +71,9 @@ void run(const TrainArgs& a) {
   std::shared_ptr<optim::Optimizer> opt = optim::get(a.optimizer);
   opt->set_learning_rate(a.lr);
   model.compile(opt, "sparse_categorical_crossentropy", {"accuracy"}, {.strategy = strategy});
-  model.fit(data.train.x, data.train.y,
-            {.batch_size = a.batch_size, .epochs = a.epochs, .verbose = chief ? 1 : 0, .seed = a.seed});
+  model.fit(
+      data.train.x, data.train.y,
+      {.batch_size = a.batch_size, .epochs = a.epochs, .verbose = chief ? 1 : 0, .seed = a.seed});
   const train::Logs test = model.evaluate(data.test.x, data.test.y, {.batch_size = 256});
   if (!chief) return;  // the chief reports and saves (workers hold the same weights)
   fmt::print("test loss: {:.4f} - test accuracy: {:.4f}\n", test.at("loss"), test.at("accuracy"));
@@ -100,8 +104,9 @@ void run_predict(const EvalArgs& a) {
   const Tensor classes = argmax(probs, -1);
   for (int64_t i = 0; i < n; ++i) {
     const auto c = static_cast<int64_t>(classes.at({i}));
-    fmt::print("{}: predicted {} ({}), p={:.3f}, true {}\n", i, c, datasets::fashion_mnist::kClassNames[c],
-               probs.at({i, c}), static_cast<int64_t>(data.test.y.at({i})));
+    fmt::print("{}: predicted {} ({}), p={:.3f}, true {}\n", i, c,
+               datasets::fashion_mnist::kClassNames[c], probs.at({i, c}),
+               static_cast<int64_t>(data.test.y.at({i})));
   }
 }
 }  // namespace
@@ -109,7 +114,8 @@ void run_predict(const EvalArgs& a) {
 void add_train(CLI::App& app) {
   auto args = std::make_shared<TrainArgs>();
   auto* cmd = app.add_subcommand("train", "Train a model on Fashion-MNIST");
-  cmd->add_option("--model", args->model, "mlp (784-512-256-10) or cnn")->check(CLI::IsMember({"mlp", "cnn"}));
+  cmd->add_option("--model", args->model, "mlp (784-512-256-10) or cnn")
+      ->check(CLI::IsMember({"mlp", "cnn"}));
   cmd->add_option("--epochs", args->epochs, "Epochs")->check(CLI::PositiveNumber);
   cmd->add_option("--batch-size", args->batch_size, "Batch size")->check(CLI::PositiveNumber);
   cmd->add_option("--optimizer", args->optimizer, "sgd, adam, adamw or rmsprop");
@@ -117,13 +123,17 @@ void add_train(CLI::App& app) {
   cmd->add_option("--seed", args->seed, "Random seed");
   cmd->add_option("--data", args->data, "Directory with the Fashion-MNIST IDX files");
   cmd->add_option("--output", args->output, "Directory to save the trained model in ('' to skip)");
-  cmd->add_option("--strategy", args->strategy, "one_device, mirrored (in-process replicas) or multi_worker "
+  cmd->add_option("--strategy", args->strategy,
+                  "one_device, mirrored (in-process replicas) or multi_worker "
                   "(processes started by osprey launch, mpirun, srun or OSPREY_CONFIG/TF_CONFIG)")
       ->check(CLI::IsMember({"one_device", "mirrored", "multi_worker"}));
-  cmd->add_option("--devices", args->devices, "Replicas (virtual CPU devices) per worker")->check(CLI::PositiveNumber);
-  cmd->add_option("--dtype-policy", args->dtype_policy, "float32, mixed_float16, mixed_bfloat16, float16 or bfloat16")
+  cmd->add_option("--devices", args->devices, "Replicas (virtual CPU devices) per worker")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--dtype-policy", args->dtype_policy,
+                  "float32, mixed_float16, mixed_bfloat16, float16 or bfloat16")
       ->check(CLI::IsMember({"float32", "mixed_float16", "mixed_bfloat16", "float16", "bfloat16"}));
-  cmd->add_option("--compression", args->compression, "Gradients between workers: none or bf16 (f32 accumulation)")
+  cmd->add_option("--compression", args->compression,
+                  "Gradients between workers: none or bf16 (f32 accumulation)")
       ->check(CLI::IsMember({"none", "bf16"}));
   cmd->add_option("--communication", args->communication, "Between workers: auto, mpi or gloo")
       ->check(CLI::IsMember({"auto", "mpi", "gloo"}));
@@ -132,16 +142,20 @@ void add_train(CLI::App& app) {
 
 void add_evaluate(CLI::App& app) {
   auto args = std::make_shared<EvalArgs>();
-  auto* cmd = app.add_subcommand("evaluate", "Evaluate a saved model on the Fashion-MNIST test split");
-  cmd->add_option("dir", args->dir, "A directory written by osprey train / Model::save")->required();
+  auto* cmd =
+      app.add_subcommand("evaluate", "Evaluate a saved model on the Fashion-MNIST test split");
+  cmd->add_option("dir", args->dir, "A directory written by osprey train / Model::save")
+      ->required();
   cmd->add_option("--data", args->data, "Directory with the Fashion-MNIST IDX files");
   cmd->callback([args] { run_evaluate(*args); });
 }
 
 void add_predict(CLI::App& app) {
   auto args = std::make_shared<EvalArgs>();
-  auto* cmd = app.add_subcommand("predict", "Print a saved model's predictions for the first test images");
-  cmd->add_option("dir", args->dir, "A directory written by osprey train / Model::save")->required();
+  auto* cmd =
+      app.add_subcommand("predict", "Print a saved model's predictions for the first test images");
+  cmd->add_option("dir", args->dir, "A directory written by osprey train / Model::save")
+      ->required();
   cmd->add_option("--count", args->count, "How many test images")->check(CLI::PositiveNumber);
   cmd->add_option("--data", args->data, "Directory with the Fashion-MNIST IDX files");
   cmd->callback([args] { run_predict(*args); });

@@ -16,7 +16,8 @@ inline constexpr const char* kSharedCoreSpinCount = "1000";
 
 // The variable to pass on: the user's OMP_WAIT_POLICY or GOMP_SPINCOUNT when set (either may be
 // null), else GOMP_SPINCOUNT=kSharedCoreSpinCount.
-inline std::pair<std::string, std::string> wait_setting(const char* user_wait_policy, const char* user_spin_count) {
+inline std::pair<std::string, std::string> wait_setting(const char* user_wait_policy,
+                                                        const char* user_spin_count) {
   if (user_wait_policy != nullptr) return {"OMP_WAIT_POLICY", user_wait_policy};
   if (user_spin_count != nullptr) return {"GOMP_SPINCOUNT", user_spin_count};
   return {"GOMP_SPINCOUNT", kSharedCoreSpinCount};

@@ -2,7 +2,6 @@
 // `osprey launch -n 2 -- example_multi_worker` (or mpirun, srun, OSPREY_CONFIG on each host) the
 // same program trains on every worker. Small synthetic data, so it runs anywhere in a second.
 #include <fmt/format.h>
-
 #include <osprey/osprey.h>
 
 namespace os = osprey;
@@ -14,14 +13,17 @@ int main() {
   os::Model model;
   {
     auto scope = strategy.scope();
-    model = os::Sequential({os::layers::Dense(16, "relu"), os::layers::Dense(1)}, {.input_shape = {8}});
+    model =
+        os::Sequential({os::layers::Dense(16, "relu"), os::layers::Dense(1)}, {.input_shape = {8}});
     model.compile("adam", "mse");
   }
   // The batch size is global: 32 rows per replica.
-  auto history = model.fit(x, y, {.batch_size = 32 * strategy.num_replicas_in_sync(), .epochs = 20, .verbose = 0});
+  auto history = model.fit(
+      x, y, {.batch_size = 32 * strategy.num_replicas_in_sync(), .epochs = 20, .verbose = 0});
   if (strategy.is_chief()) {
-    fmt::print("{} replicas in sync on {} workers: loss {:.4f} -> {:.4f}\n", strategy.num_replicas_in_sync(),
-               strategy.num_workers(), history.history["loss"].front(), history.history["loss"].back());
+    fmt::print("{} replicas in sync on {} workers: loss {:.4f} -> {:.4f}\n",
+               strategy.num_replicas_in_sync(), strategy.num_workers(),
+               history.history["loss"].front(), history.history["loss"].back());
   }
   return history.history["loss"].back() < history.history["loss"].front() ? 0 : 1;
 }

@@ -4,7 +4,6 @@
 // (OneDevice, and MirroredStrategy on 2 virtual devices) from the same initial weights and data,
 // and checks that its multi-worker weights match them and are bitwise the other rank's.
 #include <gtest/gtest.h>
-
 #include <unistd.h>
 
 #include <cmath>
@@ -39,7 +38,9 @@ using testing::max_relative_difference;
 std::shared_ptr<MultiWorkerMirroredStrategy> strategy(const std::string& compression = "none") {
   static std::map<std::string, std::shared_ptr<MultiWorkerMirroredStrategy>> made;
   auto& s = made[compression];
-  if (!s) s = std::make_shared<MultiWorkerMirroredStrategy>(std::vector<std::string>{}, MultiWorkerOptions{.compression = compression});
+  if (!s)
+    s = std::make_shared<MultiWorkerMirroredStrategy>(
+        std::vector<std::string>{}, MultiWorkerOptions{.compression = compression});
   return s;
 }
 
@@ -59,10 +60,12 @@ std::vector<float> flat(const std::vector<Tensor>& ws) {
 }
 
 // This worker's values against every other worker's, bit for bit.
-void expect_same_on_every_worker(const MultiWorkerMirroredStrategy& s, std::vector<float> mine, const char* what) {
+void expect_same_on_every_worker(const MultiWorkerMirroredStrategy& s, std::vector<float> mine,
+                                 const char* what) {
   const int n = s.num_workers();
   std::vector<float> all(mine.size() * static_cast<size_t>(n));
-  s.worker_group()->outputs()->all_gather(mine.data(), all.data(), static_cast<int64_t>(mine.size()));
+  s.worker_group()->outputs()->all_gather(mine.data(), all.data(),
+                                          static_cast<int64_t>(mine.size()));
   for (int w = 0; w < n; ++w) {
     const std::vector<float> theirs(all.begin() + static_cast<int64_t>(mine.size()) * w,
                                     all.begin() + static_cast<int64_t>(mine.size()) * (w + 1));
@@ -77,7 +80,8 @@ TEST(MultiWorkerTest, TwoWorkersMatchOneDeviceAndOneWorkerWithTwoReplicas) {
   EXPECT_EQ(mw->num_replicas_in_sync(), 2);
   for (const std::string opt : {"sgd", "adam"}) {
     const Model one = train_20_steps(std::make_shared<OneDevice>("cpu:0"), opt, data_x());
-    const Model mirrored = train_20_steps(std::make_shared<MirroredStrategy>(virtual_devices(2)), opt, data_x());
+    const Model mirrored =
+        train_20_steps(std::make_shared<MirroredStrategy>(virtual_devices(2)), opt, data_x());
     const Model multi = train_20_steps(mw, opt, data_x());
     ASSERT_GT(testing::max_abs_difference(one.get_weights(), initial_weights()), 1e-3) << opt;
     EXPECT_LE(max_relative_difference(multi.get_weights(), one.get_weights()), 1e-5) << opt;
@@ -92,7 +96,8 @@ TEST(MultiWorkerTest, TwoWorkersOfTwoReplicasMatchOneDeviceAndFourReplicas) {
   static auto mw2 = std::make_shared<MultiWorkerMirroredStrategy>(virtual_devices(2));
   ASSERT_EQ(mw2->num_replicas_in_sync(), 4);
   const Model one = train_20_steps(std::make_shared<OneDevice>("cpu:0"), "adam", data_x());
-  const Model four = train_20_steps(std::make_shared<MirroredStrategy>(virtual_devices(4)), "adam", data_x());
+  const Model four =
+      train_20_steps(std::make_shared<MirroredStrategy>(virtual_devices(4)), "adam", data_x());
   const Model multi = train_20_steps(mw2, "adam", data_x());
   EXPECT_LE(max_relative_difference(multi.get_weights(), one.get_weights()), 1e-5);
   EXPECT_LE(max_relative_difference(multi.get_weights(), four.get_weights()), 1e-5);
@@ -106,12 +111,14 @@ TEST(MultiWorkerTest, TwoWorkersOfTwoReplicasMatchOneDeviceAndFourReplicas) {
 TEST(MultiWorkerTest, SynchronizedBatchNormUsesTheGlobalBatchAcrossWorkers) {
   auto mw = strategy();
   Tensor x = data_x().clone();
-  for (int64_t i = 0; i < x.numel(); ++i) x.data<float>()[i] += 0.5f * static_cast<float>((i / 5) % 8);
+  for (int64_t i = 0; i < x.numel(); ++i)
+    x.data<float>()[i] += 0.5f * static_cast<float>((i / 5) % 8);
   const auto train = [&](const StrategyPtr& s) {
     nn::clear_session();
-    Model m = Sequential({layers::Dense(4), layers::BatchNormalization({.momentum = 0.5, .synchronized = true}),
-                          layers::Dense(3)},
-                         {.input_shape = {5}});
+    Model m = Sequential(
+        {layers::Dense(4), layers::BatchNormalization({.momentum = 0.5, .synchronized = true}),
+         layers::Dense(3)},
+        {.input_shape = {5}});
     static const std::vector<Tensor> w0 = m.get_weights();
     m.set_weights(w0);
     m.compile("sgd", "mse", {}, {.strategy = s});
@@ -122,7 +129,8 @@ TEST(MultiWorkerTest, SynchronizedBatchNormUsesTheGlobalBatchAcrossWorkers) {
   const Model multi = train(mw);
   const std::vector<Tensor> w = multi.get_weights(), w1 = one.get_weights();
   for (size_t i = 0; i < w.size(); ++i) {
-    if (i == 1) continue;  // the first Dense's bias: zero gradient in exact arithmetic, rounding noise
+    if (i == 1)
+      continue;  // the first Dense's bias: zero gradient in exact arithmetic, rounding noise
     EXPECT_LE(max_relative_difference({w[i]}, {w1[i]}), 1e-5) << "weight " << i;
   }
   expect_same_on_every_worker(*mw, flat(w), "synchronized BatchNormalization weights");
@@ -135,7 +143,8 @@ TEST(MultiWorkerTest, MixedBfloat16MatchesTwoInProcessReplicasUnderTheSamePolicy
   auto mw = strategy();
   precision::DTypePolicyScope policy("mixed_bfloat16");
   const Model one = train_20_steps(std::make_shared<OneDevice>("cpu:0"), "adam", data_x());
-  const Model mirrored = train_20_steps(std::make_shared<MirroredStrategy>(virtual_devices(2)), "adam", data_x());
+  const Model mirrored =
+      train_20_steps(std::make_shared<MirroredStrategy>(virtual_devices(2)), "adam", data_x());
   const Model multi = train_20_steps(mw, "adam", data_x());
   EXPECT_LE(max_relative_difference(multi.get_weights(), mirrored.get_weights()), 1e-5);
   EXPECT_LE(max_relative_difference(multi.get_weights(), one.get_weights()), 1e-2);
@@ -147,13 +156,16 @@ TEST(MultiWorkerTest, LogsAreTheWholeGlobalBatchsOnEveryWorker) {
   Model one = make_mlp();
   one.set_weights(initial_weights());
   one.compile("sgd", "mse", {"mae"}, {.strategy = std::make_shared<OneDevice>("cpu:0")});
-  const auto h1 = one.fit(data_x(), data_y(), {.batch_size = 8, .epochs = 2, .verbose = 0, .shuffle = false});
+  const auto h1 =
+      one.fit(data_x(), data_y(), {.batch_size = 8, .epochs = 2, .verbose = 0, .shuffle = false});
   Model multi = make_mlp();
   multi.set_weights(initial_weights());
   multi.compile("sgd", "mse", {"mae"}, {.strategy = mw});
-  const auto hm = multi.fit(data_x(), data_y(), {.batch_size = 8, .epochs = 2, .verbose = 0, .shuffle = false});
+  const auto hm =
+      multi.fit(data_x(), data_y(), {.batch_size = 8, .epochs = 2, .verbose = 0, .shuffle = false});
   for (const char* key : {"loss", "mae"}) {
-    for (size_t e = 0; e < 2; ++e) EXPECT_NEAR(hm.history.at(key)[e], h1.history.at(key)[e], 1e-5) << key;
+    for (size_t e = 0; e < 2; ++e)
+      EXPECT_NEAR(hm.history.at(key)[e], h1.history.at(key)[e], 1e-5) << key;
   }
   expect_same_on_every_worker(*mw, {static_cast<float>(hm.history.at("loss")[1])}, "loss");
 }
@@ -187,28 +199,31 @@ TEST(MultiWorkerTest, MixedFloat16OverflowOnOneWorkerIsSkippedByAllWorkers) {
   EXPECT_EQ(lso->skipped_steps(), 1);
   EXPECT_EQ(lso->scale(), lso_one->scale());
   EXPECT_LE(max_relative_difference(multi.get_weights(), one.get_weights()), 1e-3);
-  expect_same_on_every_worker(*mw, {static_cast<float>(lso->skipped_steps()), static_cast<float>(lso->scale())},
-                              "loss scale");
+  expect_same_on_every_worker(
+      *mw, {static_cast<float>(lso->skipped_steps()), static_cast<float>(lso->scale())},
+      "loss scale");
   expect_same_on_every_worker(*mw, flat(multi.get_weights()), "mixed_float16 weights");
 }
 
 // auto_shard_policy "off": each worker feeds its own share. Batches of 4 sharded 2 ways give worker
 // w rows [8k + 4w, 8k + 4w + 4) at step k: together, single-device training's batch k of 8.
 TEST(MultiWorkerTest, PerWorkerInputsWithShardingOffEqualTheGlobalBatches) {
-  static auto off = std::make_shared<MultiWorkerMirroredStrategy>(std::vector<std::string>{},
-                                                                  MultiWorkerOptions{.auto_shard_policy = "off"});
+  static auto off = std::make_shared<MultiWorkerMirroredStrategy>(
+      std::vector<std::string>{}, MultiWorkerOptions{.auto_shard_policy = "off"});
   const auto h_one = [] {
     Model one = make_mlp();
     one.set_weights(initial_weights());
     one.compile("adam", "mse", {"mae"}, {.strategy = std::make_shared<OneDevice>("cpu:0")});
-    auto h = one.fit(data_x(), data_y(), {.batch_size = 8, .epochs = 1, .verbose = 0, .shuffle = false});
+    auto h =
+        one.fit(data_x(), data_y(), {.batch_size = 8, .epochs = 1, .verbose = 0, .shuffle = false});
     return std::make_pair(one.get_weights(), h);
   }();
   Model multi = make_mlp();
   multi.set_weights(initial_weights());
   multi.compile("adam", "mse", {"mae"}, {.strategy = off});
-  const data::Dataset mine =
-      data::Dataset::from_tensors({data_x(), data_y()}).batch(4).shard(off->num_workers(), off->worker_rank());
+  const data::Dataset mine = data::Dataset::from_tensors({data_x(), data_y()})
+                                 .batch(4)
+                                 .shard(off->num_workers(), off->worker_rank());
   const auto h = multi.fit(mine, {.epochs = 1, .verbose = 0});
   EXPECT_LE(max_relative_difference(multi.get_weights(), h_one.first), 1e-5);
   EXPECT_NEAR(h.history.at("loss")[0], h_one.second.history.at("loss")[0], 1e-6);
@@ -221,7 +236,8 @@ TEST(MultiWorkerTest, FileShardingIsRefusedForSourcesThatAreNotOneFilePerShard) 
     MultiWorkerMirroredStrategy s({}, {.auto_shard_policy = "file"});
     FAIL() << "no error";
   } catch (const ValueError& e) {
-    EXPECT_NE(std::string(e.what()).find("auto_shard_policy 'file' shards by input file"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("auto_shard_policy 'file' shards by input file"),
+              std::string::npos);
   }
 }
 
@@ -237,7 +253,8 @@ TEST(MultiWorkerTest, WorkersThatBuiltDifferentModelsFailAtTheFirstStepNamingThe
     m.fit(data_x(), data_y(), {.batch_size = 8, .epochs = 1, .verbose = 0});
     FAIL() << "no error";
   } catch (const ValueError& e) {
-    EXPECT_NE(std::string(e.what()).find("trainable variable 0 differs between worker"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("trainable variable 0 differs between worker"),
+              std::string::npos)
         << e.what();
   }
 }
@@ -247,11 +264,14 @@ TEST(MultiWorkerTest, AnIndivisibleGlobalBatchNamesBothNumbers) {
   Model m = make_mlp();
   m.compile("sgd", "mse", {}, {.strategy = mw});
   try {
-    m.fit(data_x().narrow(0, 0, 9), data_y().narrow(0, 0, 9), {.batch_size = 9, .epochs = 1, .verbose = 0});
+    m.fit(data_x().narrow(0, 0, 9), data_y().narrow(0, 0, 9),
+          {.batch_size = 9, .epochs = 1, .verbose = 0});
     FAIL() << "no error";
   } catch (const ValueError& e) {
-    EXPECT_NE(std::string(e.what()).find("the global batch size 9 is not divisible by the 2 replicas in sync"),
-              std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(
+                  "the global batch size 9 is not divisible by the 2 replicas in sync"),
+              std::string::npos)
+        << e.what();
   }
 }
 
@@ -267,7 +287,8 @@ class MpiCommunicatorTest : public ::testing::Test {
 
 std::vector<float> rank_values(int rank, int n) {
   std::vector<float> v(static_cast<size_t>(n));
-  for (int i = 0; i < n; ++i) v[static_cast<size_t>(i)] = 0.1f * static_cast<float>(i + 1) + 1.37f * rank - 0.5f;
+  for (int i = 0; i < n; ++i)
+    v[static_cast<size_t>(i)] = 0.1f * static_cast<float>(i + 1) + 1.37f * rank - 0.5f;
   return v;
 }
 
@@ -286,7 +307,9 @@ TEST_F(MpiCommunicatorTest, AllReduceSumAndMeanAreTheRankOrderSumOnEveryRank) {
     std::vector<float> all(v.size() * static_cast<size_t>(size));
     c_->all_gather(v.data(), all.data(), kN);
     for (int q = 0; q < size; ++q) {
-      EXPECT_EQ(std::memcmp(all.data() + static_cast<size_t>(q) * kN, v.data(), v.size() * sizeof(float)), 0)
+      EXPECT_EQ(
+          std::memcmp(all.data() + static_cast<size_t>(q) * kN, v.data(), v.size() * sizeof(float)),
+          0)
           << "rank " << q << " got other bits";
     }
   }
@@ -316,7 +339,8 @@ TEST_F(MpiCommunicatorTest, ACountMismatchIsTheSameErrorOnEveryRank) {
     c_->all_reduce(v.data(), c_->rank() == 0 ? 10 : 12, comm::ReduceOp::sum);
     FAIL() << "no error";
   } catch (const ValueError& e) {
-    EXPECT_EQ(std::string(e.what()), "Communicator::all_reduce: rank 0 passed 10 elements but rank 1 passed 12");
+    EXPECT_EQ(std::string(e.what()),
+              "Communicator::all_reduce: rank 0 passed 10 elements but rank 1 passed 12");
   }
   c_->barrier();  // the communicator is still usable
 }
@@ -331,7 +355,8 @@ TEST_F(MpiCommunicatorTest, ADifferentCollectiveIsTheSameErrorOnEveryRank) {
     }
     FAIL() << "no error";
   } catch (const ValueError& e) {
-    EXPECT_EQ(std::string(e.what()), "Communicator: rank 0 called broadcast but rank 1 called all_reduce");
+    EXPECT_EQ(std::string(e.what()),
+              "Communicator: rank 0 called broadcast but rank 1 called all_reduce");
   }
 }
 
@@ -349,7 +374,9 @@ TEST_F(MpiCommunicatorTest, PointToPointAndARecvOfAnotherCount) {
       c_->recv(in.data(), 2, 0, 5);
       FAIL() << "no error";
     } catch (const ValueError& e) {
-      EXPECT_EQ(std::string(e.what()), "Communicator::recv: rank 1 expected 2 elements from rank 0 (tag 5) but 3 were sent");
+      EXPECT_EQ(
+          std::string(e.what()),
+          "Communicator::recv: rank 1 expected 2 elements from rank 0 (tag 5) but 3 were sent");
     }
   }
   c_->barrier();
@@ -370,13 +397,15 @@ class DieAtBatch : public train::Callback {
 
 TEST(MultiWorkerTest, AWorkerThatDiesMakesTheOthersFailNamingIt) {
   const char* die = std::getenv("OSPREY_TEST_DIE");
-  if (die == nullptr || std::string(die) != "1") GTEST_SKIP() << "run by run_config_job.sh with OSPREY_TEST_DIE=1";
+  if (die == nullptr || std::string(die) != "1")
+    GTEST_SKIP() << "run by run_config_job.sh with OSPREY_TEST_DIE=1";
   auto mw = strategy();
   try {
     train_20_steps(mw, "sgd", data_x(), nullptr, {std::make_shared<DieAtBatch>(mw->worker_rank())});
     FAIL() << "worker 0 trained on without worker 1";
   } catch (const DistributedError& e) {
-    EXPECT_NE(std::string(e.what()).find("rank 1 died or left the job"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("rank 1 died or left the job"), std::string::npos)
+        << e.what();
   }
 }
 

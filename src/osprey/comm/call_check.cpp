@@ -7,12 +7,18 @@ namespace osprey::comm {
 
 std::string_view to_string(CallKind kind) noexcept {
   switch (kind) {
-    case CallKind::all_reduce: return "all_reduce";
-    case CallKind::reduce_scatter: return "reduce_scatter";
-    case CallKind::all_gather: return "all_gather";
-    case CallKind::broadcast: return "broadcast";
-    case CallKind::barrier: return "barrier";
-    case CallKind::all_reduce_bf16: return "all_reduce_bf16";
+    case CallKind::all_reduce:
+      return "all_reduce";
+    case CallKind::reduce_scatter:
+      return "reduce_scatter";
+    case CallKind::all_gather:
+      return "all_gather";
+    case CallKind::broadcast:
+      return "broadcast";
+    case CallKind::barrier:
+      return "barrier";
+    case CallKind::all_reduce_bf16:
+      return "all_reduce_bf16";
   }
   return "unknown collective";
 }
@@ -24,26 +30,29 @@ void check_same_call(std::span<const CallDescriptor> descriptors, int group_size
   for (size_t q = 1; q < descriptors.size(); ++q) {
     const CallDescriptor& o = descriptors[q];
     if (o.kind != first.kind) {
-      OSPREY_THROW(ValueError, "Communicator: rank 0 called {} but rank {} called {}", name(first.kind), q,
-                   name(o.kind));
+      OSPREY_THROW(ValueError, "Communicator: rank 0 called {} but rank {} called {}",
+                   name(first.kind), q, name(o.kind));
     }
     if (o.count != first.count) {
-      OSPREY_THROW(ValueError, "Communicator::{}: rank 0 passed {} elements but rank {} passed {}", name(first.kind),
-                   first.count, q, o.count);
+      OSPREY_THROW(ValueError, "Communicator::{}: rank 0 passed {} elements but rank {} passed {}",
+                   name(first.kind), first.count, q, o.count);
     }
     if (o.op != first.op) {
-      OSPREY_THROW(ValueError, "Communicator::{}: rank 0 asked for {} but rank {} for {}", name(first.kind),
-                   op_name(first.op), q, op_name(o.op));
+      OSPREY_THROW(ValueError, "Communicator::{}: rank 0 asked for {} but rank {} for {}",
+                   name(first.kind), op_name(first.op), q, op_name(o.op));
     }
     if (o.root != first.root) {
-      OSPREY_THROW(ValueError, "Communicator::broadcast: rank 0 named root {} but rank {} named root {}", first.root, q,
-                   o.root);
+      OSPREY_THROW(ValueError,
+                   "Communicator::broadcast: rank 0 named root {} but rank {} named root {}",
+                   first.root, q, o.root);
     }
   }
-  OSPREY_CHECK(first.count >= 0, "Communicator::{}: count must be non-negative. Received: {}", name(first.kind),
-               first.count);
-  OSPREY_CHECK(first.kind != static_cast<int64_t>(CallKind::broadcast) || (first.root >= 0 && first.root < group_size),
-               "Communicator::broadcast: root {} is not a rank of a group of size {}", first.root, group_size);
+  OSPREY_CHECK(first.count >= 0, "Communicator::{}: count must be non-negative. Received: {}",
+               name(first.kind), first.count);
+  OSPREY_CHECK(first.kind != static_cast<int64_t>(CallKind::broadcast) ||
+                   (first.root >= 0 && first.root < group_size),
+               "Communicator::broadcast: root {} is not a rank of a group of size {}", first.root,
+               group_size);
 }
 
 }  // namespace osprey::comm

@@ -13,7 +13,14 @@
 
 namespace osprey::comm {
 
-enum class CallKind : int64_t { all_reduce = 1, reduce_scatter, all_gather, broadcast, barrier, all_reduce_bf16 };
+enum class CallKind : int64_t {
+  all_reduce = 1,
+  reduce_scatter,
+  all_gather,
+  broadcast,
+  barrier,
+  all_reduce_bf16
+};
 std::string_view to_string(CallKind kind) noexcept;
 
 // Plain int64s, so a backend can move them as one small buffer.

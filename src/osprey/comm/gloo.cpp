@@ -27,10 +27,13 @@ namespace {
 class StoreAdapter final : public gloo::rendezvous::Store {
  public:
   explicit StoreAdapter(TcpStore& store) : store_(store) {}
-  void set(const std::string& key, const std::vector<char>& data) override { store_.set(key, data); }
+  void set(const std::string& key, const std::vector<char>& data) override {
+    store_.set(key, data);
+  }
   std::vector<char> get(const std::string& key) override { return store_.get(key); }
   void wait(const std::vector<std::string>& keys) override { store_.wait(keys); }
-  void wait(const std::vector<std::string>& keys, const std::chrono::milliseconds& timeout) override {
+  void wait(const std::vector<std::string>& keys,
+            const std::chrono::milliseconds& timeout) override {
     store_.wait(keys, timeout);
   }
 
@@ -43,10 +46,11 @@ std::pair<std::string, int> split_address(const std::string& address) {
   OSPREY_CHECK(colon != std::string::npos && colon > 0 && colon + 1 < address.size(),
                "GlooGroup: rendezvous must be host:port. Received: '{}'", address);
   std::string host = address.substr(0, colon);
-  if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']')
+    host = host.substr(1, host.size() - 2);
   const int port = std::atoi(address.c_str() + colon + 1);
-  OSPREY_CHECK(port >= 1 && port <= 65535, "GlooGroup: the port of rendezvous '{}' must be between 1 and 65535",
-               address);
+  OSPREY_CHECK(port >= 1 && port <= 65535,
+               "GlooGroup: the port of rendezvous '{}' must be between 1 and 65535", address);
   return {host, port};
 }
 
@@ -54,8 +58,12 @@ constexpr uint64_t kP2PSlot = uint64_t{1} << 40;  // point-to-point slots, far f
 
 class GlooCommunicator final : public Communicator {
  public:
-  GlooCommunicator(std::shared_ptr<gloo::rendezvous::Context> context, TcpStore& store, const GlooOptions& options)
-      : ctx_(std::move(context)), store_(store), timeout_(options.timeout), check_calls_(options.check_calls) {
+  GlooCommunicator(std::shared_ptr<gloo::rendezvous::Context> context, TcpStore& store,
+                   const GlooOptions& options)
+      : ctx_(std::move(context)),
+        store_(store),
+        timeout_(options.timeout),
+        check_calls_(options.check_calls) {
     calls_.resize(static_cast<size_t>(ctx_->size));
   }
   ~GlooCommunicator() override {
@@ -76,7 +84,8 @@ class GlooCommunicator final : public Communicator {
       gloo::AllreduceOptions opts(ctx_);
       opts.setAlgorithm(gloo::AllreduceOptions::Algorithm::RING);
       opts.setOutput(data, static_cast<size_t>(count));
-      opts.setReduceFunction(static_cast<void (*)(void*, const void*, const void*, size_t)>(&gloo::sum<float>));
+      opts.setReduceFunction(
+          static_cast<void (*)(void*, const void*, const void*, size_t)>(&gloo::sum<float>));
       opts.setTimeout(timeout_);
       gloo::allreduce(opts);
     });
@@ -91,7 +100,8 @@ class GlooCommunicator final : public Communicator {
     const auto total = static_cast<size_t>(block * n);
     send_.assign(total, 0);
     recv_.resize(total);
-    for (int64_t i = 0; i < count; ++i) send_[static_cast<size_t>(i)] = detail::f32_to_bf16_bits(data[i]);
+    for (int64_t i = 0; i < count; ++i)
+      send_[static_cast<size_t>(i)] = detail::f32_to_bf16_bits(data[i]);
     run("all_reduce_bf16", [&] {
       gloo::AlltoallOptions opts(ctx_);
       opts.setInput(send_.data(), total);
@@ -101,7 +111,8 @@ class GlooCommunicator final : public Communicator {
     });
     for (int64_t i = 0; i < block; ++i) {
       float acc = detail::bf16_bits_to_f32(recv_[static_cast<size_t>(i)]);
-      for (int q = 1; q < n; ++q) acc += detail::bf16_bits_to_f32(recv_[static_cast<size_t>(q * block + i)]);
+      for (int q = 1; q < n; ++q)
+        acc += detail::bf16_bits_to_f32(recv_[static_cast<size_t>(q * block + i)]);
       if (op == ReduceOp::mean) acc /= static_cast<float>(n);
       send_[static_cast<size_t>(i)] = detail::f32_to_bf16_bits(acc);
     }
@@ -112,7 +123,8 @@ class GlooCommunicator final : public Communicator {
       opts.setTimeout(timeout_);
       gloo::allgather(opts);
     });
-    for (int64_t i = 0; i < count; ++i) data[i] = detail::bf16_bits_to_f32(recv_[static_cast<size_t>(i)]);
+    for (int64_t i = 0; i < count; ++i)
+      data[i] = detail::bf16_bits_to_f32(recv_[static_cast<size_t>(i)]);
   }
 
   // An all-to-all hands rank r every rank's block r; sums in rank order (deterministic).
@@ -213,8 +225,10 @@ class GlooCommunicator final : public Communicator {
       body->recv(source, slot);
       body->waitRecv(timeout_);
     });
-    OSPREY_CHECK(sent == count, "Communicator::recv: rank {} expected {} elements from rank {} (tag {}) but {} were sent",
-                 rank(), count, source, tag, sent);
+    OSPREY_CHECK(
+        sent == count,
+        "Communicator::recv: rank {} expected {} elements from rank {} (tag {}) but {} were sent",
+        rank(), count, source, tag, sent);
   }
 
  private:
@@ -265,8 +279,11 @@ class GlooCommunicator final : public Communicator {
       try {
         gone = store_.gone_ranks();
       } catch (const DistributedError&) {
-        return fmt::format("{}: rank 0 (the chief, serving the rendezvous at {}) is unreachable, it died or left the "
-                           "job ({})", head, store_.address(), what);
+        return fmt::format(
+            "{}: rank 0 (the chief, serving the rendezvous at {}) is unreachable, it died or left "
+            "the "
+            "job ({})",
+            head, store_.address(), what);
       }
       if (!gone.empty()) {
         std::string list;
@@ -275,8 +292,11 @@ class GlooCommunicator final : public Communicator {
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
-    return fmt::format("{}: {} (no rank has left the job: a peer is stalled or called another collective; deadline "
-                       "{} ms)", head, what, timeout_.count());
+    return fmt::format(
+        "{}: {} (no rank has left the job: a peer is stalled or called another collective; "
+        "deadline "
+        "{} ms)",
+        head, what, timeout_.count());
   }
 
   void divide(float* data, int64_t count) const {
@@ -286,9 +306,11 @@ class GlooCommunicator final : public Communicator {
 
   void check_peer(int peer, const char* call, const char* what) const {
     OSPREY_CHECK_T(DistributedError, broken_.empty(), "{}", broken_);
-    OSPREY_CHECK(peer >= 0 && peer < size(), "Communicator::{}: {} rank {} is not a rank of a group of size {}", call,
-                 what, peer, size());
-    OSPREY_CHECK(peer != rank(), "Communicator::{}: rank {} names itself as the {}", call, rank(), what);
+    OSPREY_CHECK(peer >= 0 && peer < size(),
+                 "Communicator::{}: {} rank {} is not a rank of a group of size {}", call, what,
+                 peer, size());
+    OSPREY_CHECK(peer != rank(), "Communicator::{}: rank {} names itself as the {}", call, rank(),
+                 what);
   }
 
   std::shared_ptr<gloo::rendezvous::Context> ctx_;
@@ -313,10 +335,13 @@ struct GlooGroup::Impl {
 
 bool gloo_built() noexcept { return true; }
 
-GlooGroup::GlooGroup(GlooOptions options) : options_(std::move(options)), impl_(std::make_unique<Impl>()) {
-  OSPREY_CHECK(options_.size >= 1, "GlooGroup: size must be at least 1. Received: {}", options_.size);
+GlooGroup::GlooGroup(GlooOptions options)
+    : options_(std::move(options)), impl_(std::make_unique<Impl>()) {
+  OSPREY_CHECK(options_.size >= 1, "GlooGroup: size must be at least 1. Received: {}",
+               options_.size);
   OSPREY_CHECK(options_.rank >= 0 && options_.rank < options_.size,
-               "GlooGroup: rank {} is not a rank of a group of size {}", options_.rank, options_.size);
+               "GlooGroup: rank {} is not a rank of a group of size {}", options_.rank,
+               options_.size);
   const auto [host, port] = split_address(options_.rendezvous);
   if (options_.rank == 0) impl_->server = std::make_unique<TcpStoreServer>(host, port);
   impl_->store = std::make_unique<TcpStore>(host, port, options_.rank, options_.timeout);
@@ -328,14 +353,15 @@ GlooGroup::GlooGroup(GlooOptions options) : options_(std::move(options)), impl_(
     attr.hostname = self;
     impl_->device = gloo::transport::tcp::CreateDevice(attr);
   } catch (const std::exception& e) {
-    OSPREY_THROW(DistributedError, "GlooGroup: rank {} cannot open a TCP device on {}: {}", options_.rank, self,
-                 e.what());
+    OSPREY_THROW(DistributedError, "GlooGroup: rank {} cannot open a TCP device on {}: {}",
+                 options_.rank, self, e.what());
   }
 }
 
 GlooGroup::~GlooGroup() = default;
 
-std::unique_ptr<Communicator> GlooGroup::make_communicator(const std::string& name, std::optional<bool> check_calls) {
+std::unique_ptr<Communicator> GlooGroup::make_communicator(const std::string& name,
+                                                           std::optional<bool> check_calls) {
   auto context = std::make_shared<gloo::rendezvous::Context>(options_.rank, options_.size);
   context->setTimeout(options_.timeout);
   gloo::rendezvous::PrefixStore prefixed(std::to_string(made_++) + "/" + name, *impl_->adapter);
@@ -344,7 +370,8 @@ std::unique_ptr<Communicator> GlooGroup::make_communicator(const std::string& na
   } catch (const DistributedError&) {
     throw;
   } catch (const std::exception& e) {
-    OSPREY_THROW(DistributedError, "GlooGroup: rank {} of {} could not connect communicator '{}' (rendezvous {}): {}",
+    OSPREY_THROW(DistributedError,
+                 "GlooGroup: rank {} of {} could not connect communicator '{}' (rendezvous {}): {}",
                  options_.rank, options_.size, name, options_.rendezvous, e.what());
   }
   GlooOptions options = options_;

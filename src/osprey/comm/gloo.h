@@ -50,7 +50,8 @@ class GlooGroup {
   // the name and the call's sequence number, so a name may be used again). It must not outlive
   // the group.
   // check_calls: as GlooOptions::check_calls (the group's default when unset).
-  std::unique_ptr<Communicator> make_communicator(const std::string& name, std::optional<bool> check_calls = {});
+  std::unique_ptr<Communicator> make_communicator(const std::string& name,
+                                                  std::optional<bool> check_calls = {});
 
   struct Impl;
 

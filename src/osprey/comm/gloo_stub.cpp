@@ -10,14 +10,16 @@ struct GlooGroup::Impl {};
 bool gloo_built() noexcept { return false; }
 
 GlooGroup::GlooGroup(GlooOptions options) : options_(std::move(options)) {
-  OSPREY_THROW(NotImplementedError,
-               "osprey was built without Gloo: install libgloo-dev (scripts/setup.sh does) and rebuild with "
-               "-DOSPREY_WITH_GLOO=ON");
+  OSPREY_THROW(
+      NotImplementedError,
+      "osprey was built without Gloo: install libgloo-dev (scripts/setup.sh does) and rebuild with "
+      "-DOSPREY_WITH_GLOO=ON");
 }
 
 GlooGroup::~GlooGroup() = default;
 
-std::unique_ptr<Communicator> GlooGroup::make_communicator(const std::string&, std::optional<bool>) {
+std::unique_ptr<Communicator> GlooGroup::make_communicator(const std::string&,
+                                                           std::optional<bool>) {
   OSPREY_THROW(NotImplementedError, "osprey was built without Gloo");
 }
 

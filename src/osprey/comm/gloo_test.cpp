@@ -31,7 +31,12 @@ std::vector<std::string> run_gloo(int size, const std::function<void(GlooGroup&,
   for (int r = 0; r < size; ++r) {
     threads.emplace_back([&, r] {
       try {
-        GlooGroup group({.rank = r, .size = size, .rendezvous = rendezvous, .hostname = "", .timeout = timeout, .check_calls = true});
+        GlooGroup group({.rank = r,
+                         .size = size,
+                         .rendezvous = rendezvous,
+                         .hostname = "",
+                         .timeout = timeout,
+                         .check_calls = true});
         body(group, r);
       } catch (const std::exception& e) {
         errors[static_cast<size_t>(r)] = e.what();
@@ -44,17 +49,20 @@ std::vector<std::string> run_gloo(int size, const std::function<void(GlooGroup&,
 
 std::vector<float> values(int rank, int n) {
   std::vector<float> v(static_cast<size_t>(n));
-  for (int i = 0; i < n; ++i) v[static_cast<size_t>(i)] = 0.1f * static_cast<float>(i + 1) + 1.37f * rank - 0.5f;
+  for (int i = 0; i < n; ++i)
+    v[static_cast<size_t>(i)] = 0.1f * static_cast<float>(i + 1) + 1.37f * rank - 0.5f;
   return v;
 }
 
 // What the in-process group computes for the same inputs (the reference every backend matches).
-std::vector<std::vector<float>> in_process(int size, int n, const std::function<void(Communicator&, float*)>& call) {
+std::vector<std::vector<float>> in_process(int size, int n,
+                                           const std::function<void(Communicator&, float*)>& call) {
   std::vector<std::vector<float>> out;
   for (int r = 0; r < size; ++r) out.push_back(values(r, n));
   InProcessGroup g(size);
   std::vector<std::thread> threads;
-  for (int r = 0; r < size; ++r) threads.emplace_back([&, r] { call(g.rank(r), out[static_cast<size_t>(r)].data()); });
+  for (int r = 0; r < size; ++r)
+    threads.emplace_back([&, r] { call(g.rank(r), out[static_cast<size_t>(r)].data()); });
   for (auto& t : threads) t.join();
   return out;
 }
@@ -70,7 +78,8 @@ TEST(GlooTest, AllReduceMatchesTheInProcessGroupOnEveryRank) {
     got[static_cast<size_t>(r)] = v;
   });
   for (const auto& e : errors) ASSERT_EQ(e, "");
-  const auto want = in_process(kSize, kN, [](Communicator& c, float* d) { c.all_reduce(d, kN, ReduceOp::mean); });
+  const auto want =
+      in_process(kSize, kN, [](Communicator& c, float* d) { c.all_reduce(d, kN, ReduceOp::mean); });
   for (int r = 0; r < kSize; ++r) {
     EXPECT_EQ(got[static_cast<size_t>(r)], got[0]) << "rank " << r << " differs from rank 0";
     // Gloo's ring adds in its own order (not rank order): the same bits on every rank, within
@@ -93,8 +102,8 @@ TEST(GlooTest, Bf16AllReduceIsBitwiseTheBaseDefinition) {
     got[static_cast<size_t>(r)] = v;
   });
   for (const auto& e : errors) ASSERT_EQ(e, "");
-  const auto want =
-      in_process(kSize, kN, [](Communicator& c, float* d) { c.all_reduce_bf16(d, kN, ReduceOp::mean); });
+  const auto want = in_process(
+      kSize, kN, [](Communicator& c, float* d) { c.all_reduce_bf16(d, kN, ReduceOp::mean); });
   for (int r = 0; r < kSize; ++r) EXPECT_EQ(got[static_cast<size_t>(r)], want[0]) << "rank " << r;
 }
 
@@ -133,7 +142,8 @@ TEST(GlooTest, ACountMismatchIsTheSameErrorOnEveryRank) {
     std::vector<float> v(12, 1.0f);
     c->all_reduce(v.data(), r == 0 ? 10 : 12, ReduceOp::sum);
   });
-  for (const auto& e : errors) EXPECT_EQ(e, "Communicator::all_reduce: rank 0 passed 10 elements but rank 1 passed 12");
+  for (const auto& e : errors)
+    EXPECT_EQ(e, "Communicator::all_reduce: rank 0 passed 10 elements but rank 1 passed 12");
 }
 
 TEST(GlooTest, ARecvOfAnotherCountNamesBothCounts) {
@@ -145,7 +155,8 @@ TEST(GlooTest, ARecvOfAnotherCountNamesBothCounts) {
     if (r == 1) c->recv(v.data(), 4, 0, 0);
     c->barrier();
   });
-  EXPECT_EQ(errors[1], "Communicator::recv: rank 1 expected 4 elements from rank 0 (tag 0) but 5 were sent");
+  EXPECT_EQ(errors[1],
+            "Communicator::recv: rank 1 expected 4 elements from rank 0 (tag 0) but 5 were sent");
 }
 
 TEST(GlooTest, ARankThatLeavesMakesTheOthersFailNamingIt) {
@@ -154,13 +165,18 @@ TEST(GlooTest, ARankThatLeavesMakesTheOthersFailNamingIt) {
     auto c = g.make_communicator("grads");
     std::vector<float> v(100, 1.0f);
     c->all_reduce(v.data(), 100, ReduceOp::sum);
-    if (r == 2) throw std::runtime_error("rank 2 crashed");  // its group closes its sockets, as a dead process's
+    if (r == 2)
+      throw std::runtime_error(
+          "rank 2 crashed");  // its group closes its sockets, as a dead process's
     c->all_reduce(v.data(), 100, ReduceOp::sum);
   });
   EXPECT_EQ(errors[2], "rank 2 crashed");
   for (int r : {0, 1}) {
-    EXPECT_NE(errors[static_cast<size_t>(r)].find("failed on rank " + std::to_string(r) + " of 3: rank 2 died or left "
-                                                  "the job"), std::string::npos) << errors[static_cast<size_t>(r)];
+    EXPECT_NE(errors[static_cast<size_t>(r)].find("failed on rank " + std::to_string(r) +
+                                                  " of 3: rank 2 died or left "
+                                                  "the job"),
+              std::string::npos)
+        << errors[static_cast<size_t>(r)];
   }
 }
 
@@ -171,14 +187,16 @@ TEST(GlooTest, AStalledPeerHitsTheDeadline) {
       [&](GlooGroup& g, int r) {
         auto c = g.make_communicator("grads");
         if (r == 1) {
-          std::this_thread::sleep_for(milliseconds(3000));  // never joins the first collective in time
+          std::this_thread::sleep_for(
+              milliseconds(3000));  // never joins the first collective in time
           return;
         }
         std::vector<float> v(10, 1.0f);
         c->all_reduce(v.data(), 10, ReduceOp::sum);
       },
       milliseconds(500));
-  EXPECT_NE(errors[0].find("Gloo all_reduce failed on rank 0 of 2"), std::string::npos) << errors[0];
+  EXPECT_NE(errors[0].find("Gloo all_reduce failed on rank 0 of 2"), std::string::npos)
+      << errors[0];
 }
 
 }  // namespace

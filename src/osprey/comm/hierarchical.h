@@ -5,8 +5,9 @@
 // and an in-process broadcast hands the result back: the cross-process traffic is one buffer per
 // process, not per replica (Horovod's hierarchical all-reduce). Global rank = worker * local size
 // + local rank. Point-to-point calls are not offered here (NotImplementedError naming them).
-//   HierarchicalCommunicator h(local_group.rank(r), r == 0 ? cross.get() : nullptr, worker, workers, bf16);
-//   h.all_reduce(grad, n, ReduceOp::mean);     // mean over every replica of every worker
+//   HierarchicalCommunicator h(local_group.rank(r), r == 0 ? cross.get() : nullptr, worker,
+//   workers, bf16); h.all_reduce(grad, n, ReduceOp::mean);     // mean over every replica of every
+//   worker
 #pragma once
 
 #include <vector>
@@ -19,7 +20,8 @@ class HierarchicalCommunicator final : public Communicator {
  public:
   // `cross` is the process-level communicator, used by local rank 0 only (null elsewhere, and
   // may be null when workers == 1); `compress`: cross-process all-reduces in bf16.
-  HierarchicalCommunicator(Communicator& local, Communicator* cross, int worker, int workers, bool compress);
+  HierarchicalCommunicator(Communicator& local, Communicator* cross, int worker, int workers,
+                           bool compress);
 
   int rank() const noexcept override { return worker_ * local_.size() + local_.rank(); }
   int size() const noexcept override { return workers_ * local_.size(); }

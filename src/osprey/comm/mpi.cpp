@@ -27,7 +27,8 @@ class Runtime {
       MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &provided);
       owned_ = true;
       OSPREY_CHECK_T(DistributedError, provided >= MPI_THREAD_MULTIPLE,
-                     "MPI: this MPI library does not support MPI_THREAD_MULTIPLE (provided level {}); osprey's "
+                     "MPI: this MPI library does not support MPI_THREAD_MULTIPLE (provided level "
+                     "{}); osprey's "
                      "gradient reducer and layers call MPI from several threads",
                      provided);
     }
@@ -61,7 +62,8 @@ std::string error_string(int code) {
 
 class MpiCommunicator final : public Communicator {
  public:
-  MpiCommunicator(std::shared_ptr<Runtime> rt, MpiOptions options) : rt_(std::move(rt)), options_(options) {
+  MpiCommunicator(std::shared_ptr<Runtime> rt, MpiOptions options)
+      : rt_(std::move(rt)), options_(options) {
     MPI_Comm_dup(MPI_COMM_WORLD, &comm_);
     MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN);  // codes come back to us: errors, not aborts
     MPI_Comm_rank(comm_, &rank_);
@@ -92,26 +94,33 @@ class MpiCommunicator final : public Communicator {
   void all_reduce_bf16(float* data, int64_t count, ReduceOp op) override {
     check(CallKind::all_reduce_bf16, count, op, 0);
     const int64_t block = (count + size_ - 1) / size_;
-    OSPREY_CHECK(block <= INT_MAX, "Communicator::all_reduce_bf16: {} elements exceed MPI's count limit", count);
+    OSPREY_CHECK(block <= INT_MAX,
+                 "Communicator::all_reduce_bf16: {} elements exceed MPI's count limit", count);
     const auto total = static_cast<size_t>(block * size_);
     send_.assign(total, 0);
     recv_.resize(total);
-    for (int64_t i = 0; i < count; ++i) send_[static_cast<size_t>(i)] = detail::f32_to_bf16_bits(data[i]);
+    for (int64_t i = 0; i < count; ++i)
+      send_[static_cast<size_t>(i)] = detail::f32_to_bf16_bits(data[i]);
     const int b = static_cast<int>(block);
-    ok(MPI_Alltoall(send_.data(), b, MPI_UINT16_T, recv_.data(), b, MPI_UINT16_T, comm_), "all_reduce_bf16");
+    ok(MPI_Alltoall(send_.data(), b, MPI_UINT16_T, recv_.data(), b, MPI_UINT16_T, comm_),
+       "all_reduce_bf16");
     for (int64_t i = 0; i < block; ++i) {
       float acc = detail::bf16_bits_to_f32(recv_[static_cast<size_t>(i)]);
-      for (int q = 1; q < size_; ++q) acc += detail::bf16_bits_to_f32(recv_[static_cast<size_t>(q * block + i)]);
+      for (int q = 1; q < size_; ++q)
+        acc += detail::bf16_bits_to_f32(recv_[static_cast<size_t>(q * block + i)]);
       if (op == ReduceOp::mean) acc /= static_cast<float>(size_);
       send_[static_cast<size_t>(i)] = detail::f32_to_bf16_bits(acc);
     }
-    ok(MPI_Allgather(send_.data(), b, MPI_UINT16_T, recv_.data(), b, MPI_UINT16_T, comm_), "all_reduce_bf16");
-    for (int64_t i = 0; i < count; ++i) data[i] = detail::bf16_bits_to_f32(recv_[static_cast<size_t>(i)]);
+    ok(MPI_Allgather(send_.data(), b, MPI_UINT16_T, recv_.data(), b, MPI_UINT16_T, comm_),
+       "all_reduce_bf16");
+    for (int64_t i = 0; i < count; ++i)
+      data[i] = detail::bf16_bits_to_f32(recv_[static_cast<size_t>(i)]);
   }
 
   void reduce_scatter(const float* send, float* recv, int64_t recv_count, ReduceOp op) override {
     check(CallKind::reduce_scatter, recv_count, op, 0);
-    ok(MPI_Reduce_scatter_block(send, recv, as_int(recv_count, "reduce_scatter"), MPI_FLOAT, MPI_SUM, comm_),
+    ok(MPI_Reduce_scatter_block(send, recv, as_int(recv_count, "reduce_scatter"), MPI_FLOAT,
+                                MPI_SUM, comm_),
        "reduce_scatter");
     if (op == ReduceOp::mean) divide(recv, recv_count);
   }
@@ -140,7 +149,9 @@ class MpiCommunicator final : public Communicator {
     reap();
     sends_.push_back({std::vector<float>(data, data + as_int(count, "send")), MPI_REQUEST_NULL});
     Pending& p = sends_.back();
-    ok(MPI_Isend(p.data.data(), static_cast<int>(count), MPI_FLOAT, destination, tag, comm_, &p.request), "send");
+    ok(MPI_Isend(p.data.data(), static_cast<int>(count), MPI_FLOAT, destination, tag, comm_,
+                 &p.request),
+       "send");
   }
 
   void recv(float* data, int64_t count, int source, int tag) override {
@@ -154,8 +165,10 @@ class MpiCommunicator final : public Communicator {
       // Take the message off the queue so the next recv does not see it again, then report.
       std::vector<float> discard(static_cast<size_t>(sent));
       MPI_Recv(discard.data(), sent, MPI_FLOAT, source, tag, comm_, MPI_STATUS_IGNORE);
-      OSPREY_THROW(ValueError, "Communicator::recv: rank {} expected {} elements from rank {} (tag {}) but {} were sent",
-                   rank_, count, source, tag, sent);
+      OSPREY_THROW(
+          ValueError,
+          "Communicator::recv: rank {} expected {} elements from rank {} (tag {}) but {} were sent",
+          rank_, count, source, tag, sent);
     }
     ok(MPI_Recv(data, sent, MPI_FLOAT, source, tag, comm_, MPI_STATUS_IGNORE), "recv");
   }
@@ -180,7 +193,8 @@ class MpiCommunicator final : public Communicator {
 
   void ok(int code, std::string_view call) const {
     if (code == MPI_SUCCESS) return;
-    OSPREY_THROW(DistributedError, "MPI {} failed on rank {} of {}: {}", call, rank_, size_, error_string(code));
+    OSPREY_THROW(DistributedError, "MPI {} failed on rank {} of {}: {}", call, rank_, size_,
+                 error_string(code));
   }
 
   void divide(float* data, int64_t count) const {
@@ -190,19 +204,24 @@ class MpiCommunicator final : public Communicator {
 
   static int as_int(int64_t count, const char* call) {
     OSPREY_CHECK(count >= 0 && count <= INT_MAX,
-                 "Communicator::{}: count must be between 0 and {} with MPI. Received: {}", call, INT_MAX, count);
+                 "Communicator::{}: count must be between 0 and {} with MPI. Received: {}", call,
+                 INT_MAX, count);
     return static_cast<int>(count);
   }
 
   void check_peer(int peer, const char* call, const char* what) const {
-    OSPREY_CHECK(peer >= 0 && peer < size_, "Communicator::{}: {} rank {} is not a rank of a group of size {}", call,
-                 what, peer, size_);
-    OSPREY_CHECK(peer != rank_, "Communicator::{}: rank {} names itself as the {}", call, rank_, what);
+    OSPREY_CHECK(peer >= 0 && peer < size_,
+                 "Communicator::{}: {} rank {} is not a rank of a group of size {}", call, what,
+                 peer, size_);
+    OSPREY_CHECK(peer != rank_, "Communicator::{}: rank {} names itself as the {}", call, rank_,
+                 what);
   }
 
   void check_tag(int tag, const char* call) const {
-    OSPREY_CHECK(tag >= 0 && tag <= 32767, "Communicator::{}: tag must be between 0 and 32767 (MPI's guaranteed "
-                 "bound). Received: {}", call, tag);
+    OSPREY_CHECK(tag >= 0 && tag <= 32767,
+                 "Communicator::{}: tag must be between 0 and 32767 (MPI's guaranteed "
+                 "bound). Received: {}",
+                 call, tag);
   }
 
   void reap() {

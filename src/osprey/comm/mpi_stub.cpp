@@ -15,7 +15,8 @@ bool mpi_launched() noexcept {
 
 std::unique_ptr<Communicator> make_mpi_communicator(MpiOptions) {
   OSPREY_THROW(NotImplementedError,
-               "osprey was built without MPI: install libopenmpi-dev and openmpi-bin (scripts/setup.sh does) and "
+               "osprey was built without MPI: install libopenmpi-dev and openmpi-bin "
+               "(scripts/setup.sh does) and "
                "rebuild with -DOSPREY_WITH_MPI=ON");
 }
 

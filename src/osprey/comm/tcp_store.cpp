@@ -37,7 +37,8 @@ void resolve(const std::string& host, int port, bool passive, AddrInfo& out) {
   hints.ai_flags = passive ? AI_PASSIVE : 0;
   const std::string service = std::to_string(port);
   const int rc = getaddrinfo(host.c_str(), service.c_str(), &hints, &out.list);
-  OSPREY_CHECK_T(DistributedError, rc == 0, "TcpStore: cannot resolve {}:{}: {}", host, port, gai_strerror(rc));
+  OSPREY_CHECK_T(DistributedError, rc == 0, "TcpStore: cannot resolve {}:{}: {}", host, port,
+                 gai_strerror(rc));
 }
 
 void put_u32(std::vector<char>& b, size_t v) {
@@ -116,8 +117,8 @@ TcpStoreServer::TcpStoreServer(const std::string& host, int port) {
       ::close(fd);
     }
   }
-  OSPREY_CHECK_T(DistributedError, listen_fd_ >= 0, "TcpStore: cannot listen on {}:{}: {}", host, port,
-                 std::strerror(err));
+  OSPREY_CHECK_T(DistributedError, listen_fd_ >= 0, "TcpStore: cannot listen on {}:{}: {}", host,
+                 port, std::strerror(err));
   if (::pipe2(wake_, O_CLOEXEC) != 0) {
     ::close(listen_fd_);
     OSPREY_THROW(DistributedError, "TcpStore: pipe2 failed: {}", std::strerror(errno));
@@ -193,7 +194,9 @@ bool TcpStoreServer::handle(Client& c) {
         connected_.insert(c.rank);
         gone_.erase(c.rank);
         break;
-      case kSet: data_[key] = value; break;
+      case kSet:
+        data_[key] = value;
+        break;
       case kGet:
       case kCheck: {
         const auto it = data_.find(key);
@@ -213,7 +216,8 @@ bool TcpStoreServer::handle(Client& c) {
         reply.assign(list.begin(), list.end());
         break;
       }
-      default: status = kBad;
+      default:
+        status = kBad;
     }
     const std::vector<char> out = frame(status, "", reply);
     if (!write_all(c.fd, out.data(), out.size())) return false;
@@ -239,7 +243,8 @@ TcpStore::TcpStore(std::string host, int port, int rank, std::chrono::millisecon
     }
     if (fd_ >= 0) break;
     OSPREY_CHECK_T(DistributedError, Clock::now() < deadline,
-                   "TcpStore: rank {} could not reach the rendezvous store of rank 0 at {} within {} ms ({}); is the "
+                   "TcpStore: rank {} could not reach the rendezvous store of rank 0 at {} within "
+                   "{} ms ({}); is the "
                    "chief (rank 0) running at that address?",
                    rank_, address(), timeout.count(), last_error);
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -255,15 +260,16 @@ TcpStore::~TcpStore() {
 
 std::pair<uint8_t, std::vector<char>> TcpStore::call(uint8_t op, const std::string& key,
                                                      const std::vector<char>& value) {
-  OSPREY_CHECK(key.size() <= kMaxStoreKeyBytes, "TcpStore: key of {} bytes exceeds the bound of {}", key.size(),
-               kMaxStoreKeyBytes);
-  OSPREY_CHECK(value.size() <= kMaxStoreValueBytes, "TcpStore: value of {} bytes exceeds the bound of {}",
-               value.size(), kMaxStoreValueBytes);
+  OSPREY_CHECK(key.size() <= kMaxStoreKeyBytes, "TcpStore: key of {} bytes exceeds the bound of {}",
+               key.size(), kMaxStoreKeyBytes);
+  OSPREY_CHECK(value.size() <= kMaxStoreValueBytes,
+               "TcpStore: value of {} bytes exceeds the bound of {}", value.size(),
+               kMaxStoreValueBytes);
   std::lock_guard<std::mutex> lock(mutex_);
   const std::vector<char> out = frame(op, key, value);
   OSPREY_CHECK_T(DistributedError, write_all(fd_, out.data(), out.size()),
-                 "TcpStore: rank {} lost the rendezvous store of rank 0 at {} ({})", rank_, address(),
-                 std::strerror(errno));
+                 "TcpStore: rank {} lost the rendezvous store of rank 0 at {} ({})", rank_,
+                 address(), std::strerror(errno));
   std::vector<char> in;
   const auto deadline = Clock::now() + timeout_;
   for (;;) {
@@ -271,23 +277,31 @@ std::pair<uint8_t, std::vector<char>> TcpStore::call(uint8_t op, const std::stri
     OSPREY_CHECK_T(DistributedError, size >= 0, "TcpStore: malformed reply from {}", address());
     if (size > 0) {
       const uint32_t klen = get_u32(in.data() + 1);
-      return {static_cast<uint8_t>(in[0]), std::vector<char>(in.begin() + 9 + klen, in.begin() + size)};
+      return {static_cast<uint8_t>(in[0]),
+              std::vector<char>(in.begin() + 9 + klen, in.begin() + size)};
     }
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
     pollfd p{fd_, POLLIN, 0};
     const int ready = left.count() > 0 ? ::poll(&p, 1, static_cast<int>(left.count())) : 0;
     if (ready < 0 && errno == EINTR) continue;
-    OSPREY_CHECK_T(DistributedError, ready > 0, "TcpStore: rank {} got no reply from the rendezvous store at {} "
-                   "within {} ms", rank_, address(), timeout_.count());
+    OSPREY_CHECK_T(DistributedError, ready > 0,
+                   "TcpStore: rank {} got no reply from the rendezvous store at {} "
+                   "within {} ms",
+                   rank_, address(), timeout_.count());
     char buf[65536];
     const ssize_t n = ::recv(fd_, buf, sizeof buf, 0);
-    OSPREY_CHECK_T(DistributedError, n > 0, "TcpStore: rank {} lost the rendezvous store of rank 0 at {} (the chief "
-                   "closed the connection or died)", rank_, address());
+    OSPREY_CHECK_T(DistributedError, n > 0,
+                   "TcpStore: rank {} lost the rendezvous store of rank 0 at {} (the chief "
+                   "closed the connection or died)",
+                   rank_, address());
     in.insert(in.end(), buf, buf + n);
   }
 }
 
-void TcpStore::set(const std::string& key, const std::vector<char>& value) { call(kSet, key, value); }
+void TcpStore::set(const std::string& key, const std::vector<char>& value) {
+  call(kSet, key, value);
+}
 
 std::vector<char> TcpStore::get(const std::string& key) {
   wait({key}, timeout_);
@@ -308,7 +322,8 @@ void TcpStore::wait(const std::vector<std::string>& keys, std::chrono::milliseco
       std::string missing;
       for (size_t j = i; j < keys.size(); ++j) missing += (missing.empty() ? "" : ", ") + keys[j];
       OSPREY_THROW(DistributedError,
-                   "TcpStore: rank {} waited {} ms at {} for keys that never came: {} (a peer that never started or "
+                   "TcpStore: rank {} waited {} ms at {} for keys that never came: {} (a peer that "
+                   "never started or "
                    "died during rendezvous)",
                    rank_, timeout.count(), address(), missing);
     }
@@ -322,7 +337,8 @@ std::string TcpStore::local_address() const {
   socklen_t len = sizeof self;
   getsockname(fd_, reinterpret_cast<sockaddr*>(&self), &len);
   char host[NI_MAXHOST] = {0};
-  getnameinfo(reinterpret_cast<sockaddr*>(&self), len, host, sizeof host, nullptr, 0, NI_NUMERICHOST);
+  getnameinfo(reinterpret_cast<sockaddr*>(&self), len, host, sizeof host, nullptr, 0,
+              NI_NUMERICHOST);
   return host;
 }
 

@@ -72,7 +72,8 @@ class TcpStore {
 
  private:
   // One request, one reply; the reply's status byte and payload.
-  std::pair<uint8_t, std::vector<char>> call(uint8_t op, const std::string& key, const std::vector<char>& value);
+  std::pair<uint8_t, std::vector<char>> call(uint8_t op, const std::string& key,
+                                             const std::vector<char>& value);
 
   std::string host_;
   int port_;

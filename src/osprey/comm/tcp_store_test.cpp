@@ -33,7 +33,8 @@ TEST(TcpStoreTest, WaitNamesTheKeysThatNeverCame) {
     a.wait({"x", "y", "z"}, milliseconds(100));
     FAIL() << "no error";
   } catch (const DistributedError& e) {
-    EXPECT_NE(std::string(e.what()).find("for keys that never came: y, z"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("for keys that never came: y, z"), std::string::npos)
+        << e.what();
   }
 }
 
@@ -51,13 +52,19 @@ TEST(TcpStoreTest, AClientThatDisconnectsIsReportedGone) {
 
 TEST(TcpStoreTest, NoServerIsAnErrorNamingTheAddress) {
   int port = 0;
-  { TcpStoreServer probe("127.0.0.1", 0); port = probe.port(); }  // a port nobody listens on now
+  {
+    TcpStoreServer probe("127.0.0.1", 0);
+    port = probe.port();
+  }  // a port nobody listens on now
   try {
     TcpStore a("127.0.0.1", port, 1, milliseconds(200));
     FAIL() << "no error";
   } catch (const DistributedError& e) {
-    EXPECT_NE(std::string(e.what()).find("rank 1 could not reach the rendezvous store of rank 0 at 127.0.0.1:" +
-                                         std::to_string(port)), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(
+                  "rank 1 could not reach the rendezvous store of rank 0 at 127.0.0.1:" +
+                  std::to_string(port)),
+              std::string::npos)
+        << e.what();
   }
 }
 
@@ -75,8 +82,10 @@ TEST(TcpStoreTest, BindingAnAddressInUseIsAnErrorNamingIt) {
     TcpStoreServer second("127.0.0.1", first.port());
     FAIL() << "no error";
   } catch (const DistributedError& e) {
-    EXPECT_NE(std::string(e.what()).find("cannot listen on 127.0.0.1:" + std::to_string(first.port())),
-              std::string::npos) << e.what();
+    EXPECT_NE(
+        std::string(e.what()).find("cannot listen on 127.0.0.1:" + std::to_string(first.port())),
+        std::string::npos)
+        << e.what();
   }
 }
 

@@ -24,7 +24,8 @@ void check_gradients(const Replicas& reps, const std::string& who) {
     const bool has = vars0[i].has_grad();
     for (int r = 1; r < reps.size(); ++r) {
       const autograd::Variable& v = reps.trainable(r)[i];
-      OSPREY_CHECK(v.has_grad() == has, "{}: variable {} has {} gradient on replica 0 but {} on replica {}", who,
+      OSPREY_CHECK(v.has_grad() == has,
+                   "{}: variable {} has {} gradient on replica 0 but {} on replica {}", who,
                    v.name(), has ? "a" : "no", has ? "none" : "one", r);
     }
   }
@@ -32,16 +33,19 @@ void check_gradients(const Replicas& reps, const std::string& who) {
 
 // A tensor's bytes as floats, for collectives that only copy (broadcast, all-gather): any dtype
 // travels bit for bit. Padded to whole floats.
-int64_t float_words(const Tensor& t) { return static_cast<int64_t>((t.nbytes() + sizeof(float) - 1) / sizeof(float)); }
+int64_t float_words(const Tensor& t) {
+  return static_cast<int64_t>((t.nbytes() + sizeof(float) - 1) / sizeof(float));
+}
 
 class MirroredExecutor final : public train::StepExecutor {
  public:
-  MirroredExecutor(std::shared_ptr<models::Model> network, std::shared_ptr<optim::Optimizer> optimizer,
-                   MirroredExecutorConfig config)
+  MirroredExecutor(std::shared_ptr<models::Model> network,
+                   std::shared_ptr<optim::Optimizer> optimizer, MirroredExecutorConfig config)
       : config_(std::move(config)),
         workers_(config_.workers ? config_.workers->size() : 1),
         worker_(config_.workers ? config_.workers->rank() : 0),
-        replicas_(std::move(network), config_.replicas, config_.owner, config_.options.threads_per_replica),
+        replicas_(std::move(network), config_.replicas, config_.owner,
+                  config_.options.threads_per_replica),
         group_(config_.replicas),
         layer_group_(config_.replicas) {
     optimizers_.push_back(std::move(optimizer));
@@ -49,10 +53,10 @@ class MirroredExecutor final : public train::StepExecutor {
     for (int r = 0; r < n && n * workers_ > 1; ++r) {
       comm::Communicator* grads = r == 0 && workers_ > 1 ? config_.workers->gradients() : nullptr;
       comm::Communicator* layers = r == 0 && workers_ > 1 ? config_.workers->layers() : nullptr;
-      comms_.push_back(std::make_unique<comm::HierarchicalCommunicator>(group_.rank(r), grads, worker_, workers_,
-                                                                        config_.compress));
-      layer_comms_.push_back(
-          std::make_unique<comm::HierarchicalCommunicator>(layer_group_.rank(r), layers, worker_, workers_, false));
+      comms_.push_back(std::make_unique<comm::HierarchicalCommunicator>(
+          group_.rank(r), grads, worker_, workers_, config_.compress));
+      layer_comms_.push_back(std::make_unique<comm::HierarchicalCommunicator>(
+          layer_group_.rank(r), layers, worker_, workers_, false));
       contexts_.push_back(std::make_unique<CommunicatorReplicaContext>(*layer_comms_.back()));
     }
   }
@@ -62,7 +66,8 @@ class MirroredExecutor final : public train::StepExecutor {
     const int n = replicas_.size();
     // Global batches (every worker holds the same one and keeps its rows) or, with per-worker
     // inputs, this worker's own share.
-    const Shards all = config_.per_worker_inputs ? Shards{} : split_batch(x, y, n * workers_, config_.owner);
+    const Shards all =
+        config_.per_worker_inputs ? Shards{} : split_batch(x, y, n * workers_, config_.owner);
     Shards shards = config_.per_worker_inputs ? split_batch(x, y, n, config_.owner) : Shards{};
     for (int r = 0; !config_.per_worker_inputs && r < n; ++r) {
       shards.x.push_back(all.x[static_cast<size_t>(worker_ * n + r)]);
@@ -87,7 +92,8 @@ class MirroredExecutor final : public train::StepExecutor {
         out[i] = step(replicas_.network(r), replicas_.trainable(r), shards.x[i], shards.y[i]);
       } catch (...) {
         // Abort first: the others may be waiting in a layer's collective this replica never
-        // reaches. Its own buckets then end at once; their (aborted) error is not the one to report.
+        // reaches. Its own buckets then end at once; their (aborted) error is not the one to
+        // report.
         abort_.fail(r);
         try {
           reducer.finish_step();
@@ -129,9 +135,11 @@ class MirroredExecutor final : public train::StepExecutor {
   void average_state(int r) {
     comm::Communicator& c = *comms_[static_cast<size_t>(r)];
     for (const autograd::Variable& v : replicas_.non_trainable(r)) {
-      if (v.dtype() != DType::float32 || !v.value().is_contiguous()) continue;  // same on every replica
+      if (v.dtype() != DType::float32 || !v.value().is_contiguous())
+        continue;  // same on every replica
       Tensor t = v.value();
-      c.all_reduce(t.data<float>(), t.numel(), comm::ReduceOp::mean);  // full precision, never compressed
+      c.all_reduce(t.data<float>(), t.numel(),
+                   comm::ReduceOp::mean);  // full precision, never compressed
     }
   }
 
@@ -154,8 +162,8 @@ class MirroredExecutor final : public train::StepExecutor {
                               .reduce_on = mo.reduce_on.value_or(automatic_reduce_on())};
       std::lock_guard<std::mutex> lock(config_.registry->mutex);
       for (int r = 0; r < replicas_.size(); ++r) {
-        reducers_.push_back(
-            std::make_shared<GradientReducer>(replicas_.trainable(r), *comms_[static_cast<size_t>(r)], ro));
+        reducers_.push_back(std::make_shared<GradientReducer>(replicas_.trainable(r),
+                                                              *comms_[static_cast<size_t>(r)], ro));
         config_.registry->live.push_back(reducers_.back());
       }
     }
@@ -183,7 +191,8 @@ class MirroredExecutor final : public train::StepExecutor {
     c.all_gather(&count, counts.data(), 1);
     for (int w = 0; w < workers_; ++w) {
       OSPREY_CHECK(counts[static_cast<size_t>(w)] == count,
-                   "{}: worker {} built a model with {} trainable variables, worker {} one with {}: every worker must "
+                   "{}: worker {} built a model with {} trainable variables, worker {} one with "
+                   "{}: every worker must "
                    "build the same model",
                    config_.owner, w, counts[static_cast<size_t>(w)], worker_, mine.size());
     }
@@ -191,12 +200,14 @@ class MirroredExecutor final : public train::StepExecutor {
     std::vector<float> all(static_cast<size_t>(words * workers_));
     c.all_gather(reinterpret_cast<const float*>(mine.data()), all.data(), words);
     for (int w = 0; w < workers_; ++w) {
-      const char* theirs = reinterpret_cast<const char*>(all.data() + static_cast<size_t>(w * words));
+      const char* theirs =
+          reinterpret_cast<const char*>(all.data() + static_cast<size_t>(w * words));
       for (size_t i = 0; i < mine.size(); ++i) {
         uint64_t h = 0;
         std::memcpy(&h, theirs + i * sizeof(uint64_t), sizeof h);
         OSPREY_CHECK(h == mine[i],
-                     "{}: trainable variable {} differs between worker {} and worker {} (here {} {}{}): every worker "
+                     "{}: trainable variable {} differs between worker {} and worker {} (here {} "
+                     "{}{}): every worker "
                      "must build the same model",
                      config_.owner, i, w, worker_, vars[i].name(), dtype_name(vars[i].dtype()),
                      vars[i].value().shape().to_string());
@@ -239,8 +250,9 @@ class MirroredExecutor final : public train::StepExecutor {
       float* slot = words_.data() + static_cast<size_t>(per * r);
       std::memcpy(slot, &o.loss, sizeof(double));
       if (pred_words == 0) continue;
-      OSPREY_CHECK(o.y_pred.defined() && o.y_pred.shape() == p0.shape() && o.y_pred.dtype() == p0.dtype(),
-                   "{}: replicas returned predictions of different shapes or dtypes", config_.owner);
+      OSPREY_CHECK(
+          o.y_pred.defined() && o.y_pred.shape() == p0.shape() && o.y_pred.dtype() == p0.dtype(),
+          "{}: replicas returned predictions of different shapes or dtypes", config_.owner);
       const Tensor c = o.y_pred.contiguous();
       std::memcpy(slot + 2, c.raw_data(), c.nbytes());
       if (y_words == 0) continue;
@@ -296,17 +308,18 @@ class MirroredExecutor final : public train::StepExecutor {
   std::vector<std::unique_ptr<CommunicatorReplicaContext>> contexts_;
   CollectiveAbort abort_{{&group_, &layer_group_}};
   std::vector<std::shared_ptr<optim::Optimizer>> optimizers_;  // [0] is the compiled one
-  std::vector<float> words_, gathered_;                         // output and weight staging, grown once
+  std::vector<float> words_, gathered_;  // output and weight staging, grown once
   // Destroyed before the communicators (declared after them): their threads use them.
   std::vector<std::shared_ptr<GradientReducer>> reducers_;
 };
 
 }  // namespace
 
-std::unique_ptr<train::StepExecutor> make_mirrored_executor(std::shared_ptr<models::Model> network,
-                                                            std::shared_ptr<optim::Optimizer> optimizer,
-                                                            MirroredExecutorConfig config) {
-  return std::make_unique<MirroredExecutor>(std::move(network), std::move(optimizer), std::move(config));
+std::unique_ptr<train::StepExecutor> make_mirrored_executor(
+    std::shared_ptr<models::Model> network, std::shared_ptr<optim::Optimizer> optimizer,
+    MirroredExecutorConfig config) {
+  return std::make_unique<MirroredExecutor>(std::move(network), std::move(optimizer),
+                                            std::move(config));
 }
 
 }  // namespace osprey::distribute

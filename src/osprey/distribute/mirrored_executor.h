@@ -35,8 +35,8 @@ struct MirroredExecutorConfig {
   bool per_worker_inputs = false;
 };
 
-std::unique_ptr<train::StepExecutor> make_mirrored_executor(std::shared_ptr<models::Model> network,
-                                                            std::shared_ptr<optim::Optimizer> optimizer,
-                                                            MirroredExecutorConfig config);
+std::unique_ptr<train::StepExecutor> make_mirrored_executor(
+    std::shared_ptr<models::Model> network, std::shared_ptr<optim::Optimizer> optimizer,
+    MirroredExecutorConfig config);
 
 }  // namespace osprey::distribute

@@ -44,13 +44,17 @@ struct MultiWorkerOptions {
 class MultiWorkerMirroredStrategy final : public StrategyBase {
  public:
   // devices: this worker's ({}: every local device); cluster: unset reads the environment.
-  explicit MultiWorkerMirroredStrategy(const std::vector<std::string>& devices = {}, MultiWorkerOptions options = {},
+  explicit MultiWorkerMirroredStrategy(const std::vector<std::string>& devices = {},
+                                       MultiWorkerOptions options = {},
                                        std::optional<ClusterResolver> cluster = std::nullopt);
   std::string name() const override { return "MultiWorkerMirroredStrategy"; }
   std::string describe() const override;
-  int num_replicas_in_sync() const override { return static_cast<int>(devices_.size()) * num_workers(); }
-  std::unique_ptr<train::StepExecutor> make_executor(std::shared_ptr<models::Model> network,
-                                                     std::shared_ptr<optim::Optimizer> optimizer) const override;
+  int num_replicas_in_sync() const override {
+    return static_cast<int>(devices_.size()) * num_workers();
+  }
+  std::unique_ptr<train::StepExecutor> make_executor(
+      std::shared_ptr<models::Model> network,
+      std::shared_ptr<optim::Optimizer> optimizer) const override;
   std::shared_ptr<const train::Strategy> clone() const override {
     return std::make_shared<MultiWorkerMirroredStrategy>(*this);
   }
@@ -81,7 +85,8 @@ struct AllReducePoint {
   int64_t bytes = 0;
   double seconds = 0.0;
 };
-std::vector<AllReducePoint> measure_all_reduce(comm::Communicator& c, const std::vector<int64_t>& sizes, bool bf16,
+std::vector<AllReducePoint> measure_all_reduce(comm::Communicator& c,
+                                               const std::vector<int64_t>& sizes, bool bf16,
                                                int repeats = 3);
 // The bucket size for gradients from the curve. With a spare core (overlap_possible: buckets are
 // reduced on a communication thread while backward runs), the smallest size whose throughput is

@@ -14,7 +14,8 @@ namespace osprey::distribute::testing {
 
 inline Model make_mlp() {
   nn::clear_session();
-  return Sequential({layers::Dense(16, "relu"), layers::Dense(8, "tanh"), layers::Dense(3)}, {.input_shape = {5}});
+  return Sequential({layers::Dense(16, "relu"), layers::Dense(8, "tanh"), layers::Dense(3)},
+                    {.input_shape = {5}});
 }
 
 // Fixed once: a new model draws new initial values.
@@ -33,13 +34,16 @@ inline const Tensor& data_y() {
 }
 
 // 20 steps of global batch 8 (one epoch of 160 rows, in order) from the same initial weights.
-inline Model train_20_steps(const std::shared_ptr<const train::Strategy>& strategy, const std::string& optimizer,
-                            const Tensor& x = data_x(), std::vector<double>* losses = nullptr,
+inline Model train_20_steps(const std::shared_ptr<const train::Strategy>& strategy,
+                            const std::string& optimizer, const Tensor& x = data_x(),
+                            std::vector<double>* losses = nullptr,
                             std::vector<train::CallbackPtr> callbacks = {}) {
   Model m = make_mlp();
   m.set_weights(initial_weights());
   m.compile(optimizer, "mse", {}, {.strategy = strategy});
-  auto h = m.fit(x, data_y(), {.batch_size = 8, .epochs = 1, .verbose = 0, .callbacks = callbacks, .shuffle = false});
+  auto h =
+      m.fit(x, data_y(),
+            {.batch_size = 8, .epochs = 1, .verbose = 0, .callbacks = callbacks, .shuffle = false});
   if (losses) *losses = h.history.at("loss");
   return m;
 }

@@ -23,19 +23,24 @@ std::shared_ptr<comm::GlooGroup> shared_gloo_group(const comm::GlooOptions& opti
     groups[options.rendezvous] = g;
   }
   OSPREY_CHECK(g->rank() == options.rank && g->size() == options.size,
-               "MultiWorkerMirroredStrategy: this process is already rank {} of {} at {}; it cannot also be rank {} of {}",
+               "MultiWorkerMirroredStrategy: this process is already rank {} of {} at {}; it "
+               "cannot also be rank {} of {}",
                g->rank(), g->size(), options.rendezvous, options.rank, options.size);
   return g;
 }
 
 }  // namespace
 
-std::shared_ptr<WorkerGroup> WorkerGroup::connect(const ClusterResolver& cluster, const WorkerGroupOptions& options) {
-  OSPREY_CHECK(options.communication == "auto" || options.communication == "mpi" || options.communication == "gloo",
-               "MultiWorkerMirroredStrategy: communication must be auto, mpi or gloo. Received: '{}'",
-               options.communication);
+std::shared_ptr<WorkerGroup> WorkerGroup::connect(const ClusterResolver& cluster,
+                                                  const WorkerGroupOptions& options) {
+  OSPREY_CHECK(
+      options.communication == "auto" || options.communication == "mpi" ||
+          options.communication == "gloo",
+      "MultiWorkerMirroredStrategy: communication must be auto, mpi or gloo. Received: '{}'",
+      options.communication);
   OSPREY_CHECK(cluster.in_collective_group(),
-               "MultiWorkerMirroredStrategy: task {}:{} ({}) is not a worker; only the chief and the workers join "
+               "MultiWorkerMirroredStrategy: task {}:{} ({}) is not a worker; only the chief and "
+               "the workers join "
                "the all-reduce group",
                cluster.task_type(), cluster.task_index(), cluster.source());
   std::shared_ptr<WorkerGroup> g(new WorkerGroup());
@@ -50,13 +55,16 @@ std::shared_ptr<WorkerGroup> WorkerGroup::connect(const ClusterResolver& cluster
     g->gradients_ = comm::make_mpi_communicator({.check_calls = false});
     g->layers_ = comm::make_mpi_communicator();
     g->outputs_ = comm::make_mpi_communicator();
-    OSPREY_CHECK_T(DistributedError, g->gradients_->size() == g->size_ && g->gradients_->rank() == g->rank_,
-                   "MultiWorkerMirroredStrategy: MPI says rank {} of {}, but the cluster ({}) says worker {} of {}",
-                   g->gradients_->rank(), g->gradients_->size(), cluster.source(), g->rank_, g->size_);
+    OSPREY_CHECK_T(
+        DistributedError, g->gradients_->size() == g->size_ && g->gradients_->rank() == g->rank_,
+        "MultiWorkerMirroredStrategy: MPI says rank {} of {}, but the cluster ({}) says worker {} "
+        "of {}",
+        g->gradients_->rank(), g->gradients_->size(), cluster.source(), g->rank_, g->size_);
     return g;
   }
   OSPREY_CHECK(!cluster.chief_address().empty(),
-               "MultiWorkerMirroredStrategy: Gloo needs the chief's address for its rendezvous, and the cluster from "
+               "MultiWorkerMirroredStrategy: Gloo needs the chief's address for its rendezvous, "
+               "and the cluster from "
                "{} names none (set OSPREY_CONFIG or TF_CONFIG)",
                cluster.source());
   g->gloo_ = shared_gloo_group({.rank = g->rank_,

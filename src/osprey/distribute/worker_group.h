@@ -34,7 +34,8 @@ class WorkerGroup {
   // Connects every worker of the cluster (a collective: every worker must call it). ValueError
   // for a task outside the all-reduce group (ps, evaluator) or an unknown communication;
   // NotImplementedError when the build lacks the backend the job needs.
-  static std::shared_ptr<WorkerGroup> connect(const ClusterResolver& cluster, const WorkerGroupOptions& options);
+  static std::shared_ptr<WorkerGroup> connect(const ClusterResolver& cluster,
+                                              const WorkerGroupOptions& options);
   ~WorkerGroup();
   WorkerGroup(const WorkerGroup&) = delete;
   WorkerGroup& operator=(const WorkerGroup&) = delete;
