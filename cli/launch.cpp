@@ -3,6 +3,7 @@
 // horovodrun. Each worker gets its share of the cores in OSPREY_NUM_THREADS / OMP_NUM_THREADS;
 // its output comes back line by line as "[rank R] text"; launch exits with the first failing
 // worker's exit code and names its rank. The pure parts live in launch_util.h.
+#include <dirent.h>
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <poll.h>
@@ -16,6 +17,7 @@
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <limits>
 #include <thread>
 
@@ -206,6 +208,37 @@ LauncherResult forward_output(Launcher launcher, const Child& child) {
   return {WEXITSTATUS(status), 0, failures.failure()};
 }
 
+// The first worker that failed, from the files `osprey launch-worker` left in dir
+// (launch_worker.cpp): the earliest non-zero ending. Empty when none failed or none wrote (e.g. on
+// other hosts).
+std::optional<WorkerFailure> failure_from_status_files(const std::string& dir) {
+  std::optional<WorkerFailure> first;
+  long long first_time = 0;
+  DIR* d = opendir(dir.c_str());
+  if (d == nullptr) return first;
+  while (dirent* e = readdir(d)) {
+    int rank = 0;
+    if (std::sscanf(e->d_name, "rank-%d", &rank) != 1 || std::strstr(e->d_name, ".tmp") != nullptr)
+      continue;
+    FILE* f = std::fopen((dir + "/" + e->d_name).c_str(), "r");
+    if (f == nullptr) continue;
+    long long when = 0;
+    char how[16] = {0};
+    int value = 0;
+    const bool ok = std::fscanf(f, "%lld %15s %d", &when, how, &value) == 3;
+    std::fclose(f);
+    if (!ok || value == 0 || (first && when >= first_time)) continue;
+    const bool signalled = std::strcmp(how, "signal") == 0;
+    first = WorkerFailure{.rank = rank,
+                          .exit_code = signalled ? 0 : value,
+                          .signal = signalled ? value : 0,
+                          .signal_name = signalled ? strsignal(value) : ""};
+    first_time = when;
+  }
+  closedir(d);
+  return first;
+}
+
 [[noreturn]] void exit_with(int code, const std::string& message) {
   std::fflush(stdout);
   fmt::print(stderr, "osprey launch: {}\n", message);
@@ -231,7 +264,8 @@ void run_launch(const LaunchArgs& a) {
   LaunchSpec spec{.launcher = launcher,
                   .num_workers = a.num_workers,
                   .hosts = a.hosts,
-                  .env = worker_environment(threads, std::getenv("OMP_WAIT_POLICY"), std::getenv("GOMP_SPINCOUNT")),
+                  .env = worker_environment(threads, std::getenv("OMP_WAIT_POLICY"),
+                                            std::getenv("GOMP_SPINCOUNT")),
                   .as_root = geteuid() == 0,
                   .command = a.command};
   const std::vector<std::string> argv = launcher_argv(spec);
@@ -251,8 +285,28 @@ void run_launch(const LaunchArgs& a) {
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
 
-  const Child child = spawn(*exe, argv, child_environment(spec.env));
-  const LauncherResult r = forward_output(launcher, child);
+  // On this host, each worker runs under `osprey launch-worker`, which records how it ended.
+  std::string status_dir;
+  std::vector<std::string> run_argv = argv;
+  if (launcher == Launcher::mpirun && a.hosts.empty()) {
+    char tmpl[] = "/tmp/osprey-launch-XXXXXX";
+    if (mkdtemp(tmpl) != nullptr) {
+      status_dir = tmpl;
+      LaunchSpec wrapped = spec;
+      wrapped.command = {"/proc/self/exe", "launch-worker", status_dir, "--"};
+      wrapped.command.insert(wrapped.command.end(), spec.command.begin(), spec.command.end());
+      char self[4096] = {0};
+      const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+      if (n > 0) wrapped.command[0] = std::string(self, static_cast<size_t>(n));
+      run_argv = launcher_argv(wrapped);
+    }
+  }
+  const Child child = spawn(*exe, run_argv, child_environment(spec.env));
+  LauncherResult r = forward_output(launcher, child);
+  if (!status_dir.empty()) {
+    if (auto f = failure_from_status_files(status_dir)) r.failure = f;
+    std::filesystem::remove_all(status_dir);
+  }
   if (r.exit_code == 0 && r.signal == 0) return;
   const int code = r.signal != 0 ? 128 + r.signal : r.exit_code;
   // Signalled, the workers die of it (srun even kills them): name the signal, not a rank.

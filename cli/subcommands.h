@@ -12,5 +12,6 @@ void add_predict(CLI::App& app);
 void add_tune(CLI::App& app);
 void add_quantize(CLI::App& app);
 void add_launch(CLI::App& app);
+void add_launch_worker(CLI::App& app);
 
 }  // namespace osprey::cli
