@@ -14,10 +14,10 @@
 #include <deque>
 #include <thread>
 
+#include "osprey/comm/bf16_blocks.h"
 #include "osprey/comm/call_check.h"
 #include "osprey/comm/tcp_store.h"
 #include "osprey/core/error.h"
-#include "osprey/core/float_types.h"
 
 namespace osprey::comm {
 
@@ -95,36 +95,23 @@ class GlooCommunicator final : public Communicator {
   // As MpiCommunicator's: an all-to-all of bf16 blocks, f32 sums in rank order, an all-gather.
   void all_reduce_bf16(float* data, int64_t count, ReduceOp op) override {
     if (!check(CallKind::all_reduce_bf16, count, op, 0) || count == 0) return;
-    const int n = size();
-    const int64_t block = (count + n - 1) / n;
-    const auto total = static_cast<size_t>(block * n);
-    send_.assign(total, 0);
-    recv_.resize(total);
-    for (int64_t i = 0; i < count; ++i)
-      send_[static_cast<size_t>(i)] = detail::f32_to_bf16_bits(data[i]);
+    blocks_.pack(data, count, size());
     run("all_reduce_bf16", [&] {
       gloo::AlltoallOptions opts(ctx_);
-      opts.setInput(send_.data(), total);
-      opts.setOutput(recv_.data(), total);
+      opts.setInput(blocks_.send(), blocks_.total());
+      opts.setOutput(blocks_.recv(), blocks_.total());
       opts.setTimeout(timeout_);
       gloo::alltoall(opts);
     });
-    for (int64_t i = 0; i < block; ++i) {
-      float acc = detail::bf16_bits_to_f32(recv_[static_cast<size_t>(i)]);
-      for (int q = 1; q < n; ++q)
-        acc += detail::bf16_bits_to_f32(recv_[static_cast<size_t>(q * block + i)]);
-      if (op == ReduceOp::mean) acc /= static_cast<float>(n);
-      send_[static_cast<size_t>(i)] = detail::f32_to_bf16_bits(acc);
-    }
+    blocks_.reduce(op);
     run("all_reduce_bf16", [&] {
       gloo::AllgatherOptions opts(ctx_);
-      opts.setInput(send_.data(), static_cast<size_t>(block));
-      opts.setOutput(recv_.data(), total);
+      opts.setInput(blocks_.send(), static_cast<size_t>(blocks_.block()));
+      opts.setOutput(blocks_.recv(), blocks_.total());
       opts.setTimeout(timeout_);
       gloo::allgather(opts);
     });
-    for (int64_t i = 0; i < count; ++i)
-      data[i] = detail::bf16_bits_to_f32(recv_[static_cast<size_t>(i)]);
+    blocks_.unpack(data);
   }
 
   // An all-to-all hands rank r every rank's block r; sums in rank order (deterministic).
@@ -319,7 +306,7 @@ class GlooCommunicator final : public Communicator {
   bool check_calls_;
   std::string broken_;  // set by the first failed call
   std::vector<CallDescriptor> calls_;
-  std::vector<uint16_t> send_, recv_;  // bf16 staging, grown once
+  Bf16Blocks blocks_;  // bf16 staging, grown once
   std::vector<float> scratch_;
   std::deque<Pending> sends_;
 };

@@ -8,9 +8,9 @@
 #include <mutex>
 #include <vector>
 
+#include "osprey/comm/bf16_blocks.h"
 #include "osprey/comm/call_check.h"
 #include "osprey/core/error.h"
-#include "osprey/core/float_types.h"
 
 namespace osprey::comm {
 
@@ -93,28 +93,16 @@ class MpiCommunicator final : public Communicator {
   // returns the blocks (as bf16). The bytes on the wire are those of a ring all-reduce in bf16.
   void all_reduce_bf16(float* data, int64_t count, ReduceOp op) override {
     check(CallKind::all_reduce_bf16, count, op, 0);
-    const int64_t block = (count + size_ - 1) / size_;
-    OSPREY_CHECK(block <= INT_MAX,
+    blocks_.pack(data, count, size_);
+    OSPREY_CHECK(blocks_.block() <= INT_MAX,
                  "Communicator::all_reduce_bf16: {} elements exceed MPI's count limit", count);
-    const auto total = static_cast<size_t>(block * size_);
-    send_.assign(total, 0);
-    recv_.resize(total);
-    for (int64_t i = 0; i < count; ++i)
-      send_[static_cast<size_t>(i)] = detail::f32_to_bf16_bits(data[i]);
-    const int b = static_cast<int>(block);
-    ok(MPI_Alltoall(send_.data(), b, MPI_UINT16_T, recv_.data(), b, MPI_UINT16_T, comm_),
+    const int b = static_cast<int>(blocks_.block());
+    ok(MPI_Alltoall(blocks_.send(), b, MPI_UINT16_T, blocks_.recv(), b, MPI_UINT16_T, comm_),
        "all_reduce_bf16");
-    for (int64_t i = 0; i < block; ++i) {
-      float acc = detail::bf16_bits_to_f32(recv_[static_cast<size_t>(i)]);
-      for (int q = 1; q < size_; ++q)
-        acc += detail::bf16_bits_to_f32(recv_[static_cast<size_t>(q * block + i)]);
-      if (op == ReduceOp::mean) acc /= static_cast<float>(size_);
-      send_[static_cast<size_t>(i)] = detail::f32_to_bf16_bits(acc);
-    }
-    ok(MPI_Allgather(send_.data(), b, MPI_UINT16_T, recv_.data(), b, MPI_UINT16_T, comm_),
+    blocks_.reduce(op);
+    ok(MPI_Allgather(blocks_.send(), b, MPI_UINT16_T, blocks_.recv(), b, MPI_UINT16_T, comm_),
        "all_reduce_bf16");
-    for (int64_t i = 0; i < count; ++i)
-      data[i] = detail::bf16_bits_to_f32(recv_[static_cast<size_t>(i)]);
+    blocks_.unpack(data);
   }
 
   void reduce_scatter(const float* send, float* recv, int64_t recv_count, ReduceOp op) override {
@@ -238,7 +226,7 @@ class MpiCommunicator final : public Communicator {
   MPI_Comm comm_ = MPI_COMM_NULL;
   int rank_ = 0, size_ = 1;
   std::vector<CallDescriptor> calls_;
-  std::vector<uint16_t> send_, recv_;  // bf16 staging, grown once
+  Bf16Blocks blocks_;  // bf16 staging, grown once
   std::deque<Pending> sends_;
 };
 
