@@ -159,7 +159,8 @@ void TcpStoreServer::serve() {
     for (size_t i = 0; i < clients.size(); ++i) {
       Client& c = *clients[i];
       bool keep = true;
-      if (fds[i + 2].revents != 0) {
+      // A client accepted in this round has no pollfd yet (fds holds the ones polled).
+      if (i + 2 < fds.size() && fds[i + 2].revents != 0) {
         char buf[65536];
         const ssize_t n = ::recv(c.fd, buf, sizeof buf, 0);
         keep = n > 0 && (c.in.insert(c.in.end(), buf, buf + n), handle(c));
