@@ -11,6 +11,8 @@
 #include <gloo/rendezvous/store.h>
 #include <gloo/transport/tcp/device.h>
 
+#include <atomic>
+#include <csignal>
 #include <deque>
 #include <thread>
 
@@ -59,8 +61,9 @@ constexpr uint64_t kP2PSlot = uint64_t{1} << 40;  // point-to-point slots, far f
 class GlooCommunicator final : public Communicator {
  public:
   GlooCommunicator(std::shared_ptr<gloo::rendezvous::Context> context, TcpStore& store,
-                   const GlooOptions& options)
-      : ctx_(std::move(context)),
+                   const GlooOptions& options, std::shared_ptr<std::atomic<bool>> failed)
+      : failed_(std::move(failed)),
+        ctx_(std::move(context)),
         store_(store),
         timeout_(options.timeout),
         check_calls_(options.check_calls) {
@@ -252,6 +255,7 @@ class GlooCommunicator final : public Communicator {
     } catch (const osprey::Error&) {
       throw;
     } catch (const std::exception& e) {  // gloo::Exception, gloo::EnforceNotMet
+      failed_->store(true);
       broken_ = explain(call, e.what());
       throw DistributedError(broken_);
     }
@@ -300,6 +304,7 @@ class GlooCommunicator final : public Communicator {
                  what);
   }
 
+  std::shared_ptr<std::atomic<bool>> failed_;  // the group's
   std::shared_ptr<gloo::rendezvous::Context> ctx_;
   TcpStore& store_;
   std::chrono::milliseconds timeout_;
@@ -314,6 +319,8 @@ class GlooCommunicator final : public Communicator {
 }  // namespace
 
 struct GlooGroup::Impl {
+  // Set by a communicator whose call failed: rank 0 then keeps serving the store a little longer.
+  std::shared_ptr<std::atomic<bool>> failed = std::make_shared<std::atomic<bool>>(false);
   std::unique_ptr<TcpStoreServer> server;  // rank 0 only
   std::unique_ptr<TcpStore> store;
   std::unique_ptr<StoreAdapter> adapter;
@@ -329,6 +336,13 @@ GlooGroup::GlooGroup(GlooOptions options)
   OSPREY_CHECK(options_.rank >= 0 && options_.rank < options_.size,
                "GlooGroup: rank {} is not a rank of a group of size {}", options_.rank,
                options_.size);
+  // Gloo writes to its sockets with writev, which raises SIGPIPE when the peer has died, and the
+  // default action ends this process silently, instead of the error naming the dead rank. Python
+  // ignores SIGPIPE at start-up (which is why PyTorch's Gloo needs nothing); do the same unless the
+  // program installed a handler of its own.
+  struct sigaction current {};
+  if (sigaction(SIGPIPE, nullptr, &current) == 0 && current.sa_handler == SIG_DFL)
+    std::signal(SIGPIPE, SIG_IGN);
   const auto [host, port] = split_address(options_.rendezvous);
   if (options_.rank == 0) impl_->server = std::make_unique<TcpStoreServer>(host, port);
   impl_->store = std::make_unique<TcpStore>(host, port, options_.rank, options_.timeout);
@@ -345,7 +359,13 @@ GlooGroup::GlooGroup(GlooOptions options)
   }
 }
 
-GlooGroup::~GlooGroup() = default;
+GlooGroup::~GlooGroup() {
+  // After a failure the others ask rank 0's store which rank left; stopping it at once would make
+  // them report rank 0 instead (seen when rank 0 itself failed first, because of that rank).
+  if (impl_ && impl_->server && impl_->failed->load()) {
+    impl_->server->wait_for_clients(1, std::chrono::seconds(2));  // 1: this rank's own client
+  }
+}
 
 std::unique_ptr<Communicator> GlooGroup::make_communicator(const std::string& name,
                                                            std::optional<bool> check_calls) {
@@ -363,7 +383,8 @@ std::unique_ptr<Communicator> GlooGroup::make_communicator(const std::string& na
   }
   GlooOptions options = options_;
   if (check_calls) options.check_calls = *check_calls;
-  return std::make_unique<GlooCommunicator>(std::move(context), *impl_->store, options);
+  return std::make_unique<GlooCommunicator>(std::move(context), *impl_->store, options,
+                                            impl_->failed);
 }
 
 }  // namespace osprey::comm

@@ -153,6 +153,7 @@ void TcpStoreServer::serve() {
         setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
         clients.push_back(std::make_unique<Client>());
         clients.back()->fd = fd;
+        ++clients_;
       }
     }
     std::vector<std::unique_ptr<Client>> kept;
@@ -170,11 +171,18 @@ void TcpStoreServer::serve() {
       } else {
         if (c.rank >= 0) gone_.insert(c.rank);
         ::close(c.fd);
+        --clients_;
       }
     }
     clients = std::move(kept);
   }
   for (const auto& c : clients) ::close(c->fd);
+}
+
+void TcpStoreServer::wait_for_clients(int clients, std::chrono::milliseconds timeout) const {
+  const auto deadline = Clock::now() + timeout;
+  while (clients_.load() > clients && Clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
 }
 
 bool TcpStoreServer::handle(Client& c) {

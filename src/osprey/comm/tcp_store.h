@@ -10,6 +10,7 @@
 //   store.set("addr/1", bytes);  auto v = store.get("addr/0");   // get waits for the key
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <map>
@@ -33,6 +34,9 @@ class TcpStoreServer {
   TcpStoreServer(const TcpStoreServer&) = delete;
   TcpStoreServer& operator=(const TcpStoreServer&) = delete;
   int port() const noexcept { return port_; }
+  // Waits until at most `clients` connections remain, or `timeout` passes. Rank 0 calls it before
+  // it stops serving after a failure, so the others can still ask the store which rank left.
+  void wait_for_clients(int clients, std::chrono::milliseconds timeout) const;
 
  private:
   struct Client;
@@ -45,6 +49,7 @@ class TcpStoreServer {
   int port_ = 0;
   std::map<std::string, std::vector<char>> data_;
   std::set<int> connected_, gone_;  // ranks that said hello, and those whose connection closed
+  std::atomic<int> clients_{0};     // open connections (read by wait_for_clients)
   std::thread thread_;
 };
 
