@@ -55,4 +55,11 @@ void check_same_call(std::span<const CallDescriptor> descriptors, int group_size
                group_size);
 }
 
+void check_peer(int peer, int rank, int group_size, const char* call, const char* what) {
+  OSPREY_CHECK(peer >= 0 && peer < group_size,
+               "Communicator::{}: {} rank {} is not a rank of a group of size {}", call, what, peer,
+               group_size);
+  OSPREY_CHECK(peer != rank, "Communicator::{}: rank {} names itself as the {}", call, rank, what);
+}
+
 }  // namespace osprey::comm

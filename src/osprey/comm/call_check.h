@@ -36,4 +36,8 @@ static_assert(sizeof(CallDescriptor) == 4 * sizeof(int64_t));
 // differs from it; then the count (negative), and the broadcast root (outside the group).
 void check_same_call(std::span<const CallDescriptor> descriptors, int group_size);
 
+// Point to point: ValueError when `peer` (the `what` of `call`: "destination", "source") is not a
+// rank of the group or is the caller itself.
+void check_peer(int peer, int rank, int group_size, const char* call, const char* what);
+
 }  // namespace osprey::comm

@@ -297,11 +297,7 @@ class GlooCommunicator final : public Communicator {
 
   void check_peer(int peer, const char* call, const char* what) const {
     OSPREY_CHECK_T(DistributedError, broken_.empty(), "{}", broken_);
-    OSPREY_CHECK(peer >= 0 && peer < size(),
-                 "Communicator::{}: {} rank {} is not a rank of a group of size {}", call, what,
-                 peer, size());
-    OSPREY_CHECK(peer != rank(), "Communicator::{}: rank {} names itself as the {}", call, rank(),
-                 what);
+    comm::check_peer(peer, rank(), size(), call, what);
   }
 
   std::shared_ptr<std::atomic<bool>> failed_;  // the group's

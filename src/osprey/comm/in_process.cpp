@@ -9,7 +9,6 @@
 
 namespace osprey::comm {
 
-
 class InProcessGroup::Rank final : public Communicator {
  public:
   Rank(InProcessGroup& g, int r) : g_(g), r_(r) {}
@@ -18,7 +17,8 @@ class InProcessGroup::Rank final : public Communicator {
 
   void all_reduce(float* data, int64_t count, ReduceOp op) override {
     if (g_.size_ == 1) {  // the sum and the mean of one buffer are the buffer
-      OSPREY_CHECK(count >= 0, "Communicator::all_reduce: count must be non-negative. Received: {}", count);
+      OSPREY_CHECK(count >= 0, "Communicator::all_reduce: count must be non-negative. Received: {}",
+                   count);
       return;
     }
     arrive(CallKind::all_reduce, count, op, 0, data, data);
@@ -45,7 +45,8 @@ class InProcessGroup::Rank final : public Communicator {
   void all_gather(const float* send, float* recv, int64_t send_count) override {
     arrive(CallKind::all_gather, send_count, ReduceOp::sum, 0, send, recv);
     for (int q = 0; q < g_.size_; ++q) {
-      std::memcpy(recv + static_cast<int64_t>(q) * send_count, g_.posts_[static_cast<size_t>(q)].send,
+      std::memcpy(recv + static_cast<int64_t>(q) * send_count,
+                  g_.posts_[static_cast<size_t>(q)].send,
                   static_cast<size_t>(send_count) * sizeof(float));
     }
     g_.wait_all();
@@ -53,7 +54,9 @@ class InProcessGroup::Rank final : public Communicator {
 
   void broadcast(float* data, int64_t count, int root) override {
     arrive(CallKind::broadcast, count, ReduceOp::sum, root, data, data);
-    if (r_ != root) std::memcpy(data, g_.posts_[static_cast<size_t>(root)].send, static_cast<size_t>(count) * sizeof(float));
+    if (r_ != root)
+      std::memcpy(data, g_.posts_[static_cast<size_t>(root)].send,
+                  static_cast<size_t>(count) * sizeof(float));
     g_.wait_all();
   }
 
@@ -82,9 +85,10 @@ class InProcessGroup::Rank final : public Communicator {
     std::vector<float> msg = std::move(queue.front());
     queue.pop_front();
     lock.unlock();
-    OSPREY_CHECK(static_cast<int64_t>(msg.size()) == count,
-                 "Communicator::recv: rank {} expected {} elements from rank {} (tag {}) but {} were sent", r_, count,
-                 source, tag, msg.size());
+    OSPREY_CHECK(
+        static_cast<int64_t>(msg.size()) == count,
+        "Communicator::recv: rank {} expected {} elements from rank {} (tag {}) but {} were sent",
+        r_, count, source, tag, msg.size());
     std::copy(msg.begin(), msg.end(), data);
   }
 
@@ -93,7 +97,8 @@ class InProcessGroup::Rank final : public Communicator {
   // the same collective with the same count, op and root; every rank throws the same error.
   void arrive(CallKind kind, int64_t count, ReduceOp op, int root, const float* send, float* recv) {
     g_.posts_[static_cast<size_t>(r_)] = {send, recv};
-    g_.calls_[static_cast<size_t>(r_)] = {static_cast<int64_t>(kind), count, static_cast<int64_t>(op), root};
+    g_.calls_[static_cast<size_t>(r_)] = {static_cast<int64_t>(kind), count,
+                                          static_cast<int64_t>(op), root};
     g_.wait_all();
     try {
       check_same_call(g_.calls_, g_.size_);
@@ -128,14 +133,13 @@ class InProcessGroup::Rank final : public Communicator {
       if (op == ReduceOp::mean) {
         for (int64_t i = 0; i < len; ++i) acc[i] /= n;
       }
-      for (int q = 0; q < g_.size_; ++q) std::memcpy(dst(q) + t, acc, static_cast<size_t>(len) * sizeof(float));
+      for (int q = 0; q < g_.size_; ++q)
+        std::memcpy(dst(q) + t, acc, static_cast<size_t>(len) * sizeof(float));
     }
   }
 
   void check_peer(int peer, const char* call, const char* what) const {
-    OSPREY_CHECK(peer >= 0 && peer < g_.size_, "Communicator::{}: {} rank {} is not a rank of a group of size {}", call,
-                 what, peer, g_.size_);
-    OSPREY_CHECK(peer != r_, "Communicator::{}: rank {} names itself as the {}", call, r_, what);
+    comm::check_peer(peer, r_, g_.size_, call, what);
   }
 
   InProcessGroup& g_;
@@ -172,7 +176,8 @@ void InProcessGroup::wait_all() {
 void InProcessGroup::abort(const std::string& reason) {
   {
     std::lock_guard<std::mutex> lock(abort_mutex_);
-    if (abort_reason_.empty()) abort_reason_ = reason.empty() ? std::string("no reason given") : reason;
+    if (abort_reason_.empty())
+      abort_reason_ = reason.empty() ? std::string("no reason given") : reason;
   }
   word_.fetch_or(1, std::memory_order_acq_rel);
   word_.notify_all();
@@ -187,7 +192,9 @@ void InProcessGroup::reset() {
   word_.store((word_.load(std::memory_order_relaxed) | 1) + 1, std::memory_order_release);
 }
 
-bool InProcessGroup::aborted() const noexcept { return (word_.load(std::memory_order_acquire) & 1) != 0; }
+bool InProcessGroup::aborted() const noexcept {
+  return (word_.load(std::memory_order_acquire) & 1) != 0;
+}
 
 void InProcessGroup::throw_aborted() const {
   std::string reason;
@@ -199,7 +206,8 @@ void InProcessGroup::throw_aborted() const {
 }
 
 Communicator& InProcessGroup::rank(int r) {
-  OSPREY_CHECK(r >= 0 && r < size_, "InProcessGroup::rank: rank {} is not a rank of a group of size {}", r, size_);
+  OSPREY_CHECK(r >= 0 && r < size_,
+               "InProcessGroup::rank: rank {} is not a rank of a group of size {}", r, size_);
   return *ranks_[static_cast<size_t>(r)];
 }
 

@@ -198,11 +198,7 @@ class MpiCommunicator final : public Communicator {
   }
 
   void check_peer(int peer, const char* call, const char* what) const {
-    OSPREY_CHECK(peer >= 0 && peer < size_,
-                 "Communicator::{}: {} rank {} is not a rank of a group of size {}", call, what,
-                 peer, size_);
-    OSPREY_CHECK(peer != rank_, "Communicator::{}: rank {} names itself as the {}", call, rank_,
-                 what);
+    comm::check_peer(peer, rank_, size_, call, what);
   }
 
   void check_tag(int tag, const char* call) const {
