@@ -12,7 +12,7 @@ namespace {
 
 class CentralStorageExecutor final : public train::StepExecutor {
  public:
-  CentralStorageExecutor(std::shared_ptr<models::Model> network, std::shared_ptr<optim::Optimizer> optimizer, int n)
+  CentralStorageExecutor(std::shared_ptr<models::Network> network, std::shared_ptr<optim::Optimizer> optimizer, int n)
       : replicas_(std::move(network), n, "CentralStorageStrategy"), contexts_(n), optimizer_(std::move(optimizer)) {}
 
   std::vector<train::ReplicaOutput> train_step(const Tensor& x, const Tensor& y,
@@ -95,7 +95,7 @@ CentralStorageStrategy::CentralStorageStrategy(const std::vector<std::string>& d
     : StrategyBase(resolve_devices(devices, "CentralStorageStrategy")) {}
 
 std::unique_ptr<train::StepExecutor> CentralStorageStrategy::make_executor(
-    std::shared_ptr<models::Model> network, std::shared_ptr<optim::Optimizer> optimizer) const {
+    std::shared_ptr<models::Network> network, std::shared_ptr<optim::Optimizer> optimizer) const {
   return std::make_unique<CentralStorageExecutor>(std::move(network), std::move(optimizer), num_replicas_in_sync());
 }
 

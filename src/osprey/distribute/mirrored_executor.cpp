@@ -39,7 +39,7 @@ int64_t float_words(const Tensor& t) {
 
 class MirroredExecutor final : public train::StepExecutor {
  public:
-  MirroredExecutor(std::shared_ptr<models::Model> network,
+  MirroredExecutor(std::shared_ptr<models::Network> network,
                    std::shared_ptr<optim::Optimizer> optimizer, MirroredExecutorConfig config)
       : config_(std::move(config)),
         workers_(config_.workers ? config_.workers->size() : 1),
@@ -316,7 +316,7 @@ class MirroredExecutor final : public train::StepExecutor {
 }  // namespace
 
 std::unique_ptr<train::StepExecutor> make_mirrored_executor(
-    std::shared_ptr<models::Model> network, std::shared_ptr<optim::Optimizer> optimizer,
+    std::shared_ptr<models::Network> network, std::shared_ptr<optim::Optimizer> optimizer,
     MirroredExecutorConfig config) {
   return std::make_unique<MirroredExecutor>(std::move(network), std::move(optimizer),
                                             std::move(config));

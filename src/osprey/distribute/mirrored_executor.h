@@ -36,7 +36,7 @@ struct MirroredExecutorConfig {
 };
 
 std::unique_ptr<train::StepExecutor> make_mirrored_executor(
-    std::shared_ptr<models::Model> network, std::shared_ptr<optim::Optimizer> optimizer,
+    std::shared_ptr<models::Network> network, std::shared_ptr<optim::Optimizer> optimizer,
     MirroredExecutorConfig config);
 
 }  // namespace osprey::distribute

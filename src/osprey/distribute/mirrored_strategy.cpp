@@ -22,7 +22,7 @@ MirroredStrategy::MirroredStrategy(const std::vector<std::string>& devices, Mirr
                options_.threads_per_replica);
 }
 
-std::unique_ptr<train::StepExecutor> MirroredStrategy::make_executor(std::shared_ptr<models::Model> network,
+std::unique_ptr<train::StepExecutor> MirroredStrategy::make_executor(std::shared_ptr<models::Network> network,
                                                                      std::shared_ptr<optim::Optimizer> optimizer) const {
   return make_mirrored_executor(std::move(network), std::move(optimizer),
                                 {.replicas = num_replicas_in_sync(), .options = options_, .registry = reducers_, .owner = name(), .workers = nullptr, .compress = false, .per_worker_inputs = false});

@@ -41,7 +41,7 @@ class MirroredStrategy final : public StrategyBase {
   explicit MirroredStrategy(const std::vector<std::string>& devices = {}, MirroredOptions options = {});
   const MirroredOptions& options() const noexcept { return options_; }
   std::string name() const override { return "MirroredStrategy"; }
-  std::unique_ptr<train::StepExecutor> make_executor(std::shared_ptr<models::Model> network,
+  std::unique_ptr<train::StepExecutor> make_executor(std::shared_ptr<models::Network> network,
                                                      std::shared_ptr<optim::Optimizer> optimizer) const override;
   std::shared_ptr<const train::Strategy> clone() const override { return std::make_shared<MirroredStrategy>(*this); }
 

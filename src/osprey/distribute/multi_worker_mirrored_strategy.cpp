@@ -125,7 +125,7 @@ std::string MultiWorkerMirroredStrategy::describe() const {
 }
 
 std::unique_ptr<train::StepExecutor> MultiWorkerMirroredStrategy::make_executor(
-    std::shared_ptr<models::Model> network, std::shared_ptr<optim::Optimizer> optimizer) const {
+    std::shared_ptr<models::Network> network, std::shared_ptr<optim::Optimizer> optimizer) const {
   MirroredOptions mo{.bucket_bytes = bucket_bytes_,
                      .first_bucket_bytes = options_.first_bucket_bytes,
                      .threads_per_replica = options_.threads_per_replica};

@@ -53,7 +53,7 @@ class MultiWorkerMirroredStrategy final : public StrategyBase {
     return static_cast<int>(devices_.size()) * num_workers();
   }
   std::unique_ptr<train::StepExecutor> make_executor(
-      std::shared_ptr<models::Model> network,
+      std::shared_ptr<models::Network> network,
       std::shared_ptr<optim::Optimizer> optimizer) const override;
   std::shared_ptr<const train::Strategy> clone() const override {
     return std::make_shared<MultiWorkerMirroredStrategy>(*this);

@@ -6,7 +6,7 @@ namespace osprey::distribute {
 
 OneDevice::OneDevice(const std::string& device) : StrategyBase(resolve_devices({device}, "OneDevice")) {}
 
-std::unique_ptr<train::StepExecutor> OneDevice::make_executor(std::shared_ptr<models::Model> network,
+std::unique_ptr<train::StepExecutor> OneDevice::make_executor(std::shared_ptr<models::Network> network,
                                                               std::shared_ptr<optim::Optimizer> optimizer) const {
   return train::single_device_strategy()->make_executor(std::move(network), std::move(optimizer));
 }

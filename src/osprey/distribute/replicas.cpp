@@ -8,7 +8,7 @@
 
 namespace osprey::distribute {
 
-Replicas::Replicas(std::shared_ptr<models::Model> primary, int count, std::string owner, int threads_per_replica)
+Replicas::Replicas(std::shared_ptr<models::Network> primary, int count, std::string owner, int threads_per_replica)
     : primary_(std::move(primary)),
       count_(count),
       owner_(std::move(owner)),
@@ -21,12 +21,12 @@ void Replicas::create(const std::vector<Tensor>& x_shards) {
   if (primary_->variables().empty()) (*primary_)(autograd::Variable(x_shards[0]), false);  // builds it
   // Built aside and kept only when every replica is: a replica whose build throws (its shard's
   // forward fails) must not leave ready() true with fewer networks than replicas.
-  std::vector<std::shared_ptr<models::Model>> nets{primary_};
+  std::vector<std::shared_ptr<models::Network>> nets{primary_};
   models::register_model_classes();
   const nlohmann::json config = primary_->get_config();
   const std::vector<Tensor> weights = primary_->get_weights();
   for (int r = 1; r < count_; ++r) {
-    auto net = std::dynamic_pointer_cast<models::Model>(nn::layer_from_config(primary_->class_name(), config));
+    auto net = std::dynamic_pointer_cast<models::Network>(nn::layer_from_config(primary_->class_name(), config));
     OSPREY_CHECK(net != nullptr, "{}: the model {} ({}) cannot be replicated: its config does not rebuild a model",
                  owner_, primary_->name(), primary_->class_name());
     (*net)(autograd::Variable(x_shards[static_cast<size_t>(r)]), false);

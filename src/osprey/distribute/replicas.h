@@ -13,7 +13,7 @@
 
 #include "osprey/autograd/variable.h"
 #include "osprey/distribute/replica_workers.h"
-#include "osprey/models/model.h"
+#include "osprey/models/network.h"
 #include "osprey/train/strategy.h"
 
 namespace osprey::distribute {
@@ -21,14 +21,14 @@ namespace osprey::distribute {
 class Replicas {
  public:
   // threads_per_replica: each replica's thread limit, 0 for num_threads() / count (at least 1).
-  Replicas(std::shared_ptr<models::Model> primary, int count, std::string owner, int threads_per_replica = 0);
+  Replicas(std::shared_ptr<models::Network> primary, int count, std::string owner, int threads_per_replica = 0);
 
   int size() const noexcept { return count_; }
   bool ready() const noexcept { return !nets_.empty(); }
   // Builds the primary (when it has no weights yet) on x_shards[0], then the other replicas on
   // their shards, each with the primary's weights.
   void create(const std::vector<Tensor>& x_shards);
-  models::Model& network(int r) const { return *nets_[static_cast<size_t>(r)]; }
+  models::Network& network(int r) const { return *nets_[static_cast<size_t>(r)]; }
   const std::vector<autograd::Variable>& trainable(int r) const { return trainable_[static_cast<size_t>(r)]; }
   // State such as BatchNormalization's moving statistics, in the same order on every replica.
   const std::vector<autograd::Variable>& non_trainable(int r) const { return non_trainable_[static_cast<size_t>(r)]; }
@@ -41,10 +41,10 @@ class Replicas {
   std::vector<train::ReplicaOutput> forward(const Tensor& x, const Tensor& y, const train::ReplicaForward& fn);
 
  private:
-  std::shared_ptr<models::Model> primary_;
+  std::shared_ptr<models::Network> primary_;
   int count_;
   std::string owner_;
-  std::vector<std::shared_ptr<models::Model>> nets_;
+  std::vector<std::shared_ptr<models::Network>> nets_;
   std::vector<std::vector<autograd::Variable>> trainable_, non_trainable_, variables_;
   mutable ReplicaWorkers workers_;  // running replicas changes no replica data
 };

@@ -4,14 +4,14 @@
 #include <map>
 #include <set>
 
-#include "osprey/models/model.h"
+#include "osprey/models/network.h"
 #include "osprey/nn/layer_registry.h"
 
 namespace osprey::models {
 
 Functional::Functional(std::vector<nn::SymbolicTensor> inputs, std::vector<nn::SymbolicTensor> outputs,
                        std::string name)
-    : Model("Functional", {name.empty() ? nn::unique_name("functional") : name, "", true}),
+    : Network("Functional", {name.empty() ? nn::unique_name("functional") : name, "", true}),
       inputs_(std::move(inputs)),
       outputs_(std::move(outputs)) {
   OSPREY_CHECK(!inputs_.empty() && !outputs_.empty(), "{}: a functional model needs inputs and outputs",
@@ -98,7 +98,7 @@ Shape Functional::compute_output_shape(const std::vector<Shape>& input_shapes) {
   return outputs_.at(0).shape();
 }
 
-std::vector<Model::LayerRow> Functional::summary_rows() const {
+std::vector<Network::LayerRow> Functional::summary_rows() const {
   std::vector<LayerRow> rows;
   for (const auto& in : inputs_) rows.push_back({in.node()->input_name, "InputLayer", in.shape(), 0});
   std::set<const nn::Layer*> seen;

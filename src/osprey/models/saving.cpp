@@ -6,7 +6,7 @@
 
 namespace osprey::models {
 
-void save_model(const Model& model, const std::filesystem::path& dir, const SaveExtras& extras) {
+void save_model(const Network& model, const std::filesystem::path& dir, const SaveExtras& extras) {
   OSPREY_CHECK(model.built(), "save_model: {} is not built yet; call it on data (or build it) first", model.name());
   nlohmann::json config = extras.config;
   config["format"] = "osprey.model";
@@ -39,7 +39,7 @@ LoadedModel load_model(const std::filesystem::path& dir) {
                  "{}: field \"model\" with a \"class_name\" is missing", config_path.string());
   const auto& m = out.config["model"];
   std::shared_ptr<nn::Layer> layer = nn::layer_from_config(m["class_name"].get<std::string>(), m.at("config"));
-  out.model = std::dynamic_pointer_cast<Model>(layer);
+  out.model = std::dynamic_pointer_cast<Network>(layer);
   OSPREY_CHECK_T(IoError, out.model != nullptr, "{}: \"model\" is a {}, not a model", config_path.string(),
                  m["class_name"].get<std::string>());
   const std::filesystem::path weights_path = dir / "model.safetensors";

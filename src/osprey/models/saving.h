@@ -12,7 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "osprey/io/safetensors.h"
-#include "osprey/models/model.h"
+#include "osprey/models/network.h"
 
 namespace osprey::models {
 
@@ -21,10 +21,10 @@ struct SaveExtras {
   std::vector<std::pair<std::string, io::NamedTensors>> files;  // {"optimizer.safetensors", ...}
 };
 
-void save_model(const Model& model, const std::filesystem::path& dir, const SaveExtras& extras = {});
+void save_model(const Network& model, const std::filesystem::path& dir, const SaveExtras& extras = {});
 
 struct LoadedModel {
-  std::shared_ptr<Model> model;
+  std::shared_ptr<Network> model;
   nlohmann::json config;  // the whole config.json
   std::filesystem::path dir;
 };

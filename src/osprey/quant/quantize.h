@@ -10,7 +10,7 @@
 //     Float8Conv2D (delayed-scaling float8 fake quantization, emulated on CPU; see
 //     float8_dense.h); train as before, the scaling state saves with the model.
 // Other layers stay in float32 (Keras does the same for layers it cannot quantize). It works on
-// nn::Layer (a models::Model is one) through Layer::replace_sublayer, so quant needs nothing
+// nn::Layer (a models::Network is one) through Layer::replace_sublayer, so quant needs nothing
 // above level 4.
 //   quant::quantize(*model, "int8");
 //   models::save_model(*model, "fmnist_int8");   // int8 kernels + float32 scales in safetensors

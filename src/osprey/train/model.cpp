@@ -20,11 +20,11 @@ std::shared_ptr<losses::Loss> LossArg::resolve() const {
   return loss ? loss : std::shared_ptr<losses::Loss>(losses::get(name));
 }
 
-Model::Model(std::shared_ptr<models::Model> network) : network_(std::move(network)) {
+Model::Model(std::shared_ptr<models::Network> network) : network_(std::move(network)) {
   OSPREY_CHECK(network_ != nullptr, "Model: the network is null");
 }
 
-models::Model& Model::network() const {
+models::Network& Model::network() const {
   OSPREY_CHECK(network_ != nullptr, "Model: this model is empty; assign a built model to it first");
   return *network_;
 }
@@ -97,7 +97,7 @@ Logs Model::evaluate(const data::Dataset& dataset, const EvaluateOptions& o) {
 }
 
 namespace {
-Tensor predict_with(models::Model& net, const BatchSource& src) {
+Tensor predict_with(models::Network& net, const BatchSource& src) {
   BatchStream stream = src.epoch(0);
   Tensor bx, by;
   std::vector<Tensor> outs;

@@ -1,4 +1,4 @@
-// osprey::Model: what users hold. It is a handle to an architecture (models::Model: layers,
+// osprey::Model: what users hold. It is a handle to an architecture (models::Network: layers,
 // weights, summary, saving) plus, after compile(), a Trainer (optimizer, loss, metrics and the
 // fit/evaluate/predict loops). A Model is not a Trainer: compile() builds one and the model
 // holds it, so the same architecture can be recompiled without touching its weights.
@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "osprey/models/model.h"
+#include "osprey/models/network.h"
 #include "osprey/quant/quantize.h"
 #include "osprey/train/compile_options.h"
 #include "osprey/train/fit_options.h"
@@ -25,11 +25,11 @@ class Trainer;
 class Model {
  public:
   Model() = default;  // empty: assign a built model to it
-  explicit Model(std::shared_ptr<models::Model> network);
+  explicit Model(std::shared_ptr<models::Network> network);
 
   bool defined() const { return network_ != nullptr; }
-  models::Model& network() const;
-  const std::shared_ptr<models::Model>& network_ptr() const { return network_; }
+  models::Network& network() const;
+  const std::shared_ptr<models::Network>& network_ptr() const { return network_; }
   const std::string& name() const { return network().name(); }
 
   // Keras's compile: optimizer, loss and metrics by name or object. Under the mixed_float16 policy
@@ -78,7 +78,7 @@ class Model {
   bool& stop_training() { return *stop_training_; }
 
  private:
-  std::shared_ptr<models::Model> network_;
+  std::shared_ptr<models::Network> network_;
   std::shared_ptr<Trainer> trainer_;
   std::shared_ptr<bool> stop_training_ = std::make_shared<bool>(false);
 };

@@ -31,7 +31,7 @@ std::shared_ptr<models::Sequential> mlp(int64_t in, int64_t hidden, int64_t clas
   return m;
 }
 
-Tensor predict(models::Model& m, const Tensor& x) {
+Tensor predict(models::Network& m, const Tensor& x) {
   autograd::NoGradGuard no_grad;
   return m(Variable(x)).value();
 }
@@ -44,7 +44,7 @@ fs::path temp_dir(const std::string& name) {
 
 // Saves m, loads it back and expects bitwise-identical predictions on x; returns the saved
 // tensors for checks of their dtypes and shapes.
-io::SafetensorsFile expect_identical_after_save_and_load(models::Model& m, const Tensor& x,
+io::SafetensorsFile expect_identical_after_save_and_load(models::Network& m, const Tensor& x,
                                                          const std::string& name) {
   const Tensor before = predict(m, x);
   const fs::path dir = temp_dir(name);
@@ -114,7 +114,7 @@ std::shared_ptr<models::Sequential> small_cnn(const char* first_activation = "re
   return m;
 }
 
-std::vector<std::string> class_names(const models::Model& m) {
+std::vector<std::string> class_names(const models::Network& m) {
   std::vector<std::string> out;
   for (const auto& l : m.layers()) out.push_back(l->class_name());
   return out;
@@ -224,7 +224,7 @@ TEST(QuantizeTest, ATrainedClassifierLosesAtMostOnePointOfAccuracy) {
     opt.apply(m->trainable_variables());
     for (auto& v : m->trainable_variables()) v.zero_grad();
   }
-  const auto accuracy_and_labels = [&](models::Model& model) {
+  const auto accuracy_and_labels = [&](models::Network& model) {
     const auto pred = argmax(predict(model, x_test), 1).to_vector<int64_t>();
     const auto truth = y_test.to_vector<int64_t>();
     int64_t right = 0;

@@ -15,7 +15,7 @@ std::shared_ptr<const Strategy> g_global;
 
 class SingleDeviceExecutor final : public StepExecutor {
  public:
-  SingleDeviceExecutor(std::shared_ptr<models::Model> network, std::shared_ptr<optim::Optimizer> optimizer)
+  SingleDeviceExecutor(std::shared_ptr<models::Network> network, std::shared_ptr<optim::Optimizer> optimizer)
       : network_(std::move(network)), optimizer_(std::move(optimizer)) {}
 
   std::vector<ReplicaOutput> train_step(const Tensor& x, const Tensor& y, const ReplicaStep& step) override {
@@ -34,7 +34,7 @@ class SingleDeviceExecutor final : public StepExecutor {
   }
 
  private:
-  std::shared_ptr<models::Model> network_;
+  std::shared_ptr<models::Network> network_;
   std::shared_ptr<optim::Optimizer> optimizer_;
   std::vector<autograd::Variable> trainable_;
 };
@@ -43,7 +43,7 @@ class SingleDevice final : public Strategy {
  public:
   std::string name() const override { return "SingleDevice"; }
   int num_replicas_in_sync() const override { return 1; }
-  std::unique_ptr<StepExecutor> make_executor(std::shared_ptr<models::Model> network,
+  std::unique_ptr<StepExecutor> make_executor(std::shared_ptr<models::Network> network,
                                               std::shared_ptr<optim::Optimizer> optimizer) const override {
     return std::make_unique<SingleDeviceExecutor>(std::move(network), std::move(optimizer));
   }

@@ -5,7 +5,7 @@
 // distribute/ implements OneDevice, Mirrored and CentralStorage on top of it, and later
 // multi-worker and parameter-server strategies will too.
 //   auto exec = strategy.make_executor(network, optimizer);       // once per compiled model
-//   exec->train_step(x, y, [&](models::Model& net, auto& vars, const Tensor& xr, const Tensor& yr) {
+//   exec->train_step(x, y, [&](models::Network& net, auto& vars, const Tensor& xr, const Tensor& yr) {
 //     ... forward on net, loss, zero vars' gradients, backward; return {loss, y_pred};
 //   });                                                            // reduced and applied
 // Without a strategy the trainer uses single_device_strategy(): the step runs as before.
@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "osprey/autograd/variable.h"
-#include "osprey/models/model.h"
+#include "osprey/models/network.h"
 #include "osprey/optim/optimizer.h"
 
 namespace osprey::train {
@@ -33,12 +33,12 @@ struct ReplicaOutput {
 // One replica's forward and backward: run `network` on (x, y), zero the gradients of
 // `trainable` (that network's trainable variables; empty before the network is built), and
 // backpropagate, leaving each variable's gradient in grad(). It must not update any weight.
-using ReplicaStep = std::function<ReplicaOutput(models::Model& network, const std::vector<autograd::Variable>& trainable,
+using ReplicaStep = std::function<ReplicaOutput(models::Network& network, const std::vector<autograd::Variable>& trainable,
                                                 const Tensor& x, const Tensor& y)>;
 
 // One replica's inference (evaluate, predict): `network` on (x, y) with no gradient recorded (y
 // may be undefined); returns the loss (when y is given) and the predictions.
-using ReplicaForward = std::function<ReplicaOutput(models::Model& network, const Tensor& x, const Tensor& y)>;
+using ReplicaForward = std::function<ReplicaOutput(models::Network& network, const Tensor& x, const Tensor& y)>;
 
 // A strategy's state for one compiled model: its replicas, their optimizers, the communicator.
 class StepExecutor {
@@ -67,7 +67,7 @@ class Strategy {
   virtual int num_replicas_in_sync() const = 0;
   // The executor of one model: `network` is the primary copy (the one predict, save and
   // get_weights see), `optimizer` the compiled optimizer.
-  virtual std::unique_ptr<StepExecutor> make_executor(std::shared_ptr<models::Model> network,
+  virtual std::unique_ptr<StepExecutor> make_executor(std::shared_ptr<models::Network> network,
                                                       std::shared_ptr<optim::Optimizer> optimizer) const = 0;
 };
 

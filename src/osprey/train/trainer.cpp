@@ -100,7 +100,7 @@ BatchSource dataset_source(const data::Dataset& dataset) {
   return src;
 }
 
-Trainer::Trainer(std::shared_ptr<models::Model> network, std::shared_ptr<optim::Optimizer> optimizer,
+Trainer::Trainer(std::shared_ptr<models::Network> network, std::shared_ptr<optim::Optimizer> optimizer,
                  std::shared_ptr<losses::Loss> loss, std::vector<std::shared_ptr<metrics::Metric>> metrics,
                  CompileOptions options)
     : network_(std::move(network)),
@@ -174,7 +174,7 @@ void Trainer::train_step(const Tensor& x, const Tensor& y) {
   check_scope("fit");
   const autograd::CreationScopeGuard creation(scope_name_.empty() ? nullptr : &scope_name_);
   // Runs on each replica's thread: nothing here may touch the trainer's running state.
-  const ReplicaStep step = [this](models::Model& net, const std::vector<autograd::Variable>& trainable,
+  const ReplicaStep step = [this](models::Network& net, const std::vector<autograd::Variable>& trainable,
                                   const Tensor& xr, const Tensor& yr) {
     autograd::Variable y_pred = net(autograd::Variable(xr), true);
     autograd::Variable loss = (*loss_)(yr, y_pred);
@@ -190,7 +190,7 @@ void Trainer::test_step(const Tensor& x, const Tensor& y) {
   OSPREY_CHECK(y.defined(), "evaluate: the data has no targets (y)");
   check_scope("evaluate");
   const autograd::CreationScopeGuard creation(scope_name_.empty() ? nullptr : &scope_name_);
-  const ReplicaForward forward = [this](models::Model& net, const Tensor& xr, const Tensor& yr) {
+  const ReplicaForward forward = [this](models::Network& net, const Tensor& xr, const Tensor& yr) {
     autograd::NoGradGuard no_grad;
     autograd::Variable y_pred = net(autograd::Variable(xr), false);
     return ReplicaOutput{(*loss_)(yr, y_pred).item(), y_pred.value(), yr};
@@ -201,7 +201,7 @@ void Trainer::test_step(const Tensor& x, const Tensor& y) {
 Tensor Trainer::predict_step(const Tensor& x) {
   check_scope("predict");
   const autograd::CreationScopeGuard creation(scope_name_.empty() ? nullptr : &scope_name_);
-  const ReplicaForward forward = [](models::Model& net, const Tensor& xr, const Tensor&) {
+  const ReplicaForward forward = [](models::Network& net, const Tensor& xr, const Tensor&) {
     autograd::NoGradGuard no_grad;
     return ReplicaOutput{0.0, net(autograd::Variable(xr), false).value(), Tensor()};
   };

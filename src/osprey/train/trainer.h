@@ -12,7 +12,7 @@
 #include <memory>
 #include <vector>
 
-#include "osprey/models/model.h"
+#include "osprey/models/network.h"
 #include "osprey/train/compile_options.h"
 #include "osprey/train/fit_options.h"
 #include "osprey/train/strategy.h"
@@ -36,7 +36,7 @@ BatchSource dataset_source(const data::Dataset& dataset);
 
 class Trainer {
  public:
-  Trainer(std::shared_ptr<models::Model> network, std::shared_ptr<optim::Optimizer> optimizer,
+  Trainer(std::shared_ptr<models::Network> network, std::shared_ptr<optim::Optimizer> optimizer,
           std::shared_ptr<losses::Loss> loss, std::vector<std::shared_ptr<metrics::Metric>> metrics,
           CompileOptions options);
 
@@ -72,7 +72,7 @@ class Trainer {
   void check_scope(const char* what) const;
   // Adds the replicas' losses and predictions to the running loss and the metrics.
   void accumulate(const std::vector<ReplicaOutput>& outputs);
-  std::shared_ptr<models::Model> network_;
+  std::shared_ptr<models::Network> network_;
   std::shared_ptr<optim::Optimizer> optimizer_;
   std::shared_ptr<losses::Loss> loss_;
   std::vector<std::shared_ptr<metrics::Metric>> metrics_;

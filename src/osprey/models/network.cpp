@@ -1,4 +1,4 @@
-#include "osprey/models/model.h"
+#include "osprey/models/network.h"
 
 #include <algorithm>
 
@@ -10,7 +10,7 @@
 
 namespace osprey::models {
 
-std::shared_ptr<nn::Layer> Model::get_layer(const std::string& name) const {
+std::shared_ptr<nn::Layer> Network::get_layer(const std::string& name) const {
   std::string known;
   for (const auto& l : layers()) {
     if (l->name() == name) return l;
@@ -19,18 +19,18 @@ std::shared_ptr<nn::Layer> Model::get_layer(const std::string& name) const {
   OSPREY_THROW(ValueError, "{}: no layer named '{}'. Layers: {}", this->name(), name, known);
 }
 
-void Model::set_path_prefix(const std::string& prefix) {
+void Network::set_path_prefix(const std::string& prefix) {
   nn::Layer::set_path_prefix(prefix);
   for (const auto& l : layers()) l->set_path_prefix(path());
 }
 
-void Model::replace_sublayer(const std::string& name, std::shared_ptr<nn::Layer> layer) {
+void Network::replace_sublayer(const std::string& name, std::shared_ptr<nn::Layer> layer) {
   get_layer(name);  // the ValueError for an unknown name
   OSPREY_THROW(NotImplementedError, "{}: a {} model cannot replace its layers yet (layer '{}')", this->name(),
                class_name(), name);
 }
 
-std::shared_ptr<nn::Layer> Model::adopt_replacement(const std::string& name,
+std::shared_ptr<nn::Layer> Network::adopt_replacement(const std::string& name,
                                                   const std::shared_ptr<nn::Layer>& layer) {
   OSPREY_CHECK(layer != nullptr, "{}: replace_sublayer('{}') received a null layer", this->name(), name);
   std::shared_ptr<nn::Layer> old = get_layer(name);  // the ValueError listing the layers
@@ -40,13 +40,13 @@ std::shared_ptr<nn::Layer> Model::adopt_replacement(const std::string& name,
   return old;
 }
 
-void Model::adopt(const std::shared_ptr<nn::Layer>& layer) {
+void Network::adopt(const std::shared_ptr<nn::Layer>& layer) {
   OSPREY_CHECK(layer != nullptr, "{}: cannot add a null layer", name());
   OSPREY_CHECK(layer.get() != this, "{}: a model cannot contain itself", name());
   layer->set_path_prefix(path());
 }
 
-Variable Model::call(const std::vector<Variable>& inputs, bool training) {
+Variable Network::call(const std::vector<Variable>& inputs, bool training) {
   std::vector<Variable> out = call_all(inputs, training);
   OSPREY_CHECK(out.size() == 1, "{}: the model has {} outputs; use call_all()", name(), out.size());
   return out[0];
@@ -69,7 +69,7 @@ std::string bytes_text(int64_t bytes) {
 }
 }  // namespace
 
-std::string Model::summary() const {
+std::string Network::summary() const {
   const std::string rule(65, '_'), thick(65, '=');
   std::string out = fmt::format("Model: \"{}\"\n{}\n {:<28}{:<26}{:<9}\n{}\n", name(), rule, "Layer (type)",
                                 "Output Shape", "Param #", thick);
@@ -95,13 +95,13 @@ std::string Model::summary() const {
   return out;
 }
 
-std::vector<Tensor> Model::get_weights() const {
+std::vector<Tensor> Network::get_weights() const {
   std::vector<Tensor> out;
   for (const Variable& v : variables()) out.push_back(v.value().clone());
   return out;
 }
 
-void Model::set_weights(const std::vector<Tensor>& weights) {
+void Network::set_weights(const std::vector<Tensor>& weights) {
   const std::vector<Variable> vars = variables();
   OSPREY_CHECK(weights.size() == vars.size(), "{}: set_weights expected {} arrays, received {}", name(),
                vars.size(), weights.size());
@@ -118,7 +118,7 @@ void Model::set_weights(const std::vector<Tensor>& weights) {
 }
 
 Sequential::Sequential(std::vector<std::shared_ptr<nn::Layer>> layers, SequentialOptions options)
-    : Model("Sequential", {options.name, options.dtype, options.trainable}) {
+    : Network("Sequential", {options.name, options.dtype, options.trainable}) {
   for (auto& l : layers) add(std::move(l));
   if (options.input_shape.ndim() > 0) {
     Shape s = options.input_shape;
@@ -181,7 +181,7 @@ Shape Sequential::compute_output_shape(const std::vector<Shape>& input_shapes) {
   return s;
 }
 
-std::vector<Model::LayerRow> Sequential::summary_rows() const {
+std::vector<Network::LayerRow> Sequential::summary_rows() const {
   std::vector<LayerRow> rows;
   Shape s;
   bool known = built();

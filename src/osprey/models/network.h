@@ -1,7 +1,8 @@
-// Model: a layer made of layers (Keras's Model), the architecture that train/ fits and
-// models/saving.h saves. Sequential chains layers; Functional runs a graph built with the
-// functional API. A Model names its weights under its own path: `sequential/dense_1/kernel`.
-// Training is not here: train::Model (osprey::Model) holds one of these plus a Trainer.
+// Network: a layer made of layers (what Keras calls a Model), the architecture that train/ fits
+// and models/saving.h saves. Sequential chains layers; Functional runs a graph built with the
+// functional API. A Network names its weights under its own path: `sequential/dense_1/kernel`.
+// Training is not here: train::Model (osprey::Model, the user's handle) holds one of these plus
+// a Trainer; the two names differ so a reader never has to keep two Models apart.
 //   auto m = std::make_shared<models::Sequential>(std::vector<std::shared_ptr<nn::Layer>>{
 //       layers::Dense(64, "relu"), layers::Dense(10)});
 //   Variable logits = (*m)(x);          // builds every layer from x's shape
@@ -18,7 +19,7 @@ namespace osprey::models {
 
 using autograd::Variable;
 
-class Model : public nn::Layer {
+class Network : public nn::Layer {
  public:
   using nn::Layer::Layer;
 
@@ -73,7 +74,7 @@ struct SequentialOptions {
   std::string dtype{};
 };
 
-class Sequential : public Model {
+class Sequential : public Network {
  public:
   explicit Sequential(std::vector<std::shared_ptr<nn::Layer>> layers = {}, SequentialOptions options = {});
   void add(std::shared_ptr<nn::Layer> layer);
@@ -100,7 +101,7 @@ class Sequential : public Model {
 //   auto h = layers::Dense(64, "relu")(in);
 //   auto m = std::make_shared<models::Functional>(std::vector{in}, std::vector{layers::Dense(10)(h)});
 // A layer called several times (shared) keeps one set of weights.
-class Functional : public Model {
+class Functional : public Network {
  public:
   Functional(std::vector<nn::SymbolicTensor> inputs, std::vector<nn::SymbolicTensor> outputs,
              std::string name = "");
