@@ -1,6 +1,7 @@
-// The distribution scope variables are being created under, per thread: a strategy's name such
-// as "MirroredStrategy(cpu:0, cpu:1)", empty outside any. distribute's scope() and the trainer
-// set it; layers record it on the weights they create (Variable::creation_scope()) and
+// The distribution scope variables are being created under, per thread: a strategy's label such
+// as "MirroredStrategy(cpu:0, cpu:1) #3" (its description and its unique id, so two strategies
+// that describe themselves alike still differ), empty outside any. distribute's scope() and the
+// trainer set it; layers record it on the weights they create (Variable::creation_scope()) and
 // optimizers on their first slots, so the trainer can say which variable was created under which
 // strategy when a model or optimizer is used under another (mixing strategies is an error).
 //   autograd::CreationScopeGuard guard(&name);   // name outlives the guard

@@ -75,6 +75,22 @@ int normalize_axis(int axis, int ndim, const char* op) {
   return axis < 0 ? axis + std::max(ndim, 1) : axis;
 }
 
+std::vector<int> normalize_axes(const std::vector<int>& axes, int ndim, const char* op) {
+  std::vector<int> out;
+  if (axes.empty()) {
+    for (int i = 0; i < ndim; ++i) out.push_back(i);
+    return out;
+  }
+  for (int a : axes) {
+    const int n = normalize_axis(a, ndim, op);
+    OSPREY_CHECK(std::find(out.begin(), out.end(), n) == out.end(), "{}: axis {} is repeated", op,
+                 a);
+    out.push_back(n);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op) {
   const int n = std::max(a.ndim(), b.ndim());
   Shape out = Shape::filled(n, 1);

@@ -49,6 +49,9 @@ class Shape {
 
 // Maps a possibly negative axis into [0, ndim); throws ValueError naming the op otherwise.
 int normalize_axis(int axis, int ndim, const char* op);
+// Sorted, normalized, unique axes ({} = all axes), as reductions take them; throws ValueError
+// naming the op for an axis out of range or repeated. Shared by tensor's ops and autograd's.
+std::vector<int> normalize_axes(const std::vector<int>& axes, int ndim, const char* op);
 // The NumPy broadcast of two shapes; throws ValueError naming the op and both shapes.
 Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op);
 // Row-major (C order) strides of a shape, in elements.

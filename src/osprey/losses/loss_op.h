@@ -9,6 +9,7 @@
 
 #include "osprey/autograd/node.h"
 #include "osprey/core/parallel.h"
+#include "osprey/tensor/align_targets.h"
 #include "osprey/tensor/tensor.h"
 
 namespace osprey::losses::detail {
@@ -23,9 +24,9 @@ Tensor as_compute(const Tensor& t, DType d);
 // compute dtype as Keras computes it (in float32, 1 - 1e-7 is 0.99999988).
 std::pair<double, double> clip_bounds(DType d) noexcept;
 
-// y_true viewed with y_pred's shape, after Keras's squeeze_or_expand_to_same_rank ([N] against
-// [N, 1] either way); otherwise throws "<loss>: y_true and y_pred must have the same shape...".
-Tensor align_targets(const Tensor& y_true, const Shape& pred, const char* loss);
+// y_true viewed with y_pred's shape ([N] against [N, 1] either way), or ValueError naming the loss;
+// shared with metrics, so it lives in tensor/align_targets.h.
+using osprey::detail::align_targets;
 // Leading (sample) shape and last-axis size; rank 0 and 1 count as one value per sample.
 std::pair<Shape, int64_t> split_samples(const Shape& s);
 // Requires a defined floating-point y_pred and a defined y_true on the CPU.

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "osprey/tensor/align_targets.h"
 #include "osprey/tensor/tensor.h"
 
 namespace osprey::metrics::detail {
@@ -37,9 +38,9 @@ decltype(auto) visit_numbers(const Tensor& host, Fn&& fn) {
   }
 }
 
-// y_true reshaped to y_pred's shape after Keras's squeeze_or_expand_to_same_rank ([N] against
-// [N, 1] either way), or ValueError "<metric>: y_true and y_pred must have the same shape...".
-Tensor align_targets(const Tensor& y_true, const Shape& pred, const char* metric);
+// y_true viewed with y_pred's shape ([N] against [N, 1] either way), or ValueError naming the
+// metric; shared with losses, so it lives in tensor/align_targets.h.
+using osprey::detail::align_targets;
 // y_pred [..., C] -> {lead [...], C}; ValueError naming the metric when y_pred has no class axis.
 std::pair<Shape, int64_t> class_shape(const Shape& pred, const char* metric);
 // Sparse labels must have shape lead or lead + [1]; ValueError naming both shapes otherwise.

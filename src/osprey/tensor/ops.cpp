@@ -61,21 +61,6 @@ bool needs_float(UnaryOp op, const UnaryParams& p) {
   }
 }
 
-std::vector<int> normalize_axes(const std::vector<int>& axes, int ndim, const char* op) {
-  std::vector<int> out;
-  if (axes.empty()) {
-    for (int i = 0; i < ndim; ++i) out.push_back(i);
-    return out;
-  }
-  for (int a : axes) {
-    const int n = normalize_axis(a, ndim, op);
-    OSPREY_CHECK(std::find(out.begin(), out.end(), n) == out.end(), "{}: axis {} is repeated", op, a);
-    out.push_back(n);
-  }
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
 Shape drop_axes(const Shape& keep, const std::vector<int>& axes) {
   Shape s;
   for (int i = 0; i < keep.ndim(); ++i) {

@@ -1,7 +1,5 @@
 #include "osprey/autograd/ops/common.h"
 
-#include <algorithm>
-
 namespace osprey::autograd::detail {
 
 void check_input(const Variable& v, const char* op, const char* name) {
@@ -20,21 +18,6 @@ void check_same_dtype(const Tensor& a, const Tensor& b, const char* op) {
 }
 
 Tensor scalar_like(const Tensor& t, double v) { return full(Shape{}, v, {t.dtype(), t.device()}); }
-
-std::vector<int> normalize_axes(const std::vector<int>& axes, int ndim, const char* op) {
-  std::vector<int> out;
-  if (axes.empty()) {
-    for (int i = 0; i < ndim; ++i) out.push_back(i);
-    return out;
-  }
-  for (int a : axes) {
-    const int n = normalize_axis(a, ndim, op);
-    OSPREY_CHECK(std::find(out.begin(), out.end(), n) == out.end(), "{}: axis {} is repeated", op, a);
-    out.push_back(n);
-  }
-  std::sort(out.begin(), out.end());
-  return out;
-}
 
 Shape keep_dims_shape(const Shape& x, const std::vector<int>& axes) {
   Shape s = x;

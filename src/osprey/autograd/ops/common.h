@@ -20,8 +20,6 @@ void check_same_dtype(const Tensor& a, const Tensor& b, const char* op);
 Tensor scalar_like(const Tensor& t, double v);
 // The value of an optional Variable, or null when it is undefined.
 inline const Tensor* value_or_null(const Variable& v) { return v.defined() ? &v.value() : nullptr; }
-// Sorted, normalized, unique axes ({} = all axes).
-std::vector<int> normalize_axes(const std::vector<int>& axes, int ndim, const char* op);
 // x's shape with size 1 on each of `axes`.
 Shape keep_dims_shape(const Shape& x, const std::vector<int>& axes);
 

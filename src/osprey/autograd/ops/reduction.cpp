@@ -16,7 +16,7 @@ Variable reduce_op(ReduceOp op, const char* name, const Variable& x, const std::
   detail::check_input(x, name, "x");
   Tensor y = osprey::reduce(op, x.value(), axes, keepdims);
   if (!should_record(x)) return Variable(std::move(y));
-  const std::vector<int> ax = detail::normalize_axes(axes, x.ndim(), name);
+  const std::vector<int> ax = normalize_axes(axes, x.ndim(), name);
   const Shape xs = x.shape();
   const Shape kept = detail::keep_dims_shape(xs, ax);
   BackwardFn fn;

@@ -12,6 +12,7 @@
 #include "osprey/tensor/cpu/dnnl_util.h"
 #include "osprey/tensor/cpu/kernels.h"
 #include "osprey/tensor/cpu/loops.h"
+#include "osprey/tensor/reference/cast_value.h"
 #include "osprey/tensor/reference/kernels.h"
 
 namespace osprey::cpu {
@@ -133,20 +134,6 @@ bool try_reorder(const Tensor& src, Tensor& dst) {
   return true;
 }
 
-// The reference kernel's cast rule for integers: NaN -> 0, saturate, truncate.
-double cast_value(DType d, double v) {
-  if (!is_integral(d) || d == DType::boolean) return v;
-  if (std::isnan(v)) return 0.0;
-  double lo = 0, hi = 0;
-  switch (d) {
-    case DType::int8: lo = -128; hi = 127; break;
-    case DType::uint8: lo = 0; hi = 255; break;
-    case DType::int32: lo = -2147483648.0; hi = 2147483647.0; break;
-    default: lo = -9223372036854775808.0; hi = 9223372036854774784.0; break;
-  }
-  return std::trunc(std::clamp(v, lo, hi));
-}
-
 }  // namespace
 
 void copy(const Tensor& src, Tensor& dst) {
@@ -190,7 +177,7 @@ void copy(const Tensor& src, Tensor& dst) {
 
 void fill(Tensor& dst, double value) {
   if (dst.numel() == 0) return;
-  const double v = cast_value(dst.dtype(), value);
+  const double v = reference::cast_value(dst.dtype(), value);
   const LoopPlan<1> plan = make_plan<1>(dst.shape(), {&dst});
   visit_dtype(dst.dtype(), [&](auto tag) {
     using T = decltype(tag);

@@ -3,16 +3,19 @@
 set(OSPREY_TENSOR_CPU_SRCS
   cpu/backend_table.cpp
   cpu/conv.cpp
+  cpu/conv2d_int8.cpp
   cpu/copy.cpp
   cpu/dnnl_info.cpp
   cpu/dnnl_util.cpp
   cpu/elementwise.cpp
+  cpu/int8_chunks.cpp
   cpu/loss.cpp
   cpu/matmul.cpp
+  cpu/matmul_int8.cpp
   cpu/norm.cpp
   cpu/pool.cpp
-  cpu/quant.cpp
   cpu/primitive_cache.cpp
+  cpu/quantize_rows_int8.cpp
   cpu/reduce.cpp
   cpu/softmax.cpp)
 set(OSPREY_TENSOR_CPU_TESTS

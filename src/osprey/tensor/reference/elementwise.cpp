@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "osprey/core/rng.h"
+#include "osprey/tensor/reference/cast_value.h"
 #include "osprey/tensor/reference/kernels.h"
 
 namespace osprey::reference {
@@ -31,20 +32,6 @@ void store(Tensor& t, int64_t element_offset, double v) {
 }
 
 namespace {
-
-// Float-to-integer casts saturate and map NaN to 0 (C++ leaves them undefined).
-double cast_for(DType d, double v) {
-  if (!is_integral(d) || d == DType::boolean) return v;
-  if (std::isnan(v)) return 0.0;
-  double lo = 0, hi = 0;
-  switch (d) {
-    case DType::int8: lo = -128; hi = 127; break;
-    case DType::uint8: lo = 0; hi = 255; break;
-    case DType::int32: lo = -2147483648.0; hi = 2147483647.0; break;
-    default: lo = -9223372036854775808.0; hi = 9223372036854774784.0; break;
-  }
-  return std::trunc(std::clamp(v, lo, hi));
-}
 
 constexpr double kSqrt2OverPi = 0.7978845608028654;
 constexpr double kGeluC = 0.044715;
@@ -112,17 +99,19 @@ double apply_binary(BinaryOp op, double a, double b) {
 
 // Integer division truncates as C++ (PyTorch's div on integers promotes to float, which the op
 // layer does before calling here).
-double finish(DType d, double v) { return cast_for(d, v); }
+double finish(DType d, double v) { return cast_value(d, v); }
 
 }  // namespace
 
 void copy(const Tensor& src, Tensor& dst) {
   const DType d = dst.dtype();
-  for_each_index(dst.shape(), [&](int64_t os, int64_t od) { store(dst, od, cast_for(d, load(src, os))); }, src, dst);
+  for_each_index(
+      dst.shape(), [&](int64_t os, int64_t od) { store(dst, od, cast_value(d, load(src, os))); },
+      src, dst);
 }
 
 void fill(Tensor& dst, double value) {
-  const double v = cast_for(dst.dtype(), value);
+  const double v = cast_value(dst.dtype(), value);
   for_each_index(dst.shape(), [&](int64_t od) { store(dst, od, v); }, dst);
 }
 
