@@ -42,9 +42,13 @@ LoadedModel load_model(const std::filesystem::path& dir) {
   out.model = std::dynamic_pointer_cast<Network>(layer);
   OSPREY_CHECK_T(IoError, out.model != nullptr, "{}: \"model\" is a {}, not a model", config_path.string(),
                  m["class_name"].get<std::string>());
-  const std::filesystem::path weights_path = dir / "model.safetensors";
+  load_weights(*out.model, dir / "model.safetensors");
+  return out;
+}
+
+void load_weights(Network& model, const std::filesystem::path& weights_path) {
   const io::SafetensorsFile file = io::load_safetensors(weights_path);
-  for (const autograd::Variable& v : out.model->variables()) {
+  for (const autograd::Variable& v : model.variables()) {
     const Tensor* t = file.find(v.name());
     OSPREY_CHECK_T(IoError, t != nullptr, "{}: weight \"{}\" is missing", weights_path.string(), v.name());
     OSPREY_CHECK_T(IoError, t->shape() == v.shape(), "{}: weight \"{}\" has shape {}, the model expects {}",
@@ -52,7 +56,6 @@ LoadedModel load_model(const std::filesystem::path& dir) {
     Tensor dst = v.value();
     dst.copy_(*t);
   }
-  return out;
 }
 
 }  // namespace osprey::models

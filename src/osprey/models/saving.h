@@ -31,5 +31,8 @@ struct LoadedModel {
 // Rebuilds the architecture, then copies every weight by path; IoError naming the file and the
 // tensor when a weight is missing or of the wrong shape.
 LoadedModel load_model(const std::filesystem::path& dir);
+// Copies every weight of a built model by path from a model.safetensors (the second half of
+// load_model, for a model built some other way); the same IoErrors.
+void load_weights(Network& model, const std::filesystem::path& weights_path);
 
 }  // namespace osprey::models

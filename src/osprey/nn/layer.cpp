@@ -1,8 +1,5 @@
 #include "osprey/nn/layer.h"
 
-#include <map>
-#include <mutex>
-
 #include "osprey/autograd/creation_scope.h"
 #include "osprey/autograd/grad_mode.h"
 #include "osprey/autograd/ops.h"
@@ -12,11 +9,6 @@
 namespace osprey::nn {
 
 namespace {
-std::mutex g_names_mutex;
-std::map<std::string, int>& name_counters() {
-  static std::map<std::string, int> counters;
-  return counters;
-}
 // The policy a layer's `dtype` option names; the error names the layer.
 precision::DTypePolicy policy_from_option(const std::string& dtype, const std::string& layer) {
   try {
@@ -27,17 +19,6 @@ precision::DTypePolicy policy_from_option(const std::string& dtype, const std::s
   }
 }
 }  // namespace
-
-std::string unique_name(const std::string& base) {
-  std::lock_guard<std::mutex> lock(g_names_mutex);
-  const int n = name_counters()[base]++;
-  return n == 0 ? base : base + "_" + std::to_string(n);
-}
-
-void clear_session() {
-  std::lock_guard<std::mutex> lock(g_names_mutex);
-  name_counters().clear();
-}
 
 std::string to_snake_case(const std::string& class_name) {
   std::string out;

@@ -18,6 +18,7 @@
 
 #include "osprey/autograd/variable.h"
 #include "osprey/nn/initializers.h"
+#include "osprey/nn/name_scope.h"
 #include "osprey/nn/regularizer.h"
 #include "osprey/precision/dtype_policy.h"
 
@@ -202,9 +203,6 @@ LayerRef<T> make_layer(Args&&... args) {
   return LayerRef<T>(std::make_shared<T>(std::forward<Args>(args)...));
 }
 
-// Unique layer names per base name ("dense", "dense_1", ...), as Keras; clear_session() resets.
-std::string unique_name(const std::string& base);
-void clear_session();
 // "BatchNormalization" -> "batch_normalization".
 std::string to_snake_case(const std::string& class_name);
 

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "osprey/core/error.h"
+#include "osprey/tune/tuners.h"
 
 namespace osprey::tune {
 
@@ -73,7 +74,9 @@ HyperParameters HyperbandOracle::new_configuration() {
   const double sign = objective().maximize() ? -1.0 : 1.0;
   const double log_max = std::log(static_cast<double>(std::max(hb_.max_epochs, 2)));
   auto budget_of = [&](int64_t epochs) { return std::vector<double>{std::log(static_cast<double>(epochs)) / log_max}; };
-  auto budget = [&](const Trial& t) { return budget_of(t.hyperparameters.get("tuner/epochs").as_int()); };
+  auto budget = [&](const Trial& t) {
+    return budget_of(t.hyperparameters.get(kTunerEpochs).as_int());
+  };
   for (const Trial* t : done) gp.observe(t->hyperparameters, sign * *t->score, budget(*t));
   for (const std::string& id : round_trials_) {
     const Trial& t = get_trial(id);
@@ -94,16 +97,16 @@ Oracle::Proposal HyperbandOracle::populate_space(const std::string& trial_id) {
       HyperParameters hp;
       if (round_ == 0) {
         hp = new_configuration();
-        hp.set("tuner/initial_epoch", int64_t{0});
+        hp.set(kTunerInitialEpoch, int64_t{0});
       } else {
         const std::string& parent = promote_[round_trials_.size()];
         hp = get_trial(parent).hyperparameters;
-        hp.set("tuner/trial_id", parent);
-        hp.set("tuner/initial_epoch", int64_t{bracket.rungs[round_ - 1].epochs});
+        hp.set(kTunerTrialId, parent);
+        hp.set(kTunerInitialEpoch, int64_t{bracket.rungs[round_ - 1].epochs});
       }
-      hp.set("tuner/epochs", int64_t{rung.epochs});
-      hp.set("tuner/bracket", int64_t{bracket.s});
-      hp.set("tuner/round", int64_t{round_});
+      hp.set(kTunerEpochs, int64_t{rung.epochs});
+      hp.set(kTunerBracket, int64_t{bracket.s});
+      hp.set(kTunerRound, int64_t{round_});
       round_trials_.push_back(trial_id);
       return {TrialStatus::running, std::move(hp)};
     }
@@ -156,6 +159,33 @@ void HyperbandOracle::set_algorithm_state(const nlohmann::json& s) {
   round_ = s.at("round").get<int>();
   round_trials_ = s.at("round_trials").get<std::vector<std::string>>();
   promote_ = s.at("promote").get<std::vector<std::string>>();
+}
+
+// The Hyperband tuner: KerasTuner's Hyperband.run_trial, a trial trains from its
+// kTunerInitialEpoch to its kTunerEpochs.
+void Hyperband::run_trial(const Trial& trial, const TrainData& data,
+                          const train::FitOptions& options) {
+  const HyperParameters& hp = trial.hyperparameters;
+  if (!hp.has_value(kTunerEpochs)) return Tuner::run_trial(trial, data, options);
+  train::FitOptions fo = options;
+  fo.epochs = static_cast<int>(hp.get(kTunerEpochs).as_int());
+  fo.initial_epoch = static_cast<int>(hp.get(kTunerInitialEpoch).as_int());
+  Tuner::run_trial(trial, data, fo);
+}
+
+// A promoted trial goes on from where its parent stopped (weights, optimizer slots and
+// iterations after its last epoch, not its best one), as successive halving continues a
+// configuration, so its initial_epoch is the number of epochs its weights have really seen.
+void Hyperband::prepare_model(const Trial& trial, Model& model) {
+  const HyperParameters& hp = trial.hyperparameters;
+  if (hp.has_value(kTunerTrialId)) load_end_state(hp.get(kTunerTrialId).as_string(), model);
+}
+
+// Successive halving promotes out of every round of a bracket but its last.
+bool Hyperband::keeps_end_state(const Trial& trial) const {
+  const HyperParameters& hp = trial.hyperparameters;
+  return hp.has_value(kTunerRound) && hp.has_value(kTunerBracket) &&
+         hp.get(kTunerRound).as_int() < hp.get(kTunerBracket).as_int();
 }
 
 }  // namespace osprey::tune

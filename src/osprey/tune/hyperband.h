@@ -2,13 +2,14 @@
 // halving. Bracket s starts n = ceil((s_max + 1) / (s + 1) * factor^s) random configurations
 // at max_epochs / factor^s epochs and keeps the best 1/factor of each round for factor times
 // more epochs, up to max_epochs. A promoted trial is a new trial with the same values and
-// "tuner/trial_id" naming its parent; the tuner starts it from the parent's saved weights at
-// epoch "tuner/initial_epoch", so it trains only the extra epochs. The schedule for
-// max_epochs = 81, factor = 3 is Table 1 of the paper:
+// kTunerTrialId naming its parent; the Hyperband tuner (tuners.h, its run_trial in
+// hyperband.cpp) starts it from the state its parent ended in at epoch kTunerInitialEpoch, so it
+// trains only the extra epochs. The schedule for max_epochs = 81, factor = 3 is Table 1 of the
+// paper:
 //   s=4: 81x1 27x3 9x9 3x27 1x81 · s=3: 34x3 11x9 3x27 1x81 · s=2: 15x9 5x27 1x81
 //   s=1: 8x27 2x81 · s=0: 5x81
-// Each trial carries tuner/epochs, tuner/initial_epoch, tuner/bracket, tuner/round (and
-// tuner/trial_id when promoted) among its values, as KerasTuner's Hyperband.
+// Each trial carries the values below among its hyperparameters' (kTunerTrialId only when
+// promoted), under KerasTuner's names.
 // sampler = "bayesian" draws each bracket's new configurations from a model instead, in the
 // spirit of BOHB (Falkner et al., ICML 2018) with osprey's Gaussian process in place of BOHB's
 // density estimator: one GP over the scored trials of every rung, with the budget as an extra
@@ -27,6 +28,12 @@
 #include "osprey/tune/oracle.h"
 
 namespace osprey::tune {
+
+inline constexpr char kTunerEpochs[] = "tuner/epochs";  // epochs a trial has seen at its end
+inline constexpr char kTunerInitialEpoch[] = "tuner/initial_epoch";  // ... at its start
+inline constexpr char kTunerBracket[] = "tuner/bracket";             // s
+inline constexpr char kTunerRound[] = "tuner/round";                 // its rung in the bracket
+inline constexpr char kTunerTrialId[] = "tuner/trial_id";            // a promoted trial's parent
 
 struct HyperbandRung {
   int num_trials = 0;

@@ -65,17 +65,17 @@ TEST(HyperbandOracleTest, RunsEveryBracketAndPromotesTheBest) {
     ASSERT_EQ(t.status, TrialStatus::running);
     ++trials;
     const auto& v = t.hyperparameters;
-    const int64_t bracket = v.get("tuner/bracket").as_int(), round = v.get("tuner/round").as_int();
-    const int64_t epochs = v.get("tuner/epochs").as_int(), initial = v.get("tuner/initial_epoch").as_int();
+    const int64_t bracket = v.get(kTunerBracket).as_int(), round = v.get(kTunerRound).as_int();
+    const int64_t epochs = v.get(kTunerEpochs).as_int(), initial = v.get(kTunerInitialEpoch).as_int();
     per_rung[{bracket, round}]++;
     epochs_total += epochs - initial;
     const double x = v.get("x").as_double();
     if (round > 0) {
       // A promoted trial keeps its parent's values and starts where the parent stopped.
-      const Trial& parent = oracle.get_trial(v.get("tuner/trial_id").as_string());
+      const Trial& parent = oracle.get_trial(v.get(kTunerTrialId).as_string());
       EXPECT_EQ(parent.hyperparameters.get("x").as_double(), x);
-      EXPECT_EQ(parent.hyperparameters.get("tuner/epochs").as_int(), initial);
-      EXPECT_EQ(parent.hyperparameters.get("tuner/round").as_int(), round - 1);
+      EXPECT_EQ(parent.hyperparameters.get(kTunerEpochs).as_int(), initial);
+      EXPECT_EQ(parent.hyperparameters.get(kTunerRound).as_int(), round - 1);
     } else {
       EXPECT_EQ(initial, 0);
     }
@@ -93,12 +93,12 @@ TEST(HyperbandOracleTest, RunsEveryBracketAndPromotesTheBest) {
   // The final trial of bracket 2 descends from the best x of its first round.
   double best_x0 = 2;
   for (const Trial& t : oracle.trials()) {
-    if (t.hyperparameters.get("tuner/bracket").as_int() == 2 && t.hyperparameters.get("tuner/round").as_int() == 0) {
+    if (t.hyperparameters.get(kTunerBracket).as_int() == 2 && t.hyperparameters.get(kTunerRound).as_int() == 0) {
       best_x0 = std::min(best_x0, t.hyperparameters.get("x").as_double());
     }
   }
   for (const Trial& t : oracle.trials()) {
-    if (t.hyperparameters.get("tuner/bracket").as_int() == 2 && t.hyperparameters.get("tuner/round").as_int() == 2) {
+    if (t.hyperparameters.get(kTunerBracket).as_int() == 2 && t.hyperparameters.get(kTunerRound).as_int() == 2) {
       EXPECT_EQ(t.hyperparameters.get("x").as_double(), best_x0);
     }
   }
@@ -118,7 +118,7 @@ TEST(HyperbandOracleTest, WaitsIdleWhileItsRoundIsRunning) {
   }
   const Trial promoted = oracle.create_trial("t");
   EXPECT_EQ(promoted.status, TrialStatus::running);
-  EXPECT_EQ(promoted.hyperparameters.get("tuner/epochs").as_int(), 3);
+  EXPECT_EQ(promoted.hyperparameters.get(kTunerEpochs).as_int(), 3);
 }
 
 TEST(HyperbandOracleTest, StateSurvivesAReload) {
@@ -141,8 +141,8 @@ TEST(HyperbandOracleTest, StateSurvivesAReload) {
   ASSERT_TRUE(b.reload());
   const Trial next = b.create_trial("t");
   EXPECT_EQ(next.trial_id, "0011");
-  EXPECT_EQ(next.hyperparameters.get("tuner/round").as_int(), 1);
-  EXPECT_TRUE(next.hyperparameters.has_value("tuner/trial_id"));
+  EXPECT_EQ(next.hyperparameters.get(kTunerRound).as_int(), 1);
+  EXPECT_TRUE(next.hyperparameters.has_value(kTunerTrialId));
   HyperbandOracle c({.max_trials = 0, .seed = 5, .hyperparameters = hp}, {.max_epochs = 27, .factor = 3});
   c.set_directory(dir);
   EXPECT_THROW(c.reload(), IoError);
@@ -169,7 +169,7 @@ void run_bowl(HyperbandOracle& oracle, int stop_after = 1 << 30) {
     Trial t = oracle.create_trial("t");
     if (t.status == TrialStatus::stopped) return;
     const auto& v = t.hyperparameters;
-    for (int64_t e = v.get("tuner/initial_epoch").as_int(); e < v.get("tuner/epochs").as_int(); ++e) {
+    for (int64_t e = v.get(kTunerInitialEpoch).as_int(); e < v.get(kTunerEpochs).as_int(); ++e) {
       oracle.update_trial(t.trial_id, {{"val_loss", bowl_loss(v, e)}}, e);
     }
     oracle.end_trial(t.trial_id, TrialStatus::completed);
@@ -189,11 +189,11 @@ TEST(HyperbandOracleTest, BayesianSamplerKeepsTheScheduleAndSamplesNearTheOptimu
       double sum = 0;
       for (const Trial& t : oracle.trials()) {
         const auto& v = t.hyperparameters;
-        per_rung[k][{v.get("tuner/bracket").as_int(), v.get("tuner/round").as_int()}]++;
-        if (v.get("tuner/round").as_int() != 0) continue;
+        per_rung[k][{v.get(kTunerBracket).as_int(), v.get(kTunerRound).as_int()}]++;
+        if (v.get(kTunerRound).as_int() != 0) continue;
         EXPECT_TRUE(keys.insert(v.get("x").to_string() + "," + v.get("y").to_string()).second)
             << "seed " << seed << ": a configuration was proposed twice";
-        if (v.get("tuner/bracket").as_int() == 3) continue;  // the first bracket has nothing to learn from
+        if (v.get(kTunerBracket).as_int() == 3) continue;  // the first bracket has nothing to learn from
         sum += std::hypot(v.get("x").as_double() - 0.3, v.get("y").as_double() - 0.7);
         ++later;
       }

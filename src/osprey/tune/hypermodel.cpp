@@ -7,11 +7,4 @@ train::History TrainData::fit(Model& model, const train::FitOptions& options) co
   return model.fit(x, y, options);
 }
 
-Shape TrainData::sample_shape() const {
-  if (dataset || !x.defined()) return {};
-  Shape s = x.shape();
-  s.erase(0);
-  return s;
-}
-
 }  // namespace osprey::tune

@@ -22,8 +22,6 @@ struct TrainData {
   Tensor x, y;
   std::optional<data::Dataset> dataset{};
   train::History fit(Model& model, const train::FitOptions& options) const;
-  // The shape of one input sample when known (tensor data), else empty.
-  Shape sample_shape() const;
 };
 
 class HyperModel {

@@ -29,6 +29,10 @@
 
 namespace osprey::tune {
 
+// Values under this prefix are not hyperparameters: an oracle sets them for its own bookkeeping
+// (Hyperband's tuner/epochs, hyperband.h). Duplicate detection ignores them; summaries show them.
+inline constexpr char kTunerValuePrefix[] = "tuner/";
+
 struct IntOptions {
   std::optional<int64_t> step{};
   std::string sampling = "linear";  // linear, log, reverse_log
@@ -131,6 +135,8 @@ class HyperParameters {
   // {"space": [...], "values": {...}}: KerasTuner's get_config().
   nlohmann::json to_json() const;
   static HyperParameters from_json(const nlohmann::json& j, const std::string& where);
+
+  friend bool operator==(const HyperParameters&, const HyperParameters&) = default;
 
  private:
   std::vector<HyperParameter> space_;

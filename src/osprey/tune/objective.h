@@ -28,6 +28,8 @@ class Objective {
   nlohmann::json to_json() const { return {{"name", name_}, {"direction", direction_}}; }
   static Objective from_json(const nlohmann::json& j);
 
+  friend bool operator==(const Objective&, const Objective&) = default;
+
  private:
   std::string name_, direction_;
 };

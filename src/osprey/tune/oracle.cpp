@@ -50,7 +50,7 @@ std::optional<HyperParameters> Oracle::random_unseen_values(int tries) {
 std::string Oracle::values_key(const HyperParameters& hp) {
   nlohmann::json j = nlohmann::json::object();
   for (const auto& [k, v] : hp.values()) {
-    if (k.rfind("tuner/", 0) != 0) j[k] = to_json(v);
+    if (!k.starts_with(kTunerValuePrefix)) j[k] = to_json(v);
   }
   return j.dump();
 }

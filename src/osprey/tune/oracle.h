@@ -35,6 +35,8 @@ struct OracleOptions {
   int max_trials = 10;                  // trials created, failed ones included; 0: no limit
   std::optional<uint64_t> seed{};       // default: drawn from the global seed
   HyperParameters hyperparameters{};    // a space given up front (the build function may add to it)
+
+  bool operator==(const OracleOptions&) const = default;
 };
 
 class Oracle {

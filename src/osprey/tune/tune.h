@@ -7,6 +7,8 @@
 #include "osprey/tune/hypermodel.h"
 #include "osprey/tune/objective.h"
 #include "osprey/tune/oracle.h"
+#include "osprey/tune/search_space_toml.h"
 #include "osprey/tune/trial.h"
+#include "osprey/tune/trial_checkpoint.h"
 #include "osprey/tune/tuner.h"
 #include "osprey/tune/tuners.h"

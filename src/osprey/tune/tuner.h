@@ -1,12 +1,14 @@
 // Tuner: the half of a search that trains. It asks its Oracle for a trial, builds the model
-// from the trial's values, trains it (executions_per_trial times, metrics averaged), reports
-// every epoch to the oracle, keeps the trial's best weights in trial_<id>/checkpoint.safetensors
-// (and, for a Hyperband trial that may be promoted, the state it ended in, in
-// trial_<id>/resume.safetensors), and ends the trial — completed, or failed with the error
-// when building or training throws (the search goes on until max_consecutive_failed_trials
-// fail in a row). The study lives in directory/project_name; overwrite=false resumes it: ended
-// trials are kept, a trial cut short by a crash is re-run. RandomSearch, BayesianOptimization
-// and Hyperband (tuners.h) are Tuners with their oracle.
+// from the trial's values (in a fresh nn::NameScope, so every build of one architecture names
+// its weights alike), trains it (executions_per_trial times, metrics averaged), reports every
+// epoch to the oracle, keeps the trial's best state in trial_<id>/checkpoint/ (an ordinary saved
+// model, trial_checkpoint.h), and ends the trial: completed, or failed when the build or fit
+// throws TrialFailed or ValueError (the search goes on until max_consecutive_failed_trials fail
+// in a row). Any other error stops the search with that error; the trial stays running on disk,
+// so a resumed search runs it again. The study lives in directory/project_name; overwrite=false
+// resumes it: ended trials are kept, a trial cut short is re-run. RandomSearch,
+// BayesianOptimization and Hyperband (tuners.h) are Tuners with their oracle; a subclass adjusts
+// a trial through run_trial, prepare_model and keeps_end_state.
 //   tune::RandomSearch tuner(build_model, {.objective = "val_accuracy", .max_trials = 10,
 //                                          .directory = "kt", .project_name = "fmnist"});
 //   tuner.search(x, y, {.epochs = 10, .validation_data = train::ValidationData(xv, yv)});
@@ -24,8 +26,8 @@
 
 namespace osprey::tune {
 
-// Throw from a build function or fit to mark the trial failed with a message (any exception
-// does; this one says it on purpose).
+// Throw from a build function or fit to mark the trial failed with a message (a ValueError
+// does too); any other error stops the search.
 class TrialFailed : public Error {
  public:
   using Error::Error;
@@ -39,6 +41,8 @@ struct TunerOptions {
   bool overwrite = false;
   int verbose = 1;  // 0 silent, 1 a table row per trial, 2 also the trial's values as it starts
   std::string tuner_id = "tuner0";
+
+  bool operator==(const TunerOptions&) const = default;
 };
 
 class Tuner {
@@ -65,13 +69,24 @@ class Tuner {
   HyperModel& hypermodel() { return *hypermodel_; }
   const std::filesystem::path& project_dir() const { return project_dir_; }
   std::filesystem::path checkpoint_path(const std::string& trial_id) const;
-  // Where the end state of a Hyperband trial that may be promoted is kept, when its best epoch
-  // was not its last: a trial promoted from it goes on from there.
-  std::filesystem::path resume_path(const std::string& trial_id) const;
+  // Where the state a trial ended in is kept when keeps_end_state(trial) asked for it and its
+  // best epoch was not its last (when it was, the checkpoint already is that state).
+  std::filesystem::path end_state_path(const std::string& trial_id) const;
 
  protected:
-  // One trial: every execution built, trained and reported. Throws to fail the trial.
-  virtual void run_trial(const Trial& trial, const TrainData& data, const train::FitOptions& options);
+  // One trial: every execution built, prepared, trained and reported. Throws to fail the trial
+  // (TrialFailed, ValueError) or to stop the search (anything else).
+  virtual void run_trial(const Trial& trial, const TrainData& data,
+                         const train::FitOptions& options);
+  // Called for every execution between build and fit, inside the build's name scope: a subclass
+  // may load weights into the model here. Default: nothing.
+  virtual void prepare_model(const Trial& trial, Model& model) {}
+  // Whether another trial may go on from this one, so the state it ends in is kept
+  // (end_state_path) besides its best epoch's. Default: false.
+  virtual bool keeps_end_state(const Trial& trial) const { return false; }
+  // Loads into model the state trial_id ended in, weights and optimizer state: its kept end
+  // state, or its checkpoint when its best epoch was its last.
+  void load_end_state(const std::string& trial_id, Model& model) const;
 
  private:
   void run_search(const TrainData& data, const train::FitOptions& options);
@@ -82,19 +97,7 @@ class Tuner {
   std::unique_ptr<Oracle> oracle_;
   TunerOptions options_;
   std::filesystem::path project_dir_;
-  Shape sample_shape_{};
   bool header_printed_ = false;
 };
-
-// A trial's checkpoint: the model's weights in variable order (names are the variable paths,
-// which differ between builds: "dense" then "dense_1"), the sample shape so an unbuilt model
-// can be built first, and, for a compiled model, its optimizer state (iterations and slots,
-// named by variable index) so a promoted trial takes the very next step its parent would have.
-// IoError naming the file on a count or shape mismatch, or an optimizer state that does not fit.
-void save_trial_weights(const std::filesystem::path& path, const Model& model, const Shape& sample_shape);
-// The weights only (get_best_models).
-void load_trial_weights(const std::filesystem::path& path, Model& model);
-// Weights and, when the model is compiled and the file has one, the optimizer state.
-void load_trial_checkpoint(const std::filesystem::path& path, Model& model);
 
 }  // namespace osprey::tune

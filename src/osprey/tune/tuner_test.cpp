@@ -1,7 +1,7 @@
 // Tuners end to end on a tiny synthetic problem (4 features, 2 classes, 240 samples): trial
-// files and best weights, resume after the process is killed mid-trial, failed trials,
-// executions averaged, callbacks copied per trial, Hyperband resuming promoted trials from their
-// parent's weights, summaries, and the best-epoch retraining helper.
+// files and best weights, resume after the process is killed mid-trial, failed trials, errors
+// that stop the search, executions averaged, callbacks copied per trial, Hyperband resuming
+// promoted trials from their parent's state, summaries, and the best-epoch retraining helper.
 #include "osprey/tune/tuner.h"
 
 #include <gtest/gtest.h>
@@ -9,12 +9,14 @@
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <random>
 #include <sstream>
 
 #include "osprey/core/error.h"
 #include "osprey/core/rng.h"
 #include "osprey/io/json.h"
+#include "osprey/io/safetensors.h"
 #include "osprey/nn/layers/all.h"
 #include "osprey/tensor/factory.h"
 #include "osprey/testing/test_helpers.h"
@@ -93,7 +95,11 @@ TEST(TunerTest, SearchWritesTrialFilesAndBestWeights) {
     EXPECT_EQ(j.at("executions")[0].size(), 2u);  // one record per epoch
     EXPECT_TRUE(j.at("executions")[0][1].at("metrics").contains("val_accuracy"));
     EXPECT_TRUE(j.at("hyperparameters").at("values").contains("units"));
-    EXPECT_TRUE(std::filesystem::exists(tdir / "checkpoint.safetensors"));
+    // An ordinary saved model: every weight under its path, and the optimizer state.
+    EXPECT_TRUE(std::filesystem::exists(tdir / "checkpoint" / "config.json"));
+    const auto weights = io::load_safetensors(tdir / "checkpoint" / "model.safetensors");
+    EXPECT_TRUE(weights.contains("sequential/dense/kernel"));
+    EXPECT_TRUE(std::filesystem::exists(tdir / "checkpoint" / "optimizer.safetensors"));
   }
   EXPECT_TRUE(std::filesystem::exists(dir / "p" / "oracle.json"));
   const auto best = tuner.get_best_hyperparameters(3);
@@ -221,6 +227,103 @@ TEST(TunerTest, ConsecutiveFailuresStopTheSearchWithAClearError) {
   std::filesystem::remove_all(dir);
 }
 
+TEST(TunerTest, ASearchWhoseEveryTrialFailedSaysSoInsteadOfReturningNoBestTrial) {
+  const Data d = make_data();
+  const auto dir = fresh_dir("all_failed");
+  int builds = 0;
+  auto build = [&](HyperParameters& hp) -> Model {
+    hp.Int("units", 2, 8);
+    if (builds++ > 0) throw TrialFailed("no model today");  // the first declares the space
+    return build_model(hp);
+  };
+  RandomSearch tuner(build, {.objective = "val_loss", .max_trials = 2, .directory = dir.string(),
+                             .project_name = "p", .seed = 3, .verbose = 0});
+  try {
+    tuner.search(d.x, d.y, fit_options(d, 1));
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(),
+                 "search ended without a completed trial (2 failed); the last, trial 0001, failed "
+                 "with: no model today");
+  }
+  EXPECT_TRUE(tuner.get_best_hyperparameters(4).empty());
+  std::filesystem::remove_all(dir);
+}
+
+// Runs `before_fit` with the number of the fit (0, 1, ...) before each one, to throw from it.
+struct ThrowingHyperModel : HyperModel {
+  std::function<void(int)> before_fit = [](int) {};
+  int fits = 0;
+  Model build(HyperParameters& hp) override { return build_model(hp); }
+  train::History fit(HyperParameters& hp, Model& model, const TrainData& d,
+                     const train::FitOptions& o) override {
+    before_fit(fits++);
+    return HyperModel::fit(hp, model, d, o);
+  }
+};
+
+TEST(TunerTest, AnIoErrorDuringATrialStopsTheSearchWithThatErrorAndAResumeRerunsTheTrial) {
+  const Data d = make_data();
+  const auto dir = fresh_dir("ioerror");
+  auto hm = std::make_shared<ThrowingHyperModel>();
+  hm->before_fit = [](int fit) {
+    if (fit == 1) throw IoError("/scratch/kt/p/trial_0001/checkpoint: No space left on device");
+  };
+  const RandomSearchOptions options{.objective = "val_loss", .max_trials = 3,
+                                    .directory = dir.string(), .project_name = "p", .seed = 8,
+                                    .verbose = 0};
+  RandomSearch tuner(hm, options);
+  EXPECT_THROW(
+      {
+        try {
+          tuner.search(d.x, d.y, fit_options(d, 1));
+        } catch (const IoError& e) {
+          EXPECT_NE(std::string(e.what()).find("trial_0001/checkpoint: No space left on device"),
+                    std::string::npos)
+              << e.what();
+          throw;
+        }
+      },
+      IoError);
+  // Not a failed trial: it stays running, as if the process had died, and no trial follows.
+  ASSERT_EQ(tuner.oracle().trials().size(), 2u);
+  EXPECT_EQ(tuner.oracle().get_trial("0000").status, TrialStatus::completed);
+  EXPECT_EQ(tuner.oracle().get_trial("0001").status, TrialStatus::running);
+  const auto interrupted = tuner.oracle().get_trial("0001").hyperparameters.to_json().at("values");
+
+  hm->before_fit = [](int) {};
+  RandomSearch resumed(hm, options);
+  resumed.search(d.x, d.y, fit_options(d, 1));
+  ASSERT_EQ(resumed.oracle().trials().size(), 3u);
+  for (const Trial& t : resumed.oracle().trials()) {
+    EXPECT_EQ(t.status, TrialStatus::completed) << t.trial_id;
+  }
+  EXPECT_EQ(resumed.oracle().get_trial("0001").hyperparameters.to_json().at("values"), interrupted);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(TunerTest, AValueErrorOrTrialFailedFromFitFailsOnlyThatTrial) {
+  const Data d = make_data();
+  const auto dir = fresh_dir("fit_fails");
+  auto hm = std::make_shared<ThrowingHyperModel>();
+  hm->before_fit = [](int fit) {
+    if (fit == 0) throw ValueError("Dense: units must be positive. Received: units=0");
+    if (fit == 1) throw TrialFailed("the loss diverged");
+  };
+  RandomSearch tuner(hm, {.objective = "val_loss", .max_trials = 3, .directory = dir.string(),
+                          .project_name = "p", .seed = 9, .verbose = 0});
+  tuner.search(d.x, d.y, fit_options(d, 1));
+  ASSERT_EQ(tuner.oracle().trials().size(), 3u);
+  const Trial& t0 = tuner.oracle().get_trial("0000");
+  const Trial& t1 = tuner.oracle().get_trial("0001");
+  EXPECT_EQ(t0.status, TrialStatus::failed);
+  EXPECT_NE(t0.message.find("units must be positive"), std::string::npos) << t0.message;
+  EXPECT_EQ(t1.status, TrialStatus::failed);
+  EXPECT_NE(t1.message.find("the loss diverged"), std::string::npos) << t1.message;
+  EXPECT_EQ(tuner.oracle().get_trial("0002").status, TrialStatus::completed);
+  std::filesystem::remove_all(dir);
+}
+
 TEST(TunerTest, NanLossFailsTheTrial) {
   const Data d = make_data();
   const auto dir = fresh_dir("nan");
@@ -236,7 +339,7 @@ TEST(TunerTest, NanLossFailsTheTrial) {
   big.x = mul(d.x, 1e20);
   RandomSearch tuner(build, {.objective = "val_loss", .max_trials = 1, .directory = dir.string(), .project_name = "p",
                              .seed = 3, .verbose = 0});
-  tuner.search(big.x, big.y, fit_options(big, 2));
+  EXPECT_THROW(tuner.search(big.x, big.y, fit_options(big, 2)), Error);  // no trial completed
   ASSERT_EQ(tuner.oracle().trials().size(), 1u);
   const Trial& t = tuner.oracle().trials()[0];
   EXPECT_EQ(t.status, TrialStatus::failed);
@@ -300,8 +403,8 @@ struct CheckingHyperModel : HyperModel {
   int from_a_later_epoch_than_the_best = 0;
   Model build(HyperParameters& hp) override { return build_model(hp); }
   train::History fit(HyperParameters& hp, Model& model, const TrainData& d, const train::FitOptions& o) override {
-    if (hp.has_value("tuner/trial_id")) {
-      const Trial& parent = tuner->oracle().get_trial(hp.get("tuner/trial_id").as_string());
+    if (hp.has_value(kTunerTrialId)) {
+      const Trial& parent = tuner->oracle().get_trial(hp.get(kTunerTrialId).as_string());
       const EpochRecord& last = parent.executions.at(0).back();
       const auto logs = model.evaluate(data.xv, data.yv, {.batch_size = 32});
       const auto val_loss = std::find_if(last.metrics.begin(), last.metrics.end(),
@@ -309,12 +412,12 @@ struct CheckingHyperModel : HyperModel {
       EXPECT_NE(val_loss, last.metrics.end());
       if (val_loss == last.metrics.end()) return {};
       EXPECT_NEAR(logs.at("loss"), val_loss->second, 1e-5);
-      EXPECT_EQ(o.initial_epoch, parent.hyperparameters.get("tuner/epochs").as_int());
+      EXPECT_EQ(o.initial_epoch, parent.hyperparameters.get(kTunerEpochs).as_int());
       EXPECT_EQ(last.epoch + 1, o.initial_epoch);
       EXPECT_EQ(model.trainer().optimizer().iterations(), o.initial_epoch * 8);
       const bool best_was_earlier = parent.best_step < last.epoch;
       // The end state is kept apart only when the best-epoch checkpoint is not already it.
-      EXPECT_EQ(std::filesystem::exists(tuner->resume_path(parent.trial_id)), best_was_earlier);
+      EXPECT_EQ(std::filesystem::exists(tuner->end_state_path(parent.trial_id)), best_was_earlier);
       from_a_later_epoch_than_the_best += best_was_earlier ? 1 : 0;
       ++promoted;
     }
@@ -359,59 +462,12 @@ TEST(TunerTest, HyperbandPromotedTrialsGoOnFromTheParentsLastEpochNotItsBest) {
   // A trial in its bracket's last round is never promoted, so its end state is not kept.
   int last_round = 0;
   for (const Trial& t : tuner.oracle().trials()) {
-    if (t.hyperparameters.get("tuner/round").as_int() != t.hyperparameters.get("tuner/bracket").as_int()) continue;
+    if (t.hyperparameters.get(kTunerRound).as_int() != t.hyperparameters.get(kTunerBracket).as_int()) continue;
     ++last_round;
-    EXPECT_FALSE(std::filesystem::exists(tuner.resume_path(t.trial_id))) << t.trial_id;
+    EXPECT_FALSE(std::filesystem::exists(tuner.end_state_path(t.trial_id))) << t.trial_id;
     EXPECT_TRUE(std::filesystem::exists(tuner.checkpoint_path(t.trial_id))) << t.trial_id;
   }
   EXPECT_EQ(last_round, 5);  // 1 + 1 + 3
-  std::filesystem::remove_all(dir);
-}
-
-// A promoted trial must take the step its parent would have taken next, so the checkpoint
-// carries Adam's moments and step count across builds whose variable paths differ.
-TEST(TunerTest, TrialCheckpointCarriesTheOptimizerStateAcrossBuilds) {
-  const Data d = make_data();
-  const auto dir = fresh_dir("checkpoint");
-  std::filesystem::create_directories(dir);
-  HyperParameters hp;
-  Model parent = build_model(hp);  // adam
-  parent.fit(d.x, d.y, {.batch_size = 32, .epochs = 2, .verbose = 0, .seed = 1});
-  save_trial_weights(dir / "t.safetensors", parent, Shape{4});
-
-  HyperParameters same = hp;
-  Model child = build_model(same);
-  ASSERT_NE(child.variables()[0].name(), parent.variables()[0].name());
-  load_trial_checkpoint(dir / "t.safetensors", child);
-  EXPECT_EQ(child.trainer().optimizer().iterations(), parent.trainer().optimizer().iterations());
-  EXPECT_EQ(parent.trainer().optimizer().iterations(), 16);  // 2 epochs of 240 / 32 batches
-
-  Model weights_only = build_model(same);
-  load_trial_weights(dir / "t.safetensors", weights_only);
-  EXPECT_EQ(weights_only.trainer().optimizer().iterations(), 0);
-
-  const Tensor xb = d.x.slice(0, 0, 32), yb = d.y.slice(0, 0, 32);
-  for (Model* m : {&parent, &child, &weights_only}) m->train_on_batch(xb, yb);
-  double fresh_moments_gap = 0;
-  for (size_t i = 0; i < parent.variables().size(); ++i) {
-    const auto p = testing::values(parent.variables()[i]);
-    EXPECT_EQ(testing::values(child.variables()[i]), p) << parent.variables()[i].name();
-    const auto w = testing::values(weights_only.variables()[i]);
-    for (size_t k = 0; k < p.size(); ++k) fresh_moments_gap = std::max(fresh_moments_gap, std::abs(w[k] - p[k]));
-  }
-  EXPECT_GT(fresh_moments_gap, 1e-6);  // without the state, Adam's first step differs
-
-  HyperParameters sgd = hp;
-  sgd.set("optimizer", std::string("sgd"));
-  Model other = build_model(sgd);
-  try {
-    load_trial_checkpoint(dir / "t.safetensors", other);
-    ADD_FAILURE() << "an Adam state loaded into SGD";
-  } catch (const IoError& e) {
-    EXPECT_NE(std::string(e.what()).find("t.safetensors: the optimizer state does not fit this model's optimizer"),
-              std::string::npos)
-        << e.what();
-  }
   std::filesystem::remove_all(dir);
 }
 

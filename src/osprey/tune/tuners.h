@@ -3,6 +3,9 @@
 //   tune::BayesianOptimization tuner(build_model, {.objective = "val_accuracy", .max_trials = 20,
 //       .executions_per_trial = 2, .directory = "fmnist_kt", .overwrite = true});
 //   tune::Hyperband hb(build_model, {.objective = "val_accuracy", .max_epochs = 27, .factor = 3});
+// The flat structs repeat the fields of OracleOptions and TunerOptions (designated initializers
+// cannot name a base's fields); detail::oracle_options and detail::tuner_options forward them,
+// and a field added to either fails to compile below until it is forwarded and tested.
 #pragma once
 
 #include <optional>
@@ -26,6 +29,7 @@ struct RandomSearchOptions {
   std::optional<uint64_t> seed{};
   HyperParameters hyperparameters{};
   int verbose = 1;
+  std::string tuner_id = "tuner0";
 };
 
 struct BayesianOptimizationOptions {
@@ -39,6 +43,7 @@ struct BayesianOptimizationOptions {
   std::optional<uint64_t> seed{};
   HyperParameters hyperparameters{};
   int verbose = 1;
+  std::string tuner_id = "tuner0";
   int num_initial_points = 0;  // 0: 3 x the tunable hyperparameters
   double alpha = 1e-4;
   double beta = 2.6;
@@ -59,6 +64,7 @@ struct HyperbandOptions {
   std::optional<uint64_t> seed{};
   HyperParameters hyperparameters{};
   int verbose = 1;
+  std::string tuner_id = "tuner0";
   // "bayesian": new configurations from a Gaussian process over every rung (BOHB); see hyperband.h.
   std::string sampler = "random";
   double random_fraction = 1.0 / 3;
@@ -69,6 +75,27 @@ struct HyperbandOptions {
 };
 
 namespace detail {
+// The number of fields of an aggregate: the most initializers T{...} accepts.
+struct AnyField {
+  template <class T>
+  operator T() const;  // NOLINT(google-explicit-constructor): never defined, only for requires
+};
+template <class T, class... Fields>
+constexpr size_t aggregate_arity() {
+  if constexpr (requires { T{Fields{}..., AnyField{}}; }) {
+    return aggregate_arity<T, Fields..., AnyField>();
+  } else {
+    return sizeof...(Fields);
+  }
+}
+
+static_assert(aggregate_arity<OracleOptions>() == 4,
+              "OracleOptions changed: forward the field in oracle_options and update "
+              "TunerOptionsTest.FlatOptionsForwardEverySharedField");
+static_assert(aggregate_arity<TunerOptions>() == 7,
+              "TunerOptions changed: forward the field in tuner_options and update "
+              "TunerOptionsTest.FlatOptionsForwardEverySharedField");
+
 template <class O>
 OracleOptions oracle_options(const O& o) {
   return {.objective = o.objective, .max_trials = o.max_trials, .seed = o.seed, .hyperparameters = o.hyperparameters};
@@ -80,7 +107,8 @@ TunerOptions tuner_options(const O& o) {
           .directory = o.directory,
           .project_name = o.project_name,
           .overwrite = o.overwrite,
-          .verbose = o.verbose};
+          .verbose = o.verbose,
+          .tuner_id = o.tuner_id};
 }
 }  // namespace detail
 
@@ -117,6 +145,14 @@ class Hyperband : public Tuner {
                                    .acquisition = o.acquisition},
                       .random_fraction = o.random_fraction}),
               detail::tuner_options(o)) {}
+
+ protected:
+  // In hyperband.cpp: epochs from the trial's values, a promoted trial loaded with the state its
+  // parent ended in, and that state kept for every trial that may be promoted.
+  void run_trial(const Trial& trial, const TrainData& data,
+                 const train::FitOptions& options) override;
+  void prepare_model(const Trial& trial, Model& model) override;
+  bool keeps_end_state(const Trial& trial) const override;
 };
 
 }  // namespace osprey::tune

@@ -1,0 +1,171 @@
+#include "osprey/tune/search_space_toml.h"
+
+#include <algorithm>
+#include <fstream>
+#include <optional>
+#include <map>
+#include <sstream>
+#include <vector>
+
+#include <fmt/format.h>
+#include <toml++/toml.h>
+
+#include "osprey/core/error.h"
+
+namespace osprey::tune {
+
+namespace {
+
+// The fields each type takes besides `type`; null for an unknown type.
+const std::vector<std::string>* fields_of(const std::string& type) {
+  static const std::map<std::string, std::vector<std::string>> fields = {
+      {"int", {"min", "max", "step", "sampling", "default"}},
+      {"float", {"min", "max", "step", "sampling", "default"}},
+      {"choice", {"values", "default"}},
+      {"boolean", {"default"}},
+      {"fixed", {"value"}},
+  };
+  const auto it = fields.find(type);
+  return it == fields.end() ? nullptr : &it->second;
+}
+
+// One hyperparameter's table; every error names the source, the table and the field.
+class Table {
+ public:
+  Table(const toml::table& t, std::string where) : t_(t), where_(std::move(where)) {}
+
+  const std::string& where() const { return where_; }
+  const toml::table& table() const { return t_; }
+  const toml::node* find(const char* field) const { return t_.get(field); }
+
+  const toml::node& need(const char* field, const std::string& type) const {
+    const toml::node* n = find(field);
+    OSPREY_CHECK(n != nullptr, "{}: type \"{}\" needs '{}'", where_, type, field);
+    return *n;
+  }
+  int64_t as_int(const toml::node& n, const char* field) const {
+    OSPREY_CHECK(n.is_integer(), "{}.{}: must be an integer. Received: {}", where_, field,
+                 toml_text(n));
+    return *n.value<int64_t>();
+  }
+  double as_number(const toml::node& n, const char* field) const {
+    OSPREY_CHECK(n.is_number(), "{}.{}: must be a number. Received: {}", where_, field,
+                 toml_text(n));
+    return *n.value<double>();
+  }
+  Value as_value(const toml::node& n, const char* field) const {
+    if (n.is_boolean()) return Value(*n.value<bool>());
+    if (n.is_integer()) return Value(*n.value<int64_t>());
+    if (n.is_floating_point()) return Value(*n.value<double>());
+    if (n.is_string()) return Value(*n.value<std::string>());
+    OSPREY_THROW(ValueError, "{}.{}: must be a boolean, a number or a string. Received: {}", where_,
+                 field, toml_text(n));
+  }
+  std::optional<int64_t> optional_int(const char* field) const {
+    const toml::node* n = find(field);
+    return n ? std::optional(as_int(*n, field)) : std::nullopt;
+  }
+  std::optional<double> optional_number(const char* field) const {
+    const toml::node* n = find(field);
+    return n ? std::optional(as_number(*n, field)) : std::nullopt;
+  }
+  std::string string(const char* field, std::string fallback) const {
+    const toml::node* n = find(field);
+    if (n == nullptr) return fallback;
+    OSPREY_CHECK(n->is_string(), "{}.{}: must be a string. Received: {}", where_, field,
+                 toml_text(*n));
+    return *n->value<std::string>();
+  }
+
+ private:
+  static std::string toml_text(const toml::node& n) {
+    std::ostringstream s;
+    n.visit([&](const auto& v) { s << v; });
+    return s.str();
+  }
+
+  const toml::table& t_;
+  std::string where_;
+};
+
+void declare(HyperParameters& hp, const std::string& name, const Table& t) {
+  const std::string type = t.string("type", "");
+  const std::vector<std::string>* fields = fields_of(type);
+  OSPREY_CHECK(fields != nullptr,
+               "{}.type: must be \"int\", \"float\", \"choice\", \"boolean\" or \"fixed\". "
+               "Received: {}",
+               t.where(), type.empty() ? "nothing" : fmt::format("\"{}\"", type));
+  for (auto&& [key, value] : t.table()) {
+    OSPREY_CHECK(key == "type" || std::find(fields->begin(), fields->end(), key) != fields->end(),
+                 "{}: unknown field '{}' (type \"{}\" takes {})", t.where(), key.str(), type,
+                 fmt::join(*fields, ", "));
+  }
+  if (type == "int") {
+    hp.Int(name, t.as_int(t.need("min", type), "min"), t.as_int(t.need("max", type), "max"),
+           {.step = t.optional_int("step"), .sampling = t.string("sampling", "linear"),
+            .default_value = t.optional_int("default")});
+  } else if (type == "float") {
+    hp.Float(name, t.as_number(t.need("min", type), "min"), t.as_number(t.need("max", type), "max"),
+             {.step = t.optional_number("step"), .sampling = t.string("sampling", "linear"),
+              .default_value = t.optional_number("default")});
+  } else if (type == "choice") {
+    const toml::array* values = t.need("values", type).as_array();
+    OSPREY_CHECK(values != nullptr && !values->empty(), "{}.values: must be a non-empty array",
+                 t.where());
+    std::vector<Value> vs;
+    for (const toml::node& v : *values) vs.push_back(t.as_value(v, "values"));
+    std::optional<Value> default_value;
+    if (const toml::node* d = t.find("default")) default_value = t.as_value(*d, "default");
+    hp.retrieve(HyperParameter::Choice(name, std::move(vs), std::nullopt, default_value));
+  } else if (type == "boolean") {
+    const toml::node* d = t.find("default");
+    OSPREY_CHECK(d == nullptr || d->is_boolean(), "{}.default: must be true or false", t.where());
+    hp.Boolean(name, {.default_value = d != nullptr && *d->value<bool>()});
+  } else {
+    hp.retrieve(HyperParameter::Fixed(name, t.as_value(t.need("value", type), "value")));
+  }
+}
+
+}  // namespace
+
+HyperParameters hyperparameters_from_toml_text(std::string_view text, const std::string& source) {
+  toml::table root;
+  try {
+    root = toml::parse(text, source);
+  } catch (const toml::parse_error& e) {
+    OSPREY_THROW(ValueError, "{}:{}:{}: invalid TOML: {}", source, e.source().begin.line,
+                 e.source().begin.column, e.description());
+  }
+  // toml::table keeps its keys sorted; the space keeps the file's order.
+  std::vector<std::pair<std::string, const toml::node*>> entries;
+  for (auto&& [key, node] : root) entries.emplace_back(std::string(key.str()), &node);
+  std::stable_sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) {
+    return a.second->source().begin < b.second->source().begin;
+  });
+  HyperParameters hp;
+  for (const auto& [name, node] : entries) {
+    const std::string where = fmt::format("{}: [{}]", source, name);
+    const toml::table* t = node->as_table();
+    OSPREY_CHECK(t != nullptr, "{}: must be a table ([{}] with type = ...)", where, name);
+    const Table table(*t, where);
+    try {
+      declare(hp, name, table);
+    } catch (const ValueError& e) {
+      const std::string what = e.what();
+      if (what.starts_with(where)) throw;
+      OSPREY_THROW(ValueError, "{}: {}", where, what);
+    }
+  }
+  return hp.copy_space();  // declaring gave each its default as a value
+}
+
+HyperParameters hyperparameters_from_toml(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  OSPREY_CHECK_T(IoError, in.good(), "{}: cannot open the search space file", path.string());
+  std::ostringstream text;
+  text << in.rdbuf();
+  OSPREY_CHECK_T(IoError, !in.bad(), "{}: cannot read the search space file", path.string());
+  return hyperparameters_from_toml_text(text.str(), path.string());
+}
+
+}  // namespace osprey::tune

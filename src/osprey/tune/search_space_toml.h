@@ -1,0 +1,39 @@
+// A search space written in TOML, for a search run from a file (osprey tune --space): one table
+// per hyperparameter, in the file's order, the TOML side of HyperParameters::from_json.
+//   [units]
+//   type = "int"            # int, float, choice, boolean, fixed
+//   min = 64
+//   max = 512
+//   step = 64               # optional; int also takes sampling and default
+//   [learning_rate]
+//   type = "float"
+//   min = 1e-4
+//   max = 1e-2
+//   sampling = "log"        # linear (the default), log, reverse_log
+//   [optimizer]
+//   type = "choice"
+//   values = ["adam", "rmsprop"]   # booleans, numbers or strings; optional default
+//   [use_bias]
+//   type = "boolean"        # optional default
+//   [layers]
+//   type = "fixed"
+//   value = 2
+//   auto space = tune::hyperparameters_from_toml("space.toml");
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+#include "osprey/tune/hyperparameters.h"
+
+namespace osprey::tune {
+
+// The space the file declares (no values). IoError when the file cannot be read; ValueError
+// naming the file, the table and the field for invalid TOML (with its line and column), a
+// missing or unknown field, a value of the wrong type or a range a hyperparameter refuses.
+HyperParameters hyperparameters_from_toml(const std::filesystem::path& path);
+// The same from TOML text; `source` names it in errors.
+HyperParameters hyperparameters_from_toml_text(std::string_view text, const std::string& source);
+
+}  // namespace osprey::tune
