@@ -32,15 +32,15 @@
 #include <memory>
 #include <vector>
 
+#include "osprey/applications/fashion_mnist_models.h"
 #include "osprey/autograd/ops.h"
 #include "osprey/comm/in_process.h"
 #include "osprey/core/parallel.h"
-#include "osprey/distribute/gradient_reducer.h"
 #include "osprey/distribute/devices.h"
+#include "osprey/distribute/gradient_reducer.h"
 #include "osprey/distribute/mirrored_strategy.h"
 #include "osprey/nn/layers/all.h"
 #include "osprey/tensor/factory.h"
-#include "osprey/train/fashion_mnist_models.h"
 #include "osprey/train/model.h"
 
 namespace {
@@ -249,9 +249,9 @@ void BM_ReduceOnRatio(benchmark::State& state) {
 }
 BENCHMARK(BM_ReduceOnRatio)->UseRealTime();
 
-// The Fashion-MNIST MLP (train::fashion_mnist_model("mlp"): 784-512-256-10 with biases, SGD,
-// sparse categorical cross-entropy, global batch 128) on Mirrored with 2 virtual devices. Arg:
-// where buckets are reduced, 0 = communication thread, 1 = backward thread, 2 = the default.
+// The Fashion-MNIST MLP (applications::fashion_mnist_model("mlp"): 784-512-256-10 with biases,
+// SGD, sparse categorical cross-entropy, global batch 128) on Mirrored with 2 virtual devices.
+// Arg: where buckets are reduced, 0 = communication thread, 1 = backward thread, 2 = the default.
 // b: default buckets (25 MB, 1 MB first); a: the serial reference, every gradient in one bucket,
 // reduced by each replica's thread after backward. Counters: hidden and ceiling (b's reducers),
 // hidden_wall = (a step - b step) / a's reduction time per step (the time the overlap took off
@@ -262,7 +262,7 @@ std::shared_ptr<distribute::MirroredStrategy> fmnist_strategy(distribute::Mirror
 
 Model fmnist_model(const std::shared_ptr<distribute::MirroredStrategy>& s) {
   nn::clear_session();
-  Model m = train::fashion_mnist_model("mlp");
+  Model m = applications::fashion_mnist_model("mlp");
   m.compile("sgd", "sparse_categorical_crossentropy", {}, {.strategy = s});
   return m;
 }

@@ -1,11 +1,11 @@
-// float8 (emulated) vs float32 training of a Fashion-MNIST model (train::fashion_mnist_model:
-// "mlp" 784-512-256-10 or "cnn"), in one process, printed as one JSON line like bench_quant:
-// the test accuracy of both after the same seed, data and schedule (model.quantize("float8")
-// before compile for the float8 one), and training samples/s measured afterwards in `reps`
-// interleaved rounds of `steps` train_on_batch calls per mode (medians, and the median of the
-// per-round ratios, so a noisy machine disturbs both modes alike). On CPU float8 is an
-// emulation (quantize/dequantize around float32 kernels): the ratio is its overhead, not a
-// float8 speedup.
+// float8 (emulated) vs float32 training of a Fashion-MNIST model
+// (applications::fashion_mnist_model: "mlp" 784-512-256-10 or "cnn"), in one process, printed
+// as one JSON line like bench_quant: the test accuracy of both after the same seed, data and
+// schedule (model.quantize("float8") before compile for the float8 one), and training samples/s
+// measured afterwards in `reps` interleaved rounds of `steps` train_on_batch calls per mode
+// (medians, and the median of the per-round ratios, so a noisy machine disturbs both modes
+// alike). On CPU float8 is an emulation (quantize/dequantize around float32 kernels): the ratio
+// is its overhead, not a float8 speedup.
 //   bench_float8 [--model mlp] [--epochs 5] [--batch-size 128] [--train-samples 60000]
 //                [--threads 2] [--reps 5] [--steps 50] [--data DIR]
 #include <fmt/format.h>
@@ -15,11 +15,11 @@
 #include <chrono>
 #include <vector>
 
+#include "osprey/applications/fashion_mnist_models.h"
 #include "osprey/core/parallel.h"
 #include "osprey/core/rng.h"
 #include "osprey/data/fashion_mnist.h"
 #include "osprey/nn/layer.h"
-#include "osprey/train/fashion_mnist_models.h"
 
 namespace {
 
@@ -37,7 +37,7 @@ os::Model trained_model(const std::string& kind, bool float8,
                         int64_t batch, uint64_t seed) {
   os::nn::clear_session();
   os::set_global_seed(seed);
-  os::Model model = os::train::fashion_mnist_model(kind);
+  os::Model model = os::applications::fashion_mnist_model(kind);
   if (float8) model.quantize("float8");
   model.compile("adam", "sparse_categorical_crossentropy", {"accuracy"});
   model.fit(data.train.x.narrow(0, 0, samples), data.train.y.narrow(0, 0, samples),

@@ -13,9 +13,9 @@
 #include <CLI/CLI.hpp>
 #include <chrono>
 
+#include "osprey/applications/fashion_mnist_models.h"
 #include "osprey/data/fashion_mnist.h"
 #include "osprey/distribute/multi_worker_mirrored_strategy.h"
-#include "osprey/train/fashion_mnist_models.h"
 #include "osprey/train/model.h"
 
 int main(int argc, char** argv) {
@@ -39,7 +39,7 @@ int main(int argc, char** argv) {
   const int64_t global = per_worker * strategy.num_replicas_in_sync();
   auto data = os::datasets::fashion_mnist::load();
   if (target > 0.0) {
-    os::Model model = os::train::fashion_mnist_model("mlp");
+    os::Model model = os::applications::fashion_mnist_model("mlp");
     model.compile("adam", "sparse_categorical_crossentropy", {"accuracy"},
                   {.strategy = strategy.clone()});
     double seconds = 0.0, accuracy = 0.0;
@@ -65,7 +65,7 @@ int main(int argc, char** argv) {
   OSPREY_CHECK(rows <= data.train.x.size(0),
                "bench_multi_worker: {} steps of {} rows exceed the training set", steps, global);
   const os::Tensor x = data.train.x.narrow(0, 0, rows), y = data.train.y.narrow(0, 0, rows);
-  os::Model model = os::train::fashion_mnist_model("mlp");
+  os::Model model = os::applications::fashion_mnist_model("mlp");
   model.compile("adam", "sparse_categorical_crossentropy", {"accuracy"},
                 {.strategy = strategy.clone()});
   model.fit(x.narrow(0, 0, 20 * global), y.narrow(0, 0, 20 * global),

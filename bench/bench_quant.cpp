@@ -1,4 +1,4 @@
-// int8 vs float32 inference of a Fashion-MNIST model (train::fashion_mnist_model: "mlp",
+// int8 vs float32 inference of a Fashion-MNIST model (applications::fashion_mnist_model: "mlp",
 // 784-512-256-10, or "cnn", two Conv2D + Dense) at one batch size, in one process, printed as one
 // JSON line like bench_train: samples/s of predict() before and after model.quantize("int8"), and
 // with --epochs > 0 the test accuracy of both after that much float32 training.
@@ -7,12 +7,12 @@
 #include <chrono>
 #include <fmt/format.h>
 
+#include "osprey/applications/fashion_mnist_models.h"
 #include "osprey/core/parallel.h"
 #include "osprey/core/rng.h"
 #include "osprey/data/fashion_mnist.h"
 #include "osprey/tensor/cpu/kernels.h"
 #include "osprey/tensor/ops.h"
-#include "osprey/train/fashion_mnist_models.h"
 
 namespace {
 
@@ -60,7 +60,7 @@ int main(int argc, char** argv) {
     os::set_num_threads(threads);
     os::set_global_seed(seed);
     auto data = os::datasets::fashion_mnist::load({.directory = data_dir});
-    os::Model model = os::train::fashion_mnist_model(model_name);
+    os::Model model = os::applications::fashion_mnist_model(model_name);
     model.compile("adam", "sparse_categorical_crossentropy", {"accuracy"});
     if (epochs > 0) {
       model.fit(data.train.x, data.train.y, {.batch_size = 128, .epochs = epochs, .verbose = 0, .seed = seed});

@@ -17,6 +17,7 @@
 #include <chrono>
 #include <fmt/format.h>
 
+#include "osprey/applications/fashion_mnist_models.h"
 #include "osprey/core/parallel.h"
 #include "osprey/core/rng.h"
 #include "osprey/data/fashion_mnist.h"
@@ -24,7 +25,6 @@
 #include "osprey/tensor/allocator.h"
 #include "osprey/tensor/factory.h"
 #include "osprey/tensor/ops.h"
-#include "osprey/train/fashion_mnist_models.h"
 #include "osprey/train/trainer.h"
 
 namespace {
@@ -41,7 +41,7 @@ double peak_rss_mib() {
 }
 
 os::Model compiled_model(const std::string& kind) {
-  os::Model model = os::train::fashion_mnist_model(kind);
+  os::Model model = os::applications::fashion_mnist_model(kind);
   model.compile("adam", "sparse_categorical_crossentropy", {"accuracy"});  // Adam 1e-3, eps 1e-7
   return model;
 }

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "cli/subcommands.h"
+#include "cli/usage_error.h"
 #include "osprey/core/device.h"
 #include "osprey/core/error.h"
 #include "osprey/core/parallel.h"
@@ -28,13 +29,13 @@ void add_info(CLI::App& app) {
                                      : cpu::avx512_available() ? "emulated (AVX-512 without BF16)"
                                                                : "unavailable (no AVX-512)");
     fmt::print("int8 kernels: {}\n", cpu::native_int8() ? "native (VNNI)" : "emulated (no VNNI)");
-    // Last, so a malformed OSPREY_CONFIG/TF_CONFIG still lets the rest print; main() maps the
-    // rethrown ValueError to exit code 2.
+    // Last, so a malformed OSPREY_CONFIG/TF_CONFIG still lets the rest print; it is a usage
+    // error (exit code 2): the command's environment is its input.
     try {
       fmt::print("cluster: {}\n", distribute::ClusterResolver::from_environment().describe());
     } catch (const ValueError& e) {
       fmt::print("cluster: invalid: {}\n", e.what());
-      throw;
+      throw UsageError(e.what());
     }
   });
 }

@@ -1,10 +1,12 @@
-// The `osprey` command. Exit codes: 0 ok, 1 failure, 2 bad usage.
+// The `osprey` command. Exit codes: 0 ok, 1 failure, 2 bad usage (CLI11's parse errors and the
+// subcommands' own checks of their options and environment, cli/usage_error.h).
 #include <fmt/format.h>
 #include <unistd.h>
 
 #include <cstdlib>
 
 #include "cli/subcommands.h"
+#include "cli/usage_error.h"
 #include "cli/wait_policy.h"
 #include "osprey/comm/mpi.h"
 #include "osprey/core/error.h"
@@ -31,11 +33,11 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;
-  } catch (const osprey::ValueError& e) {
+  } catch (const osprey::cli::UsageError& e) {  // a subcommand refused its options
     fmt::print(stderr, "osprey: error: {}\n", e.what());
     osprey::comm::mpi_abort_if_running(2);  // the other ranks may be waiting in a collective
     return 2;
-  } catch (const std::exception& e) {
+  } catch (const std::exception& e) {  // a failure, a ValueError from deep inside fit included
     fmt::print(stderr, "osprey: error: {}\n", e.what());
     osprey::comm::mpi_abort_if_running(1);
     return 1;

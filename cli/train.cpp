@@ -4,7 +4,10 @@
 // (`osprey launch -n 2 -- osprey train --strategy multi_worker` for two workers).
 #include <fmt/format.h>
 
+#include "cli/saved_model_command.h"
 #include "cli/subcommands.h"
+#include "cli/usage_error.h"
+#include "osprey/applications/fashion_mnist_models.h"
 #include "osprey/core/error.h"
 #include "osprey/core/rng.h"
 #include "osprey/data/fashion_mnist.h"
@@ -14,8 +17,6 @@
 #include "osprey/distribute/one_device_strategy.h"
 #include "osprey/optim/factory.h"
 #include "osprey/precision/dtype_policy.h"
-#include "osprey/tensor/ops.h"
-#include "osprey/train/fashion_mnist_models.h"
 #include "osprey/train/model.h"
 
 namespace osprey::cli {
@@ -38,38 +39,43 @@ struct TrainArgs {
 };
 
 // The strategy the options name; a multi-worker one connects the workers here (a collective).
+// Options that do not go together, and a cluster spec (OSPREY_CONFIG/TF_CONFIG) the strategy
+// refuses, are UsageErrors; a failure to connect is not.
 std::shared_ptr<const train::Strategy> make_strategy(const TrainArgs& a) {
   if (a.strategy == "one_device") {
-    OSPREY_CHECK(a.devices == 1,
-                 "osprey train: --devices {} needs --strategy mirrored or multi_worker", a.devices);
+    OSPREY_CHECK_T(cli::UsageError, a.devices == 1,
+                   "osprey train: --devices {} needs --strategy mirrored or multi_worker",
+                   a.devices);
     return std::make_shared<distribute::OneDevice>("cpu:0");
   }
-  OSPREY_CHECK(a.compression == "none" || a.strategy == "multi_worker",
-               "osprey train: --compression compresses what workers send each other; it needs "
-               "--strategy multi_worker");
-  const auto devices = distribute::virtual_devices(a.devices);
-  if (a.strategy == "mirrored") return std::make_shared<distribute::MirroredStrategy>(devices);
-  return std::make_shared<distribute::MultiWorkerMirroredStrategy>(
-      devices, distribute::MultiWorkerOptions{.communication = a.communication,
-                                              .compression = a.compression});
+  OSPREY_CHECK_T(cli::UsageError, a.compression == "none" || a.strategy == "multi_worker",
+                 "osprey train: --compression compresses what workers send each other; it needs "
+                 "--strategy multi_worker");
+  return as_usage_error([&]() -> std::shared_ptr<const train::Strategy> {
+    const auto devices = distribute::virtual_devices(a.devices);
+    if (a.strategy == "mirrored") return std::make_shared<distribute::MirroredStrategy>(devices);
+    return std::make_shared<distribute::MultiWorkerMirroredStrategy>(
+        devices, distribute::MultiWorkerOptions{.communication = a.communication,
+                                                .compression = a.compression});
+  });
 }
 
 void run(const TrainArgs& a) {
   set_global_seed(a.seed);
   config::set_dtype_policy(a.dtype_policy);
   const std::shared_ptr<const train::Strategy> strategy = make_strategy(a);
+  std::shared_ptr<optim::Optimizer> opt = as_usage_error([&] { return optim::get(a.optimizer); });
+  opt->set_learning_rate(a.lr);
   const auto* multi = dynamic_cast<const distribute::MultiWorkerMirroredStrategy*>(strategy.get());
   // Every worker logs the same numbers (they see the whole global batch): the chief prints them.
   const bool chief = multi == nullptr || multi->is_chief();
   auto data = datasets::fashion_mnist::load({.directory = a.data});
-  Model model = train::fashion_mnist_model(a.model);
+  Model model = applications::fashion_mnist_model(a.model);
   if (chief) fmt::print("{}", model.summary());
   if (chief && strategy->num_replicas_in_sync() > 1) {
     fmt::print("strategy: {}, {} replicas in sync, global batch {}\n", strategy->describe(),
                strategy->num_replicas_in_sync(), a.batch_size);
   }
-  std::shared_ptr<optim::Optimizer> opt = optim::get(a.optimizer);
-  opt->set_learning_rate(a.lr);
   model.compile(opt, "sparse_categorical_crossentropy", {"accuracy"}, {.strategy = strategy});
   model.fit(
       data.train.x, data.train.y,
@@ -83,32 +89,6 @@ void run(const TrainArgs& a) {
   }
 }
 
-struct EvalArgs {
-  std::string dir;
-  std::string data;
-  int64_t count = 10;
-};
-
-void run_evaluate(const EvalArgs& a) {
-  Model model = load_model(a.dir);
-  auto data = datasets::fashion_mnist::load({.directory = a.data});
-  const train::Logs logs = model.evaluate(data.test.x, data.test.y, {.batch_size = 256});
-  fmt::print("{}: test{}\n", a.dir, logs.format());
-}
-
-void run_predict(const EvalArgs& a) {
-  Model model = load_model(a.dir);
-  auto data = datasets::fashion_mnist::load({.directory = a.data});
-  const int64_t n = std::min<int64_t>(a.count, data.test.x.size(0));
-  const Tensor probs = model.predict(data.test.x.narrow(0, 0, n), {.batch_size = 256});
-  const Tensor classes = argmax(probs, -1);
-  for (int64_t i = 0; i < n; ++i) {
-    const auto c = static_cast<int64_t>(classes.at({i}));
-    fmt::print("{}: predicted {} ({}), p={:.3f}, true {}\n", i, c,
-               datasets::fashion_mnist::kClassNames[c], probs.at({i, c}),
-               static_cast<int64_t>(data.test.y.at({i})));
-  }
-}
 }  // namespace
 
 void add_train(CLI::App& app) {
@@ -121,7 +101,7 @@ void add_train(CLI::App& app) {
   cmd->add_option("--optimizer", args->optimizer, "sgd, adam, adamw or rmsprop");
   cmd->add_option("--lr", args->lr, "Learning rate")->check(CLI::PositiveNumber);
   cmd->add_option("--seed", args->seed, "Random seed");
-  cmd->add_option("--data", args->data, "Directory with the Fashion-MNIST IDX files");
+  add_data_option(*cmd, args->data);
   cmd->add_option("--output", args->output, "Directory to save the trained model in ('' to skip)");
   cmd->add_option("--strategy", args->strategy,
                   "one_device, mirrored (in-process replicas) or multi_worker "
@@ -138,27 +118,6 @@ void add_train(CLI::App& app) {
   cmd->add_option("--communication", args->communication, "Between workers: auto, mpi or gloo")
       ->check(CLI::IsMember({"auto", "mpi", "gloo"}));
   cmd->callback([args] { run(*args); });
-}
-
-void add_evaluate(CLI::App& app) {
-  auto args = std::make_shared<EvalArgs>();
-  auto* cmd =
-      app.add_subcommand("evaluate", "Evaluate a saved model on the Fashion-MNIST test split");
-  cmd->add_option("dir", args->dir, "A directory written by osprey train / Model::save")
-      ->required();
-  cmd->add_option("--data", args->data, "Directory with the Fashion-MNIST IDX files");
-  cmd->callback([args] { run_evaluate(*args); });
-}
-
-void add_predict(CLI::App& app) {
-  auto args = std::make_shared<EvalArgs>();
-  auto* cmd =
-      app.add_subcommand("predict", "Print a saved model's predictions for the first test images");
-  cmd->add_option("dir", args->dir, "A directory written by osprey train / Model::save")
-      ->required();
-  cmd->add_option("--count", args->count, "How many test images")->check(CLI::PositiveNumber);
-  cmd->add_option("--data", args->data, "Directory with the Fashion-MNIST IDX files");
-  cmd->callback([args] { run_predict(*args); });
 }
 
 }  // namespace osprey::cli

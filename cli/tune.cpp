@@ -5,34 +5,27 @@
 // DIRECTORY/PROJECT; rerunning with the same directory resumes it (finished trials are kept).
 // --train-samples / --val-samples cut the data down for quick runs and tests.
 //
-// A TOML space has one table per hyperparameter; names the model does not read are refused,
-// and built-in hyperparameters the file leaves out stay at their defaults:
+// A TOML space (tune/search_space_toml.h) has one table per hyperparameter; names the model
+// does not read are refused, and built-in hyperparameters the file leaves out stay at their
+// defaults:
 //   [units]
-//   type = "int"            # int, float, choice, boolean, fixed
+//   type = "int"
 //   min = 64
 //   max = 512
 //   step = 64
-//   [learning_rate]
-//   type = "float"
-//   min = 1e-4
-//   max = 1e-2
-//   sampling = "log"        # linear, log, reverse_log
-//   [optimizer]
-//   type = "choice"
-//   values = ["adam", "rmsprop"]
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
-#include <set>
-
-#include <toml++/toml.h>
 
 #include "cli/subcommands.h"
+#include "cli/usage_error.h"
 #include "osprey/core/error.h"
 #include "osprey/core/rng.h"
 #include "osprey/data/fashion_mnist.h"
 #include "osprey/nn/layers/all.h"
 #include "osprey/optim/factory.h"
+#include "osprey/tune/search_space_toml.h"
 #include "osprey/tune/tuners.h"
 
 namespace osprey::cli {
@@ -72,78 +65,27 @@ tune::HyperParameters builtin_space() {
   return hp;
 }
 
-tune::Value toml_value(const toml::node& n, const std::string& where) {
-  if (n.is_boolean()) return tune::Value(*n.value<bool>());
-  if (n.is_integer()) return tune::Value(*n.value<int64_t>());
-  if (n.is_floating_point()) return tune::Value(*n.value<double>());
-  if (n.is_string()) return tune::Value(*n.value<std::string>());
-  OSPREY_THROW(ValueError, "{}: values must be booleans, numbers or strings", where);
-}
-
-// Reads a TOML space (see the top of this file); ValueError naming the file, table and key.
+// The space a TOML file declares, for the MLP: ValueError naming the file for a name the model
+// does not read or a value of another kind than it needs (tune/search_space_toml.h checks the
+// rest); what the file leaves out is fixed at the built-in default.
 tune::HyperParameters read_space(const std::string& path) {
-  toml::table root;
-  try {
-    root = toml::parse_file(path);
-  } catch (const toml::parse_error& e) {
-    OSPREY_THROW(ValueError, "{}:{}:{}: invalid TOML: {}", path, e.source().begin.line, e.source().begin.column,
-                 e.description());
-  }
+  tune::HyperParameters hp = tune::hyperparameters_from_toml(path);
   const tune::HyperParameters defaults = builtin_space();
-  tune::HyperParameters hp;
-  for (auto&& [key, node] : root) {
-    const std::string name(key.str());
-    const std::string where = fmt::format("{}: [{}]", path, name);
-    OSPREY_CHECK(std::find(kModelHyperparameters.begin(), kModelHyperparameters.end(), name) != kModelHyperparameters.end(),
-                 "{}: the model reads no hyperparameter '{}' (it reads units, layers, dropout, learning_rate, optimizer)",
-                 path, name);
-    const toml::table* t = node.as_table();
-    OSPREY_CHECK(t != nullptr, "{}: must be a table ([{}] with type = ...)", where, name);
-    for (auto&& [k, v] : *t) {
-      static const std::set<std::string> known = {"type", "min", "max", "step", "sampling", "default", "values", "value"};
-      OSPREY_CHECK(known.count(std::string(k.str())) > 0,
-                   "{}: unknown key '{}' (expected type, min, max, step, sampling, default, values, value)", where, k.str());
-    }
-    const auto type = (*t)["type"].value<std::string>();
-    OSPREY_CHECK(type.has_value(), "{}: needs type = \"int\", \"float\", \"choice\", \"boolean\" or \"fixed\"", where);
-    const tune::HpType builtin_type = defaults.find(name)->type;
-    const std::string sampling = (*t)["sampling"].value_or(std::string("linear"));
-    auto need = [&](const char* k) -> const toml::node& {
-      const toml::node* n = t->get(k);
-      OSPREY_CHECK(n != nullptr, "{}: type \"{}\" needs '{}'", where, *type, k);
-      return *n;
-    };
-    if (*type == "int") {
-      OSPREY_CHECK(need("min").is_integer() && need("max").is_integer(), "{}: min and max must be integers", where);
-      hp.Int(name, *need("min").value<int64_t>(), *need("max").value<int64_t>(),
-             {.step = (*t)["step"].value<int64_t>(), .sampling = sampling, .default_value = (*t)["default"].value<int64_t>()});
-    } else if (*type == "float") {
-      hp.Float(name, *need("min").value<double>(), *need("max").value<double>(),
-               {.step = (*t)["step"].value<double>(), .sampling = sampling, .default_value = (*t)["default"].value<double>()});
-    } else if (*type == "choice") {
-      const toml::array* values = need("values").as_array();
-      OSPREY_CHECK(values != nullptr && !values->empty(), "{}: values must be a non-empty array", where);
-      std::vector<tune::Value> vs;
-      for (const toml::node& v : *values) vs.push_back(toml_value(v, where));
-      std::optional<tune::Value> def;
-      if (const toml::node* d = t->get("default")) def = toml_value(*d, where);
-      hp.retrieve(tune::HyperParameter::Choice(name, std::move(vs), std::nullopt, def));
-    } else if (*type == "boolean") {
-      hp.Boolean(name, {.default_value = (*t)["default"].value_or(false)});
-    } else if (*type == "fixed") {
-      hp.retrieve(tune::HyperParameter::Fixed(name, toml_value(need("value"), where)));
-    } else {
-      OSPREY_THROW(ValueError, "{}: unknown type \"{}\" (expected int, float, choice, boolean or fixed)", where, *type);
-    }
+  for (const tune::HyperParameter& h : hp.space()) {
+    OSPREY_CHECK(std::find(kModelHyperparameters.begin(), kModelHyperparameters.end(), h.name) !=
+                     kModelHyperparameters.end(),
+                 "{}: the model reads no hyperparameter '{}' (it reads units, layers, dropout, "
+                 "learning_rate, optimizer)",
+                 path, h.name);
     // The model needs the same kind of value the built-in space gives.
-    const tune::Value probe = hp.find(name)->default_value;
-    const tune::Value want = defaults.find(name)->default_value;
+    const tune::HyperParameter& builtin = *defaults.find(h.name);
+    const tune::Value& probe = h.default_value;
+    const tune::Value& want = builtin.default_value;
     OSPREY_CHECK((probe.is_string() == want.is_string()) && (probe.is_number() == want.is_number()) &&
-                     (builtin_type != tune::HpType::Int || probe.is_int()),
-                 "{}: the model needs {} values for '{}', the file gives {}", where, want.type_name(), name,
-                 probe.type_name());
+                     (builtin.type != tune::HpType::Int || probe.is_int()),
+                 "{}: [{}]: the model needs {} values for '{}', the file gives {}", path, h.name,
+                 want.type_name(), h.name, probe.type_name());
   }
-  // Everything the file leaves out is fixed at the built-in default.
   for (const tune::HyperParameter& d : defaults.space()) {
     if (hp.find(d.name) == nullptr) hp.retrieve(tune::HyperParameter::Fixed(d.name, d.default_value));
   }
@@ -173,7 +115,9 @@ Model build_mlp(tune::HyperParameters& hp, const tune::HyperParameters& space) {
 
 void run(const TuneArgs& a) {
   set_global_seed(a.seed);
-  const tune::HyperParameters space = a.space.empty() ? builtin_space() : read_space(a.space);
+  // A --space file the command cannot use is a usage error, as an option value would be.
+  const tune::HyperParameters space =
+      a.space.empty() ? builtin_space() : as_usage_error([&] { return read_space(a.space); });
   auto data = datasets::fashion_mnist::load({.directory = a.data});
   auto [train, val] = data.train.split_tail(10000);
   if (a.train_samples > 0) train = train.slice(0, std::min(a.train_samples, train.size()));
@@ -246,10 +190,12 @@ void add_tune(CLI::App& app) {
       ->check(CLI::NonNegativeNumber);
   cmd->add_flag("--overwrite", a->overwrite, "Start the study over instead of resuming it");
   cmd->callback([a] {
-    OSPREY_CHECK(a->tuner == "hyperband" || a->max_trials > 0,
-                 "osprey tune: --max-trials must be positive for the {} tuner", a->tuner);
-    OSPREY_CHECK(a->tuner == "hyperband" || a->sampler == "random",
-                 "osprey tune: --sampler is Hyperband's; the {} tuner has its own way of choosing values", a->tuner);
+    OSPREY_CHECK_T(cli::UsageError, a->tuner == "hyperband" || a->max_trials > 0,
+                   "osprey tune: --max-trials must be positive for the {} tuner", a->tuner);
+    OSPREY_CHECK_T(cli::UsageError, a->tuner == "hyperband" || a->sampler == "random",
+                   "osprey tune: --sampler is Hyperband's; the {} tuner has its own way of "
+                   "choosing values",
+                   a->tuner);
     run(*a);
   });
 }

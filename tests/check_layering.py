@@ -26,6 +26,7 @@ ALLOWED = {
     "distribute": L0_2 | L3 | L4 | {"train"},
     "tune": L0_2 | L3 | L4 | {"train", "distribute"},
     "ensemble": L0_2 | L3 | L4 | {"train", "distribute"},
+    "applications": L0_2 | L3 | L4 | {"train", "distribute"},
     # Test harnesses serve every module's tests; nothing in the library may include them.
     "testing": L0_2 | L3 | L4 | {"train", "distribute"},
 }

@@ -6,7 +6,6 @@
 #include "osprey/nn/layers/all.h"
 #include "osprey/tensor/factory.h"
 #include "osprey/tensor/ops.h"
-#include "osprey/train/fashion_mnist_models.h"
 #include "osprey/train/model.h"
 
 namespace osprey {
@@ -33,28 +32,8 @@ TEST(ModelQuantizeTest, FitQuantizeSaveLoadGivesIdenticalInt8Predictions) {
   std::filesystem::remove_all(dir);
 }
 
-// The built-in Fashion-MNIST CNN (bench_quant's model): both MaxPooling2D layers fold into the
-// convolutions before them; predictions stay within the int8 error of the float32 model and
-// survive save -> load bit for bit.
-TEST(ModelQuantizeTest, TheFashionMnistCnnFoldsItsPoolingAndSavesAndLoads) {
-  nn::clear_session();
-  Model model = train::fashion_mnist_model("cnn");
-  const Tensor x = random_uniform({64, 28, 28}, {.seed = 3});  // pixel-like values in [0, 1)
-  const Tensor before = model.predict(x);
-  model.quantize("int8");
-  std::vector<std::string> kinds;
-  for (const auto& l : model.layers()) kinds.push_back(l->class_name());
-  EXPECT_EQ(kinds, (std::vector<std::string>{"Reshape", "QuantizedConv2D", "QuantizedConv2D",
-                                             "Flatten", "QuantizedDense", "QuantizedDense"}));
-  const Tensor after = model.predict(x);
-  EXPECT_LT(max(abs(sub(after, before))).item(), 0.02);  // softmax probabilities
-  const auto dir = std::filesystem::temp_directory_path() / "osprey_model_quantize_cnn_test";
-  std::filesystem::remove_all(dir);
-  model.save(dir.string());
-  Model loaded = load_model(dir.string());
-  EXPECT_EQ(loaded.predict(x).to_vector<float>(), after.to_vector<float>());
-  std::filesystem::remove_all(dir);
-}
+// The Fashion-MNIST CNN's int8 test (pooling folded into the convolutions) is with the model,
+// in applications/fashion_mnist_models_test.cpp.
 
 }  // namespace
 }  // namespace osprey

@@ -1,5 +1,6 @@
 #include "osprey/train/strategy.h"
 
+#include <atomic>
 #include <mutex>
 
 #include "osprey/autograd/creation_scope.h"
@@ -9,9 +10,10 @@ namespace osprey::train {
 namespace {
 
 thread_local std::shared_ptr<const Strategy> g_current;
-thread_local std::string g_current_name;
+thread_local std::string g_current_label;
 std::mutex g_global_mutex;
 std::shared_ptr<const Strategy> g_global;
+std::atomic<uint64_t> g_next_id{1};  // Strategy::id()
 
 class SingleDeviceExecutor final : public StepExecutor {
  public:
@@ -56,7 +58,11 @@ std::shared_ptr<const Strategy> single_device_strategy() {
   return s;
 }
 
-const std::string& scope_strategy_name() noexcept { return g_current_name; }
+Strategy::Strategy() noexcept : id_(g_next_id.fetch_add(1, std::memory_order_relaxed)) {}
+
+std::string Strategy::scope_label() const { return describe() + " #" + std::to_string(id_); }
+
+const std::string& scope_strategy_label() noexcept { return g_current_label; }
 
 std::shared_ptr<const Strategy> current_strategy() { return g_current ? g_current : global_strategy(); }
 
@@ -73,8 +79,8 @@ std::shared_ptr<const Strategy> global_strategy() {
 std::shared_ptr<const Strategy> exchange_current_strategy(std::shared_ptr<const Strategy> strategy) {
   // Only the thread's own scope: the global default is not "previous" to restore.
   std::swap(g_current, strategy);
-  g_current_name = g_current ? g_current->describe() : std::string();
-  autograd::exchange_creation_scope(g_current ? &g_current_name : nullptr);
+  g_current_label = g_current ? g_current->scope_label() : std::string();
+  autograd::exchange_creation_scope(g_current ? &g_current_label : nullptr);
   return strategy;
 }
 

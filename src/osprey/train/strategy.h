@@ -11,6 +11,7 @@
 // Without a strategy the trainer uses single_device_strategy(): the step runs as before.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -60,15 +61,29 @@ class Strategy {
  public:
   virtual ~Strategy() = default;
   virtual std::string name() const = 0;  // "OneDevice", "MirroredStrategy", ...
-  // Name and devices, "MirroredStrategy(cpu:0, cpu:1)": what error messages name, and what the
-  // weights created under its scope record (autograd/creation_scope.h). Two strategies with the
-  // same description are interchangeable (a strategy is an immutable description).
+  // Name and devices, "MirroredStrategy(cpu:0, cpu:1)", for messages. It does not identify the
+  // strategy: two with other options (say bucket sizes) describe themselves alike.
   virtual std::string describe() const { return name(); }
+  // What identifies the strategy: a number given at construction, unique in the process. Copies
+  // keep it (scope() opens a copy; a copy is the same strategy, an immutable description).
+  uint64_t id() const noexcept { return id_; }
+  // describe() and id(), "MirroredStrategy(cpu:0, cpu:1) #3": what the weights created under its
+  // scope record (autograd/creation_scope.h). It ends in the id, so equal labels mean the same
+  // strategy, and messages about mixing strategies tell two alike-described ones apart.
+  std::string scope_label() const;
   virtual int num_replicas_in_sync() const = 0;
   // The executor of one model: `network` is the primary copy (the one predict, save and
   // get_weights see), `optimizer` the compiled optimizer.
   virtual std::unique_ptr<StepExecutor> make_executor(std::shared_ptr<models::Network> network,
                                                       std::shared_ptr<optim::Optimizer> optimizer) const = 0;
+
+ protected:
+  Strategy() noexcept;  // a new id
+  Strategy(const Strategy&) = default;
+  Strategy& operator=(const Strategy&) = default;
+
+ private:
+  uint64_t id_;
 };
 
 // One replica on the default device: the step, then optimizer.apply(); what fit always did.
@@ -79,11 +94,11 @@ std::shared_ptr<const Strategy> single_device_strategy();
 // compile() binds the model to it; fit/evaluate/predict later use that one, in scope or not.
 std::shared_ptr<const Strategy> current_strategy();
 // Sets the thread's current strategy and returns the previous one (for RAII guards). Also makes
-// its describe() the thread's variable creation scope (autograd/creation_scope.h).
+// its scope_label() the thread's variable creation scope (autograd/creation_scope.h).
 std::shared_ptr<const Strategy> exchange_current_strategy(std::shared_ptr<const Strategy> strategy);
-// describe() of the strategy whose scope is open on this thread; empty when none is (the
+// scope_label() of the strategy whose scope is open on this thread; empty when none is (the
 // process-wide default does not count: it opens no scope).
-const std::string& scope_strategy_name() noexcept;
+const std::string& scope_strategy_label() noexcept;
 // The process-wide default (null: none); set it before compiling, not while models train.
 void set_global_strategy(std::shared_ptr<const Strategy> strategy);
 std::shared_ptr<const Strategy> global_strategy();

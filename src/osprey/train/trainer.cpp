@@ -112,7 +112,9 @@ Trainer::Trainer(std::shared_ptr<models::Network> network, std::shared_ptr<optim
                options_.steps_per_execution);
   if (!options_.strategy) options_.strategy = current_strategy();
   if (!options_.strategy) options_.strategy = single_device_strategy();
-  if (options_.strategy != single_device_strategy()) scope_name_ = options_.strategy->describe();
+  if (options_.strategy != single_device_strategy()) {
+    scope_label_ = options_.strategy->scope_label();
+  }
   check_created_under_this_strategy();
 }
 
@@ -128,23 +130,23 @@ void Trainer::check_created_under_this_strategy() const {
   // replicas). Created under another strategy's scope is the mistake tf.distribute forbids.
   for (const autograd::Variable& v : network_->variables()) {
     const std::string& scope = v.creation_scope();
-    OSPREY_CHECK(scope.empty() || scope == scope_name_,
+    OSPREY_CHECK(scope.empty() || scope == scope_label_,
                  "compile: variable {} was created {}, but model '{}' is compiled for {}; mixing strategies is not "
                  "supported: build, compile and fit the model under one strategy's scope",
-                 v.name(), created_where(scope), network_->name(), compiled_for(scope_name_));
+                 v.name(), created_where(scope), network_->name(), compiled_for(scope_label_));
   }
   const optim::Optimizer::SlotOrigin& slots = optimizer_->slot_origin();
-  OSPREY_CHECK(slots.scope.empty() || slots.scope == scope_name_,
+  OSPREY_CHECK(slots.scope.empty() || slots.scope == scope_label_,
                "compile: optimizer '{}' already holds slots created {} (the first for variable {}), but model '{}' "
                "is compiled for {}; mixing strategies is not supported: create the optimizer under the scope of the "
                "strategy it trains with",
                optimizer_->name(), created_where(slots.scope), slots.variable, network_->name(),
-               compiled_for(scope_name_));
+               compiled_for(scope_label_));
 }
 
 void Trainer::check_scope(const char* what) const {
-  const std::string& open = scope_strategy_name();
-  if (open.empty() || open == scope_name_) return;
+  const std::string& open = scope_strategy_label();
+  if (open.empty() || open == scope_label_) return;
   const std::vector<autograd::Variable> vars = network_->variables();
   const std::string variable =
       vars.empty() ? std::string()
@@ -152,7 +154,7 @@ void Trainer::check_scope(const char* what) const {
   OSPREY_THROW(ValueError,
                "{}: called inside a {} scope, but model '{}' is compiled for {}{}. A model runs under the strategy it "
                "was compiled with: build and compile it inside this scope, or call {} outside it",
-               what, open, network_->name(), compiled_for(scope_name_), variable, what);
+               what, open, network_->name(), compiled_for(scope_label_), variable, what);
 }
 
 StepExecutor& Trainer::executor() {
@@ -172,7 +174,7 @@ void Trainer::accumulate(const std::vector<ReplicaOutput>& outputs) {
 void Trainer::train_step(const Tensor& x, const Tensor& y) {
   OSPREY_CHECK(y.defined(), "fit: the training data has no targets (y)");
   check_scope("fit");
-  const autograd::CreationScopeGuard creation(scope_name_.empty() ? nullptr : &scope_name_);
+  const autograd::CreationScopeGuard creation(scope_label_.empty() ? nullptr : &scope_label_);
   // Runs on each replica's thread: nothing here may touch the trainer's running state.
   const ReplicaStep step = [this](models::Network& net, const std::vector<autograd::Variable>& trainable,
                                   const Tensor& xr, const Tensor& yr) {
@@ -189,7 +191,7 @@ void Trainer::train_step(const Tensor& x, const Tensor& y) {
 void Trainer::test_step(const Tensor& x, const Tensor& y) {
   OSPREY_CHECK(y.defined(), "evaluate: the data has no targets (y)");
   check_scope("evaluate");
-  const autograd::CreationScopeGuard creation(scope_name_.empty() ? nullptr : &scope_name_);
+  const autograd::CreationScopeGuard creation(scope_label_.empty() ? nullptr : &scope_label_);
   const ReplicaForward forward = [this](models::Network& net, const Tensor& xr, const Tensor& yr) {
     autograd::NoGradGuard no_grad;
     autograd::Variable y_pred = net(autograd::Variable(xr), false);
@@ -200,7 +202,7 @@ void Trainer::test_step(const Tensor& x, const Tensor& y) {
 
 Tensor Trainer::predict_step(const Tensor& x) {
   check_scope("predict");
-  const autograd::CreationScopeGuard creation(scope_name_.empty() ? nullptr : &scope_name_);
+  const autograd::CreationScopeGuard creation(scope_label_.empty() ? nullptr : &scope_label_);
   const ReplicaForward forward = [](models::Network& net, const Tensor& xr, const Tensor&) {
     autograd::NoGradGuard no_grad;
     return ReplicaOutput{0.0, net(autograd::Variable(xr), false).value(), Tensor()};

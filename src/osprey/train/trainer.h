@@ -76,9 +76,10 @@ class Trainer {
   std::shared_ptr<optim::Optimizer> optimizer_;
   std::shared_ptr<losses::Loss> loss_;
   std::vector<std::shared_ptr<metrics::Metric>> metrics_;
-  // The compiled strategy's describe(), empty for the default single device: the creation scope
-  // steps open, so weights built lazily by the first step record the strategy that built them.
-  std::string scope_name_;
+  // The compiled strategy's scope_label(), empty for the default single device: the creation
+  // scope steps open, so weights built lazily by the first step record the strategy that built
+  // them; compared with the labels weights and slots recorded, it tells strategies apart by id.
+  std::string scope_label_;
   double loss_sum_ = 0.0, loss_count_ = 0.0;  // the running mean of the loss, weighted by batch size
   CompileOptions options_;
   std::unique_ptr<StepExecutor> executor_;  // made by the first train_step

@@ -1,9 +1,9 @@
-#include "osprey/train/fashion_mnist_models.h"
+#include "osprey/applications/fashion_mnist_models.h"
 
 #include "osprey/core/error.h"
 #include "osprey/nn/layers/all.h"
 
-namespace osprey::train {
+namespace osprey::applications {
 
 Model fashion_mnist_model(std::string_view kind) {
   if (kind == "mlp") {
@@ -19,4 +19,4 @@ Model fashion_mnist_model(std::string_view kind) {
                     {.input_shape = {28, 28}});
 }
 
-}  // namespace osprey::train
+}  // namespace osprey::applications
