@@ -1,6 +1,7 @@
 // The umbrella header: everything a user program needs, under `namespace os = osprey;`.
 #pragma once
 
+#include "osprey/applications/fashion_mnist_models.h"
 #include "osprey/autograd/ops.h"
 #include "osprey/autograd/variable.h"
 #include "osprey/core/device.h"
@@ -24,7 +25,7 @@
 #include "osprey/nn/layers/all.h"
 #include "osprey/optim/optim.h"
 #include "osprey/quant/quantize.h"
-#include "osprey/train/fashion_mnist_models.h"
+#include "osprey/train/callbacks/all.h"
 #include "osprey/train/model.h"
 #include "osprey/tune/tune.h"
 #include "osprey/version.h"

@@ -5,15 +5,24 @@
 #include <optional>
 #include <vector>
 
+#include "osprey/core/error.h"
 #include "osprey/data/dataset.h"
+#include "osprey/data/labeled_arrays.h"
 #include "osprey/train/callback.h"
 
 namespace osprey::train {
 
-// Validation data: tensors {x, y} or a dataset of (x, y) batches.
+// Validation data: tensors {x, y}, labeled arrays (`auto [train, val] = data.split_tail(n)`,
+// then `.validation_data = val`) or a dataset of (x, y) batches.
 struct ValidationData {
   ValidationData(Tensor x_, Tensor y_) : x(std::move(x_)), y(std::move(y_)) {}
   ValidationData(data::Dataset d) : dataset(std::move(d)) {}  // NOLINT
+  // NOLINTNEXTLINE(google-explicit-constructor): `.validation_data = val`, as Keras's tuple
+  ValidationData(const data::LabeledArrays& a) : x(a.x), y(a.y) {
+    OSPREY_CHECK(x.defined() && y.defined(),
+                 "validation_data: labeled arrays need both x and y. Received: x {}, y {}",
+                 x.defined() ? "defined" : "undefined", y.defined() ? "defined" : "undefined");
+  }
   Tensor x, y;
   std::optional<data::Dataset> dataset;
 };

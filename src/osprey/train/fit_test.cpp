@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "osprey/data/fashion_mnist.h"
+#include "osprey/data/labeled_arrays.h"
 #include "osprey/nn/layers/all.h"
 #include "osprey/tensor/factory.h"
 #include "osprey/core/rng.h"
@@ -28,17 +29,6 @@ TEST(FitTest, AnMlpLearnsFashionMnistFromASixThousandImageSubset) {
   EXPECT_EQ(probs.shape(), (Shape{10, 10}));
 }
 
-TEST(FitTest, WeightPathsFollowTheModel) {
-  nn::clear_session();
-  Model model = Sequential({layers::Dense(4, "relu"), layers::Dense(2)}, {.input_shape = {3}});
-  std::vector<std::string> names;
-  for (const auto& v : model.variables()) names.push_back(v.name());
-  EXPECT_EQ(names, (std::vector<std::string>{"sequential/dense/kernel", "sequential/dense/bias",
-                                              "sequential/dense_1/kernel", "sequential/dense_1/bias"}));
-  EXPECT_EQ(model.count_params(), 3 * 4 + 4 + 4 * 2 + 2);
-  EXPECT_NE(model.summary().find("dense_1 (Dense)"), std::string::npos);
-}
-
 TEST(FitTest, FunctionalModelWithASharedLayerTrains) {
   nn::clear_session();
   auto in = Input({8});
@@ -52,6 +42,29 @@ TEST(FitTest, FunctionalModelWithASharedLayerTrains) {
   const double before = model.evaluate(x, y).at("loss");
   model.fit(x, y, {.batch_size = 16, .epochs = 5, .verbose = 0});
   EXPECT_LT(model.evaluate(x, y).at("loss"), before);
+}
+
+TEST(FitTest, LabeledArraysServeAsValidationData) {
+  nn::clear_session();
+  const data::LabeledArrays all{random_normal({40, 3}, {.seed = 8}),
+                                random_normal({40, 2}, {.seed = 9})};
+  auto [train, val] = all.split_tail(10);
+  Model model = Sequential({layers::Dense(2)}, {.input_shape = {3}});
+  model.compile("sgd", "mse");
+  History h = model.fit(train.x, train.y,
+                        {.batch_size = 10, .epochs = 2, .verbose = 0, .validation_data = val});
+  ASSERT_EQ(h.history["val_loss"].size(), 2u);
+  EXPECT_NEAR(h.history["val_loss"][1], model.evaluate(val.x, val.y).at("loss"), 1e-6);
+  h = model.fit(train.batch(10), {.epochs = 1, .verbose = 0, .validation_data = val});
+  EXPECT_EQ(h.history["val_loss"].size(), 1u);
+  try {
+    const data::LabeledArrays unlabeled{val.x, Tensor()};
+    model.fit(train.x, train.y, {.verbose = 0, .validation_data = unlabeled});
+    FAIL();
+  } catch (const ValueError& e) {
+    EXPECT_NE(std::string(e.what()).find("validation_data: labeled arrays need both x and y"),
+              std::string::npos);
+  }
 }
 
 TEST(FitTest, FitBeforeCompileIsAClearError) {

@@ -1,10 +1,12 @@
 // ModelCheckpoint (save the model at each epoch end, or only when the monitored value improves)
 // and CSVLogger (one row of logs per epoch, as Keras's callbacks).
-//   auto ckpt = std::make_shared<ModelCheckpoint>("ckpt/epoch_{epoch}", ModelCheckpointOptions{.save_best_only = true});
+//   auto ckpt = os::callbacks::ModelCheckpoint("ckpt/epoch_{epoch}", {.save_best_only = true});
+//   model.fit(x, y, {.epochs = 10, .callbacks = {ckpt, os::callbacks::CSVLogger("log.csv")}});
 #pragma once
 
 #include <cstdio>
 #include <limits>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -50,3 +52,16 @@ class CSVLogger : public Callback {
 };
 
 }  // namespace osprey::train
+
+// Keras's spellings (keras.callbacks.ModelCheckpoint, keras.callbacks.CSVLogger).
+namespace osprey::callbacks {
+inline std::shared_ptr<train::ModelCheckpoint> ModelCheckpoint(
+    std::string path, train::ModelCheckpointOptions options = {}) {
+  return std::make_shared<train::ModelCheckpoint>(std::move(path), std::move(options));
+}
+inline std::shared_ptr<train::CSVLogger> CSVLogger(std::string filename,
+                                                   std::string separator = ",",
+                                                   bool append = false) {
+  return std::make_shared<train::CSVLogger>(std::move(filename), std::move(separator), append);
+}
+}  // namespace osprey::callbacks

@@ -2,10 +2,12 @@
 // `patience` epochs without an improvement larger than min_delta, optionally restoring the
 // weights of the best epoch.
 //   model.fit(x, y, {.epochs = 100, .validation_split = 0.1,
-//                    .callbacks = {std::make_shared<EarlyStopping>(EarlyStoppingOptions{.patience = 5})}});
+//                    .callbacks = {os::callbacks::EarlyStopping({.patience = 5})}});
 #pragma once
 
 #include <limits>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -51,3 +53,15 @@ class TerminateOnNaN : public Callback {
 };
 
 }  // namespace osprey::train
+
+// Keras's spellings (keras.callbacks.EarlyStopping): each returns the callback, ready for
+// FitOptions::callbacks, as its own type so stopped_epoch() and best_epoch() stay reachable.
+namespace osprey::callbacks {
+inline std::shared_ptr<train::EarlyStopping> EarlyStopping(
+    train::EarlyStoppingOptions options = {}) {
+  return std::make_shared<train::EarlyStopping>(std::move(options));
+}
+inline std::shared_ptr<train::TerminateOnNaN> TerminateOnNaN() {
+  return std::make_shared<train::TerminateOnNaN>();
+}
+}  // namespace osprey::callbacks

@@ -70,7 +70,7 @@ TEST(EarlyStoppingTest, StopsARealFitEarly) {
   model.compile("sgd", "mse");
   const Tensor x = random_normal({64, 2}, {.seed = 1});
   const Tensor y = random_normal({64, 1}, {.seed = 2});  // noise: val_loss soon stops improving
-  auto es = std::make_shared<EarlyStopping>(EarlyStoppingOptions{.patience = 1});
+  auto es = osprey::callbacks::EarlyStopping({.patience = 1});  // Keras's spelling
   History h = model.fit(x, y, {.epochs = 200, .verbose = 0, .callbacks = {es}, .validation_split = 0.25});
   EXPECT_LT(h.history["val_loss"].size(), 200u);
   EXPECT_EQ(es->stopped_epoch() + 1, static_cast<int>(h.history["val_loss"].size()));

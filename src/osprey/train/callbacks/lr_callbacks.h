@@ -1,11 +1,13 @@
 // Callbacks that steer the learning rate: LearningRateScheduler (a function of the epoch and
 // the current rate, as Keras) and ReduceLROnPlateau (multiply by `factor` after `patience`
 // epochs without improvement of the monitored value).
-//   auto halve = std::make_shared<LearningRateScheduler>([](int epoch, double lr) {
+//   auto halve = os::callbacks::LearningRateScheduler([](int epoch, double lr) {
 //     return epoch < 10 ? lr : lr * 0.5; });
+//   auto plateau = os::callbacks::ReduceLROnPlateau({.factor = 0.5, .patience = 3});
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <string>
 
 #include "osprey/train/callback.h"
@@ -50,3 +52,15 @@ class ReduceLROnPlateau : public Callback {
 };
 
 }  // namespace osprey::train
+
+// Keras's spellings (keras.callbacks.LearningRateScheduler, keras.callbacks.ReduceLROnPlateau).
+namespace osprey::callbacks {
+inline std::shared_ptr<train::LearningRateScheduler> LearningRateScheduler(
+    std::function<double(int epoch, double lr)> schedule, int verbose = 0) {
+  return std::make_shared<train::LearningRateScheduler>(std::move(schedule), verbose);
+}
+inline std::shared_ptr<train::ReduceLROnPlateau> ReduceLROnPlateau(
+    train::ReduceLROnPlateauOptions options = {}) {
+  return std::make_shared<train::ReduceLROnPlateau>(std::move(options));
+}
+}  // namespace osprey::callbacks

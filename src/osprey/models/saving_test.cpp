@@ -1,0 +1,156 @@
+// Tests of models/saving.h without train/: a Sequential and a Functional saved and loaded back
+// (same architecture, paths and bitwise weights), extras, and the errors that name the file.
+#include "osprey/models/saving.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "osprey/io/io_test_util.h"
+#include "osprey/io/json.h"
+#include "osprey/nn/layers/all.h"
+#include "osprey/tensor/factory.h"
+#include "osprey/testing/test_helpers.h"
+
+namespace osprey::models {
+namespace {
+
+namespace fs = std::filesystem;
+using io::testing::TempDir;
+using testing::expect_error;
+
+std::vector<std::string> paths(const Network& model) {
+  std::vector<std::string> out;
+  for (const Variable& v : model.variables()) out.push_back(v.name());
+  return out;
+}
+
+// Every weight of `b` has the bits of the weight at the same position of `a`.
+void expect_same_weights(const Network& a, const Network& b) {
+  const std::vector<Tensor> wa = a.get_weights(), wb = b.get_weights();
+  ASSERT_EQ(wa.size(), wb.size());
+  for (size_t i = 0; i < wa.size(); ++i) {
+    EXPECT_EQ(wa[i].dtype(), wb[i].dtype()) << "weight " << i;
+    EXPECT_EQ(wa[i].to_vector<float>(), wb[i].to_vector<float>()) << "weight " << i;
+  }
+}
+
+std::vector<float> outputs(Network& model, const Tensor& x, size_t i = 0) {
+  return model.call_all({Variable(x)}, false).at(i).value().to_vector<float>();
+}
+
+TEST(SavingTest, ASequentialComesBackWithItsLayersPathsAndBitwiseWeights) {
+  nn::clear_session();
+  Sequential model({layers::Dense(6, "relu"), layers::Dropout(0.25), layers::Dense(3, "softmax")},
+                   {.name = "mlp", .input_shape = {4}});
+  TempDir dir;
+  save_model(model, dir / "saved");
+  EXPECT_EQ(TempDir::list(dir / "saved"),
+            (std::vector<std::string>{"config.json", "model.safetensors"}));
+
+  const LoadedModel loaded = load_model(dir / "saved");
+  ASSERT_NE(std::dynamic_pointer_cast<Sequential>(loaded.model), nullptr);
+  EXPECT_EQ(loaded.config.at("format"), "osprey.model");
+  EXPECT_EQ(loaded.model->name(), "mlp");
+  EXPECT_TRUE(loaded.model->built());
+  std::vector<std::string> classes;
+  for (const auto& l : loaded.model->layers()) classes.push_back(l->class_name());
+  EXPECT_EQ(classes, (std::vector<std::string>{"Dense", "Dropout", "Dense"}));
+  EXPECT_EQ(paths(*loaded.model), paths(model));
+  expect_same_weights(model, *loaded.model);
+  const Tensor x = random_normal({5, 4}, {.seed = 21});
+  EXPECT_EQ(outputs(*loaded.model, x), outputs(model, x));
+}
+
+TEST(SavingTest, AFunctionalWithASharedLayerAndTwoOutputsComesBackTheSame) {
+  nn::clear_session();
+  auto in = nn::Input({5}, "features");
+  auto shared = layers::Dense(5, "tanh");
+  auto h = shared(shared(in));
+  Functional model({in}, {layers::Dense(2)(h), layers::Dense(1, "sigmoid")(h)}, "heads");
+  TempDir dir;
+  save_model(model, dir.path());
+
+  const LoadedModel loaded = load_model(dir.path());
+  ASSERT_NE(std::dynamic_pointer_cast<Functional>(loaded.model), nullptr);
+  EXPECT_EQ(loaded.model->num_outputs(), 2u);
+  EXPECT_EQ(loaded.model->layers().size(), 3u);  // the shared layer once
+  EXPECT_EQ(paths(*loaded.model), paths(model));
+  expect_same_weights(model, *loaded.model);
+  const Tensor x = random_normal({4, 5}, {.seed = 22});
+  EXPECT_EQ(outputs(*loaded.model, x, 0), outputs(model, x, 0));
+  EXPECT_EQ(outputs(*loaded.model, x, 1), outputs(model, x, 1));
+}
+
+TEST(SavingTest, ExtrasAreMergedIntoConfigJsonAndWrittenAsTheirOwnFiles) {
+  nn::clear_session();
+  Sequential model({layers::Dense(2)}, {.input_shape = {3}});
+  TempDir dir;
+  SaveExtras extras;
+  extras.config["note"] = "kept";
+  extras.files.emplace_back("extra.safetensors", io::NamedTensors{{"step", ones({1})}});
+  save_model(model, dir.path(), extras);
+  EXPECT_EQ(io::read_json_file(dir / "config.json").at("note"), "kept");
+  const io::SafetensorsFile extra = io::load_safetensors(dir / "extra.safetensors");
+  ASSERT_NE(extra.find("step"), nullptr);
+  EXPECT_EQ(extra.find("step")->to_vector<float>(), std::vector<float>{1.0f});
+}
+
+TEST(SavingTest, AnUnbuiltModelCannotBeSaved) {
+  nn::clear_session();
+  Sequential model({layers::Dense(2)}, {.name = "fresh"});
+  TempDir dir;
+  expect_error<ValueError>([&] { save_model(model, dir / "m"); },
+                           {"save_model: fresh is not built yet"});
+  EXPECT_FALSE(fs::exists(dir / "m"));
+}
+
+// Moved from train/save_test.cpp (it tested load_model through osprey::load_model).
+TEST(SavingTest, AMissingDirectoryIsAClearError) {
+  expect_error<IoError>([] { load_model("/nonexistent/osprey_model"); },
+                        {"/nonexistent/osprey_model/config.json does not exist"});
+}
+
+TEST(SavingTest, AMissingWeightsFileIsAnIoErrorNamingIt) {
+  nn::clear_session();
+  Sequential model({layers::Dense(2)}, {.input_shape = {3}});
+  TempDir dir;
+  save_model(model, dir.path());
+  fs::remove(dir / "model.safetensors");
+  expect_error<IoError>([&] { load_model(dir.path()); },
+                        {(dir / "model.safetensors").string(), "cannot open for reading"});
+}
+
+TEST(SavingTest, AWeightMissingFromTheFileIsReportedByPath) {
+  nn::clear_session();
+  Sequential a({layers::Dense(2)}, {.name = "a", .input_shape = {3}});
+  Sequential b({layers::Dense(2)}, {.name = "b", .input_shape = {3}});
+  TempDir dir;
+  save_model(a, dir / "a");
+  save_model(b, dir / "b");
+  fs::copy_file(dir / "b" / "model.safetensors", dir / "a" / "model.safetensors",
+                fs::copy_options::overwrite_existing);
+  const std::string file = (dir / "a" / "model.safetensors").string();
+  expect_error<IoError>([&] { load_model(dir / "a"); },
+                        {file, "weight \"a/dense/kernel\" is missing"});
+}
+
+// Moved from train/save_test.cpp: the same check, on models/ alone.
+TEST(SavingTest, AWeightOfTheWrongShapeIsReportedByName) {
+  nn::clear_session();
+  Sequential narrow({layers::Dense(4)}, {.input_shape = {3}});
+  TempDir dir;
+  save_model(narrow, dir / "narrow");
+  // Overwrite the weights with a model of another width but the same paths.
+  nn::clear_session();
+  Sequential wide({layers::Dense(5)}, {.input_shape = {3}});
+  save_model(wide, dir / "wide");
+  fs::copy_file(dir / "wide" / "model.safetensors", dir / "narrow" / "model.safetensors",
+                fs::copy_options::overwrite_existing);
+  expect_error<IoError>(
+      [&] { load_model(dir / "narrow"); },
+      {"weight \"sequential/dense/kernel\" has shape [3, 5], the model expects [3, 4]"});
+}
+
+}  // namespace
+}  // namespace osprey::models
