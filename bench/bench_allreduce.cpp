@@ -100,7 +100,7 @@ distribute::ReduceOn reduce_on(int64_t arg) {
 // their reducer to start.
 void BM_Overlap(benchmark::State& state) {
   using autograd::Variable;
-  const auto seed = static_cast<uint64_t>(10 * state.thread_index());
+  const auto seed = 10 * static_cast<uint64_t>(state.thread_index());
   std::vector<Variable> w = {Variable(random_normal({784, 512}, {.seed = seed + 1}), true, "w1"),
                              Variable(random_normal({512, 512}, {.seed = seed + 2}), true, "w2"),
                              Variable(random_normal({512, 512}, {.seed = seed + 3}), true, "w3"),

@@ -44,7 +44,7 @@ void Shape::insert(int pos, int64_t d) {
 
 void Shape::erase(int pos) {
   OSPREY_ASSERT(pos >= 0 && pos < ndim_, "Shape::erase position {} for ndim {}", pos, ndim_);
-  for (int i = pos; i + 1 < ndim_; ++i) dims_[static_cast<size_t>(i)] = dims_[static_cast<size_t>(i + 1)];
+  for (int i = pos; i + 1 < ndim_; ++i) dims_[static_cast<size_t>(i)] = dims_[static_cast<size_t>(i) + 1];
   --ndim_;
   dims_[static_cast<size_t>(ndim_)] = 0;
 }

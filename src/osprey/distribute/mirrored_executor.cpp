@@ -70,8 +70,9 @@ class MirroredExecutor final : public train::StepExecutor {
         config_.per_worker_inputs ? Shards{} : split_batch(x, y, n * workers_, config_.owner);
     Shards shards = config_.per_worker_inputs ? split_batch(x, y, n, config_.owner) : Shards{};
     for (int r = 0; !config_.per_worker_inputs && r < n; ++r) {
-      shards.x.push_back(all.x[static_cast<size_t>(worker_ * n + r)]);
-      shards.y.push_back(all.y[static_cast<size_t>(worker_ * n + r)]);
+      const size_t k = static_cast<size_t>(worker_) * static_cast<size_t>(n) + static_cast<size_t>(r);
+      shards.x.push_back(all.x[k]);
+      shards.y.push_back(all.y[k]);
     }
     if (!replicas_.ready()) create(shards);
     // A callback may have changed the primary optimizer's rate (ReduceLROnPlateau): follow it.
@@ -137,7 +138,7 @@ class MirroredExecutor final : public train::StepExecutor {
     for (const autograd::Variable& v : replicas_.non_trainable(r)) {
       if (v.dtype() != DType::float32 || !v.value().is_contiguous())
         continue;  // same on every replica
-      Tensor t = v.value();
+      const Tensor& t = v.value();
       c.all_reduce(t.data<float>(), t.numel(),
                    comm::ReduceOp::mean);  // full precision, never compressed
     }

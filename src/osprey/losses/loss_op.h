@@ -57,7 +57,10 @@ Variable mean_over_last_axis(const char* op, const Tensor& y_true, const Variabl
   const Tensor& pv = y_pred.value();
   const DType d = compute_dtype(pv.dtype());
   const Tensor p = as_compute(pv, d), t = as_compute(y_true, d);
-  const auto [lead, cols] = split_samples(pv.shape());
+  // Named, not a structured binding: clang 14 (clang-tidy's) cannot capture bindings in lambdas.
+  const std::pair<Shape, int64_t> split = split_samples(pv.shape());
+  const Shape& lead = split.first;
+  const int64_t cols = split.second;
   const int64_t rows = lead.numel();
   const bool grad = autograd::should_record(y_pred);
   Tensor losses = Tensor::empty(lead, {d, pv.device()});

@@ -78,7 +78,9 @@ int64_t argmax(const T* row, int64_t n) {
 template <class Fn>
 Shape score_dense_rows(const Tensor& y_true, const Tensor& y_pred, const char* metric,
                        std::vector<double>& values, Fn&& fn) {
-  const auto [lead, classes] = class_shape(y_pred.shape(), metric);
+  const auto shape = class_shape(y_pred.shape(), metric);  // not a binding: lambdas capture it
+  const Shape& lead = shape.first;
+  const int64_t classes = shape.second;
   OSPREY_CHECK(
       y_true.shape() == y_pred.shape(),
       "{}: y_true and y_pred must have the same shape. Received: y_true.shape={}, y_pred.shape={}",
@@ -100,7 +102,9 @@ Shape score_dense_rows(const Tensor& y_true, const Tensor& y_pred, const char* m
 template <class Fn>
 Shape score_sparse_rows(const Tensor& y_true, const Tensor& y_pred, const char* metric,
                         std::vector<double>& values, Fn&& fn) {
-  const auto [lead, classes] = class_shape(y_pred.shape(), metric);
+  const auto shape = class_shape(y_pred.shape(), metric);  // not a binding: lambdas capture it
+  const Shape& lead = shape.first;
+  const int64_t classes = shape.second;
   check_sparse_labels(y_true.shape(), lead, y_pred.shape(), metric);
   const Tensor t = host_numbers(y_true), p = host_numbers(y_pred);
   const int64_t rows = lead.numel();

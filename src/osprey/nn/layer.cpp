@@ -149,7 +149,7 @@ Variable Layer::add_weight(const std::string& name, const Shape& shape, const In
   Tensor value = initializer(shape, variable_dtype(), next_seed());
   Variable v(value, trainable, path() + "/" + name);
   v.set_creation_scope(autograd::creation_scope());
-  weights_.push_back({v, name, trainable, std::move(regularizer)});
+  weights_.push_back({v, name, trainable, regularizer});
   return v;
 }
 

@@ -209,10 +209,8 @@ Tensor sum_to(const Tensor& x, const Shape& shape) {
                shape.to_string());
   std::vector<int> axes;
   for (int i = 0; i < x.ndim(); ++i) {
-    if (i < lead) {
-      axes.push_back(i);
-    } else if (shape[i - lead] == 1 && x.shape()[i] != 1) {
-      axes.push_back(i);
+    if (i < lead || (shape[i - lead] == 1 && x.shape()[i] != 1)) {
+      axes.push_back(i);  // an axis the broadcast added or stretched from 1
     } else {
       OSPREY_CHECK(shape[i - lead] == x.shape()[i], "sum_to: shape {} is not a broadcast of {}",
                    x.shape().to_string(), shape.to_string());
@@ -278,6 +276,7 @@ Tensor linear(const Tensor& x, const Tensor& w, const Tensor* bias, Activation a
 Tensor concat(const std::vector<Tensor>& tensors, int axis) {
   OSPREY_CHECK(!tensors.empty(), "concat: expected at least one tensor");
   std::vector<const Tensor*> ptrs;
+  ptrs.reserve(tensors.size());
   for (const Tensor& t : tensors) ptrs.push_back(&t);
   check_same_device(ptrs, "concat");
   const Tensor& first = tensors[0];

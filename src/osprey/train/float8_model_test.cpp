@@ -20,7 +20,7 @@ namespace {
 namespace fs = std::filesystem;
 
 fs::path temp_dir(const std::string& name) {
-  const fs::path p =
+  fs::path p =
       fs::temp_directory_path() / ("osprey_float8_test_" + name + "_" + std::to_string(::getpid()));
   fs::remove_all(p);
   return p;

@@ -39,6 +39,7 @@ void Model::compile(OptimizerArg optimizer, LossArg loss, std::vector<MetricArg>
   }
   auto l = loss.resolve();
   std::vector<std::shared_ptr<metrics::Metric>> ms;
+  ms.reserve(metrics.size());
   for (const MetricArg& m : metrics) ms.push_back(m.metric ? m.metric : std::shared_ptr<metrics::Metric>(metrics::get(m.name, l->name())));
   trainer_ = std::make_shared<Trainer>(network_ptr(), std::move(opt), std::move(l), std::move(ms), options);
 }

@@ -37,7 +37,7 @@ Tensor predict(models::Network& m, const Tensor& x) {
 }
 
 fs::path temp_dir(const std::string& name) {
-  const fs::path p = fs::temp_directory_path() / ("osprey_quant_test_" + name + "_" + std::to_string(::getpid()));
+  fs::path p = fs::temp_directory_path() / ("osprey_quant_test_" + name + "_" + std::to_string(::getpid()));
   fs::remove_all(p);
   return p;
 }

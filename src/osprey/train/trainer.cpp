@@ -210,6 +210,7 @@ Tensor Trainer::predict_step(const Tensor& x) {
   std::vector<ReplicaOutput> outs = executor().run_forward(x, Tensor(), forward);
   if (outs.size() == 1) return outs[0].y_pred;
   std::vector<Tensor> parts;
+  parts.reserve(outs.size());
   for (ReplicaOutput& r : outs) parts.push_back(std::move(r.y_pred));
   return concat(parts, 0);
 }
@@ -295,7 +296,7 @@ Logs Trainer::evaluate(Model& model, const BatchSource& source, const EvaluateOp
     callbacks.each([&](Callback& c) { c.on_test_batch_end(step, logs); });
     ++step;
   }
-  const Logs logs = results();
+  Logs logs = results();
   callbacks.each([&](Callback& c) { c.on_test_end(logs); });
   return logs;
 }

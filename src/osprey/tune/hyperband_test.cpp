@@ -110,6 +110,7 @@ TEST(HyperbandOracleTest, WaitsIdleWhileItsRoundIsRunning) {
   HyperbandOracle oracle({.max_trials = 0, .seed = 1, .hyperparameters = hp}, {.max_epochs = 3, .factor = 3});
   // s=1: 3 trials at 1 epoch, then 1 at 3.
   std::vector<Trial> first;
+  first.reserve(3);
   for (int i = 0; i < 3; ++i) first.push_back(oracle.create_trial("t"));
   EXPECT_EQ(oracle.create_trial("t").status, TrialStatus::idle);
   for (auto& t : first) {

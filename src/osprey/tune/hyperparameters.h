@@ -76,6 +76,7 @@ class HyperParameters {
   template <class T>
   detail::ChoiceResult<T> Choice(const std::string& name, const std::vector<T>& values, const ChoiceOptions& options = {}) {
     std::vector<Value> vs;
+    vs.reserve(values.size());
     for (const T& v : values) vs.push_back(Value(static_cast<detail::ChoiceResult<T>>(v)));
     return detail::value_as<detail::ChoiceResult<T>>(
         retrieve(HyperParameter::Choice(name, std::move(vs), options.ordered, options.default_value)));

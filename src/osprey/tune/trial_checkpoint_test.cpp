@@ -148,6 +148,7 @@ TEST(TrialCheckpointTest, TenThousandWeightsRoundTripWithTheOptimizerState) {
   auto deep = [] {
     nn::NameScope names;
     std::vector<std::shared_ptr<nn::Layer>> stack;
+    stack.reserve(kLayers);
     for (int i = 0; i < kLayers; ++i) stack.push_back(layers::Dense(1));
     Model m = Sequential(stack, {.input_shape = {1}});
     // One slot per weight: 10,000 more tensors in optimizer.safetensors.

@@ -125,7 +125,7 @@ void Tuner::populate_initial_space() {
 
 std::string Tuner::search_space_summary(bool print) {
   if (oracle_->hyperparameters().space().empty()) populate_initial_space();
-  const std::string s = oracle_->hyperparameters().summary();
+  std::string s = oracle_->hyperparameters().summary();
   if (print) fmt::print("{}", s);
   return s;
 }
