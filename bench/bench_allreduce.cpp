@@ -87,7 +87,8 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 }
 
 distribute::ReduceOn reduce_on(int64_t arg) {
-  return arg == 0 ? distribute::ReduceOn::communication_thread : distribute::ReduceOn::backward_thread;
+  return arg == 0 ? distribute::ReduceOn::communication_thread
+                  : distribute::ReduceOn::backward_thread;
 }
 
 // Args: bucket KB, first bucket KB, 0 = communication thread / 1 = backward thread. Each
@@ -143,12 +144,13 @@ void BM_Overlap(benchmark::State& state) {
   using benchmark::Counter;
   state.counters["hidden"] = Counter(st.hidden(), Counter::kAvgThreads);
   state.counters["ceiling"] = Counter(reducer.overlap_ceiling(), Counter::kAvgThreads);
-  state.counters["hidden_wall"] =
-      Counter(reduce > 0 ? (median(serial_step) - median(overlapped)) / reduce : 0.0, Counter::kAvgThreads);
+  state.counters["hidden_wall"] = Counter(
+      reduce > 0 ? (median(serial_step) - median(overlapped)) / reduce : 0.0, Counter::kAvgThreads);
   state.counters["step_ms"] = Counter(median(overlapped) * 1e3, Counter::kAvgThreads);
   state.counters["serial_ms"] = Counter(median(serial_step) * 1e3, Counter::kAvgThreads);
   state.counters["queued_us"] =
-      Counter(st.steps > 0 ? st.queued_seconds / static_cast<double>(st.steps) * 1e6 : 0.0, Counter::kAvgThreads);
+      Counter(st.steps > 0 ? st.queued_seconds / static_cast<double>(st.steps) * 1e6 : 0.0,
+              Counter::kAvgThreads);
   set_thread_limit(0);
 }
 // Defaults (25 MB, 1 MB first) and 256 KB buckets, on either thread.
@@ -167,8 +169,8 @@ Model step_model(int64_t replicas, distribute::MirroredOptions options = {}) {
   Model m = Sequential({layers::Dense(256, "relu"), layers::Dense(10)}, {.input_shape = {784}});
   std::shared_ptr<const train::Strategy> s;
   if (replicas >= 1) {
-    s = std::make_shared<distribute::MirroredStrategy>(distribute::virtual_devices(static_cast<int>(replicas)),
-                                                       options);
+    s = std::make_shared<distribute::MirroredStrategy>(
+        distribute::virtual_devices(static_cast<int>(replicas)), options);
   }
   m.compile("sgd", "mse", {}, {.strategy = s});
   return m;
@@ -201,8 +203,9 @@ double burst(Model& m, int steps, const Tensor& x, const Tensor& y) {
 
 // Times a and b alternately, a burst of steps each: counters a_ms, b_ms (median step times) and
 // ratio = samples/s of b over a. after_warmup runs once the first bursts are done.
-void time_alternately(benchmark::State& state, Model& a, Model& b, const std::function<void()>& after_warmup = {},
-                      const Tensor& x = step_x(), const Tensor& y = step_y()) {
+void time_alternately(benchmark::State& state, Model& a, Model& b,
+                      const std::function<void()>& after_warmup = {}, const Tensor& x = step_x(),
+                      const Tensor& y = step_y()) {
   constexpr int kBurst = 10;
   burst(a, kBurst, x, y);  // primitives, replicas, workers and slots created outside the timing
   burst(b, kBurst, x, y);
@@ -227,10 +230,13 @@ BENCHMARK(BM_StepRatio)->Args({0, 1})->Args({0, 2})->UseRealTime();
 
 Model bn_step_model(bool synchronized) {
   nn::clear_session();
-  Model m = Sequential({layers::Dense(256), layers::BatchNormalization({.synchronized = synchronized}),
-                        layers::Activation("relu"), layers::Dense(10)},
-                       {.input_shape = {784}});
-  m.compile("sgd", "mse", {}, {.strategy = std::make_shared<distribute::MirroredStrategy>(distribute::virtual_devices(2))});
+  Model m =
+      Sequential({layers::Dense(256), layers::BatchNormalization({.synchronized = synchronized}),
+                  layers::Activation("relu"), layers::Dense(10)},
+                 {.input_shape = {784}});
+  m.compile(
+      "sgd", "mse", {},
+      {.strategy = std::make_shared<distribute::MirroredStrategy>(distribute::virtual_devices(2))});
   return m;
 }
 
@@ -289,11 +295,13 @@ void BM_FashionMnistOverlap(benchmark::State& state) {
       },
       x, y);
   const auto sa = serial->reducer_stats(), sb = overlapped->reducer_stats();
-  const double reduce_ms = sa.steps > 0 ? sa.reduce_seconds / static_cast<double>(sa.steps) * 1e3 : 0.0;
+  const double reduce_ms =
+      sa.steps > 0 ? sa.reduce_seconds / static_cast<double>(sa.steps) * 1e3 : 0.0;
   state.counters["hidden"] = sb.hidden();
   state.counters["ceiling"] = sb.ceiling;
   state.counters["reduce_ms"] = reduce_ms;
-  state.counters["hidden_wall"] = reduce_ms > 0 ? (state.counters["a_ms"] - state.counters["b_ms"]) / reduce_ms : 0.0;
+  state.counters["hidden_wall"] =
+      reduce_ms > 0 ? (state.counters["a_ms"] - state.counters["b_ms"]) / reduce_ms : 0.0;
 }
 BENCHMARK(BM_FashionMnistOverlap)->Arg(0)->Arg(1)->Arg(2)->UseRealTime();
 

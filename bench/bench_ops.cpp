@@ -8,13 +8,12 @@
 // counted in instructions: `bench_ops --count` runs each case under callgrind client requests
 // (bench/count_overhead.sh), which is exact where timing on a shared VM is not.
 #include <benchmark/benchmark.h>
-#include <oneapi/dnnl/dnnl.hpp>
-
 #include <valgrind/callgrind.h>
 
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <oneapi/dnnl/dnnl.hpp>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -61,11 +60,14 @@ dnnl::memory filled(const dnnl::memory::desc& md) {
 
 // ---- matmul / linear -----------------------------------------------------------------------
 
-struct Mnk { int64_t m, k, n; };
+struct Mnk {
+  int64_t m, k, n;
+};
 const Mnk kShapes[] = {{128, 784, 512}, {128, 512, 256}, {128, 256, 10}, {1024, 1024, 1024}};
 
 void set_flops(benchmark::State& st, double flops) {
-  st.counters["GFLOPs"] = benchmark::Counter(flops * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+  st.counters["GFLOPs"] =
+      benchmark::Counter(flops * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
 }
 
 Call osprey_matmul(int shape) {
@@ -90,7 +92,8 @@ Call osprey_linear(int shape) {
 Call osprey_linear_autograd(int shape) {
   namespace ag = osprey::autograd;
   const Mnk s = kShapes[shape];
-  const ag::Variable x(randn({s.m, s.k}, 1)), w(randn({s.k, s.n}, 2), true), b(randn({s.n}, 3), true);
+  const ag::Variable x(randn({s.m, s.k}, 1)), w(randn({s.k, s.n}, 2), true),
+      b(randn({s.n}, 3), true);
   return [=] {
     ag::Variable y = ag::linear(x, w, b, osprey::Activation::relu);
     benchmark::DoNotOptimize(y.value().raw_data());
@@ -126,7 +129,8 @@ Call onednn_matmul(int shape, bool linear) {
   }
   dnnl::matmul prim(pd);
   dnnl::memory a = filled(amd), b = filled(bmd), c(cmd, eng()), bias = filled(biasmd);
-  std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, a}, {DNNL_ARG_WEIGHTS, b}, {DNNL_ARG_DST, c}};
+  std::unordered_map<int, dnnl::memory> args{
+      {DNNL_ARG_SRC, a}, {DNNL_ARG_WEIGHTS, b}, {DNNL_ARG_DST, c}};
   if (linear) args[DNNL_ARG_BIAS] = bias;
   return [prim, args] {
     prim.execute(strm(), args);
@@ -137,7 +141,9 @@ Call onednn_matmul(int shape, bool linear) {
 // ---- conv2d ----------------------------------------------------------------------------------
 
 // Batch 128, NHWC, 3x3, stride 1, "same" padding.
-struct ConvShape { int64_t h, w, c, o; };
+struct ConvShape {
+  int64_t h, w, c, o;
+};
 const ConvShape kConvs[] = {{28, 28, 1, 32}, {14, 14, 32, 64}};
 constexpr int64_t kBatch = 128;
 
@@ -152,7 +158,8 @@ enum class Pass { forward, backward_data, backward_weights };
 Call osprey_conv(int shape, Pass pass) {
   const ConvShape s = kConvs[shape];
   const osprey::Conv2dParams p = same_3x3();
-  const Tensor x = randn({kBatch, s.h, s.w, s.c}, 1), w = randn({3, 3, s.c, s.o}, 2, 0.1), bias = randn({s.o}, 3);
+  const Tensor x = randn({kBatch, s.h, s.w, s.c}, 1), w = randn({3, 3, s.c, s.o}, 2, 0.1),
+               bias = randn({s.o}, 3);
   const Tensor dy = randn({kBatch, s.h, s.w, s.o}, 4);
   return [=] {
     if (pass == Pass::forward) {
@@ -178,29 +185,34 @@ Call onednn_conv(int shape, Pass pass) {
       ymd({kBatch, s.o, s.h, s.w}, dt::f32, tag::nhwc), wany({s.o, s.c, 3, 3}, dt::f32, tag::any),
       bmd({s.o}, dt::f32, tag::a);
   const auto fwd_desc = dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training,
-                                                        dnnl::algorithm::convolution_direct, xmd, wany, bmd, ymd,
-                                                        strides, pad, pad);
+                                                        dnnl::algorithm::convolution_direct, xmd,
+                                                        wany, bmd, ymd, strides, pad, pad);
   const dnnl::convolution_forward::primitive_desc fpd(fwd_desc, eng());
   dnnl::primitive prim;
   std::unordered_map<int, dnnl::memory> args;
   if (pass == Pass::forward) {
     prim = dnnl::convolution_forward(fpd);
-    args = {{DNNL_ARG_SRC, filled(xmd)}, {DNNL_ARG_WEIGHTS, filled(fpd.weights_desc())},
-            {DNNL_ARG_BIAS, filled(bmd)}, {DNNL_ARG_DST, dnnl::memory(ymd, eng())}};
+    args = {{DNNL_ARG_SRC, filled(xmd)},
+            {DNNL_ARG_WEIGHTS, filled(fpd.weights_desc())},
+            {DNNL_ARG_BIAS, filled(bmd)},
+            {DNNL_ARG_DST, dnnl::memory(ymd, eng())}};
   } else if (pass == Pass::backward_data) {
     const dnnl::convolution_backward_data::primitive_desc pd(
-        dnnl::convolution_backward_data::desc(dnnl::algorithm::convolution_direct, xmd, wany, ymd, strides, pad, pad),
+        dnnl::convolution_backward_data::desc(dnnl::algorithm::convolution_direct, xmd, wany, ymd,
+                                              strides, pad, pad),
         eng(), fpd);
     prim = dnnl::convolution_backward_data(pd);
-    args = {{DNNL_ARG_DIFF_DST, filled(ymd)}, {DNNL_ARG_WEIGHTS, filled(pd.weights_desc())},
+    args = {{DNNL_ARG_DIFF_DST, filled(ymd)},
+            {DNNL_ARG_WEIGHTS, filled(pd.weights_desc())},
             {DNNL_ARG_DIFF_SRC, dnnl::memory(xmd, eng())}};
   } else {
     const dnnl::convolution_backward_weights::primitive_desc pd(
-        dnnl::convolution_backward_weights::desc(dnnl::algorithm::convolution_direct, xmd, wany, bmd, ymd, strides,
-                                                 pad, pad),
+        dnnl::convolution_backward_weights::desc(dnnl::algorithm::convolution_direct, xmd, wany,
+                                                 bmd, ymd, strides, pad, pad),
         eng(), fpd);
     prim = dnnl::convolution_backward_weights(pd);
-    args = {{DNNL_ARG_SRC, filled(xmd)}, {DNNL_ARG_DIFF_DST, filled(ymd)},
+    args = {{DNNL_ARG_SRC, filled(xmd)},
+            {DNNL_ARG_DIFF_DST, filled(ymd)},
             {DNNL_ARG_DIFF_WEIGHTS, dnnl::memory(pd.diff_weights_desc(), eng())},
             {DNNL_ARG_DIFF_BIAS, dnnl::memory(bmd, eng())}};
   }
@@ -215,7 +227,8 @@ Call onednn_conv(int shape, Pass pass) {
 constexpr int64_t kElems = 1 << 20;
 
 void set_bytes(benchmark::State& st, double bytes) {
-  st.counters["GBps"] = benchmark::Counter(bytes * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+  st.counters["GBps"] =
+      benchmark::Counter(bytes * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
 }
 
 void BM_Add_Osprey(benchmark::State& st) {
@@ -268,7 +281,8 @@ BENCHMARK(BM_Memcpy)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond)->UseRealTime
 int count_instructions(const std::string& filter) {
   struct Case {
     std::string name;
-    std::function<Call()> make;  // set up only when the case is selected: setup is slow under valgrind
+    std::function<Call()>
+        make;  // set up only when the case is selected: setup is slow under valgrind
   };
   std::vector<Case> cases;
   const char* mnk[] = {"128x784x512", "128x512x256", "128x256x10", "1024^3"};
@@ -282,8 +296,9 @@ int count_instructions(const std::string& filter) {
     cases.push_back({"linear_autograd/" + shape, [i] { return osprey_linear_autograd(i); }});
   }
   const char* convs[] = {"28x28x1-32", "14x14x32-64"};
-  const std::pair<const char*, Pass> passes[] = {
-      {"fwd", Pass::forward}, {"bwd_data", Pass::backward_data}, {"bwd_weights", Pass::backward_weights}};
+  const std::pair<const char*, Pass> passes[] = {{"fwd", Pass::forward},
+                                                 {"bwd_data", Pass::backward_data},
+                                                 {"bwd_weights", Pass::backward_weights}};
   for (int i = 0; i < 2; ++i) {
     for (const auto& [pname, pass] : passes) {
       const std::string op = std::string("conv_") + pname, shape = convs[i];
@@ -317,24 +332,28 @@ void register_cases() {
       {"BM_Linear_Dnnl", [](int i) { return onednn_matmul(i, true); }},
       {"BM_LinearAutograd_Osprey", osprey_linear_autograd}};
   for (const auto& [name, make] : products) {
-    benchmark::RegisterBenchmark(name, [make = make](benchmark::State& st) {
-      const Mnk s = kShapes[st.range(0)];
-      loop(st, make(static_cast<int>(st.range(0))));
-      set_flops(st, 2.0 * s.m * s.n * s.k);
-    })->DenseRange(0, 3)->Unit(benchmark::kMicrosecond)->UseRealTime();
+    benchmark::RegisterBenchmark(name,
+                                 [make = make](benchmark::State& st) {
+                                   const Mnk s = kShapes[st.range(0)];
+                                   loop(st, make(static_cast<int>(st.range(0))));
+                                   set_flops(st, 2.0 * s.m * s.n * s.k);
+                                 })
+        ->DenseRange(0, 3)
+        ->Unit(benchmark::kMicrosecond)
+        ->UseRealTime();
   }
   using MakeConv = Call (*)(int, Pass);
-  const std::pair<const char*, Pass> passes[] = {
-      {"Fwd", Pass::forward}, {"BwdData", Pass::backward_data}, {"BwdWeights", Pass::backward_weights}};
+  const std::pair<const char*, Pass> passes[] = {{"Fwd", Pass::forward},
+                                                 {"BwdData", Pass::backward_data},
+                                                 {"BwdWeights", Pass::backward_weights}};
   const std::pair<const char*, MakeConv> sides[] = {{"Osprey", osprey_conv}, {"Dnnl", onednn_conv}};
   for (const auto& [pname, pass] : passes) {
     for (const auto& [side, make] : sides) {
-      benchmark::RegisterBenchmark(
-          (std::string("BM_Conv") + pname + "_" + side).c_str(),
-          [make = make, pass = pass](benchmark::State& st) {
-            loop(st, make(static_cast<int>(st.range(0)), pass));
-            set_flops(st, conv_flops(kConvs[st.range(0)]));
-          })
+      benchmark::RegisterBenchmark((std::string("BM_Conv") + pname + "_" + side).c_str(),
+                                   [make = make, pass = pass](benchmark::State& st) {
+                                     loop(st, make(static_cast<int>(st.range(0)), pass));
+                                     set_flops(st, conv_flops(kConvs[st.range(0)]));
+                                   })
           ->DenseRange(0, 1)
           ->Unit(benchmark::kMicrosecond)
           ->UseRealTime();
@@ -344,7 +363,8 @@ void register_cases() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc > 1 && std::strcmp(argv[1], "--count") == 0) return count_instructions(argc > 2 ? argv[2] : "");
+  if (argc > 1 && std::strcmp(argv[1], "--count") == 0)
+    return count_instructions(argc > 2 ? argv[2] : "");
   register_cases();
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;

@@ -3,9 +3,10 @@
 // JSON line like bench_train: samples/s of predict() before and after model.quantize("int8"), and
 // with --epochs > 0 the test accuracy of both after that much float32 training.
 //   bench_quant [--model mlp] [--batch-size 256] [--epochs 0] [--threads 2] [--reps 5] [--data DIR]
+#include <fmt/format.h>
+
 #include <CLI/CLI.hpp>
 #include <chrono>
-#include <fmt/format.h>
 
 #include "osprey/applications/fashion_mnist_models.h"
 #include "osprey/core/parallel.h"
@@ -63,7 +64,8 @@ int main(int argc, char** argv) {
     os::Model model = os::applications::fashion_mnist_model(model_name);
     model.compile("adam", "sparse_categorical_crossentropy", {"accuracy"});
     if (epochs > 0) {
-      model.fit(data.train.x, data.train.y, {.batch_size = 128, .epochs = epochs, .verbose = 0, .seed = seed});
+      model.fit(data.train.x, data.train.y,
+                {.batch_size = 128, .epochs = epochs, .verbose = 0, .seed = seed});
     }
     const os::Tensor& x = data.test.x;
     const double f32 = predict_samples_per_s(model, x, batch, reps);
@@ -72,7 +74,9 @@ int main(int argc, char** argv) {
     const double int8 = predict_samples_per_s(model, x, batch, reps);
     const double acc_int8 = epochs > 0 ? accuracy(model, x, data.test.y, batch) : 0.0;
     std::string extra;
-    if (epochs > 0) extra = fmt::format(R"(, "f32_accuracy": {:.4f}, "int8_accuracy": {:.4f})", acc_f32, acc_int8);
+    if (epochs > 0)
+      extra =
+          fmt::format(R"(, "f32_accuracy": {:.4f}, "int8_accuracy": {:.4f})", acc_f32, acc_int8);
     fmt::print(
         R"({{"framework": "osprey", "model": "{}", "batch": {}, "threads": {}, "f32_samples_per_s": {:.1f}, )"
         R"("int8_samples_per_s": {:.1f}, "int8_speedup": {:.2f}, "int8_gemm_impl": "{}"{}}})"

@@ -11,11 +11,11 @@
 // gradients, 2 input gradients; the first layer's input needs none) back to back through
 // osprey::matmul, which is within 2.4% of the bare oneDNN primitive: the ceiling the MLP's
 // achieved GFLOP/s is compared against.
+#include <fmt/format.h>
 #include <sys/resource.h>
 
 #include <CLI/CLI.hpp>
 #include <chrono>
-#include <fmt/format.h>
 
 #include "osprey/applications/fashion_mnist_models.h"
 #include "osprey/core/parallel.h"
@@ -32,7 +32,9 @@ namespace {
 using Clock = std::chrono::steady_clock;
 namespace os = osprey;
 
-double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
 
 double peak_rss_mib() {
   rusage u{};
@@ -102,34 +104,43 @@ int main(int argc, char** argv) {
     std::string extra;
     if (mode == "gemm") {
       const double step = gemm_step_seconds(batch);
-      const double flops = 2.0 * batch * (784 * 512 + 512 * 256 + 256 * 10) * 2 + 2.0 * batch * (512 * 256 + 256 * 10);
-      extra = fmt::format(R"("gemm_gflops": {:.1f}, "samples_per_s": {:.1f})", flops / step * 1e-9, batch / step);
+      const double flops = 2.0 * batch * (784 * 512 + 512 * 256 + 256 * 10) * 2 +
+                           2.0 * batch * (512 * 256 + 256 * 10);
+      extra = fmt::format(R"("gemm_gflops": {:.1f}, "samples_per_s": {:.1f})", flops / step * 1e-9,
+                          batch / step);
     } else {
       auto data = os::datasets::fashion_mnist::load({.directory = data_dir});
       os::Model model = compiled_model(model_kind);
       if (mode == "train") {
-        const os::Tensor x = data.train.x.narrow(0, 0, samples), y = data.train.y.narrow(0, 0, samples);
-        model.fit(x.narrow(0, 0, 20 * batch), y.narrow(0, 0, 20 * batch), {.batch_size = batch, .verbose = 0});
+        const os::Tensor x = data.train.x.narrow(0, 0, samples),
+                         y = data.train.y.narrow(0, 0, samples);
+        model.fit(x.narrow(0, 0, 20 * batch), y.narrow(0, 0, 20 * batch),
+                  {.batch_size = batch, .verbose = 0});
         const auto t0 = Clock::now();
         model.fit(x, y, {.batch_size = batch, .epochs = 1, .verbose = 0});
         const double per_s = static_cast<double>(samples) / seconds_since(t0);
         extra = fmt::format(R"("samples_per_s": {:.1f}, "activation_mib": {:.2f})", per_s,
                             activation_mib(model, x.narrow(0, 0, batch), y.narrow(0, 0, batch)));
       } else if (mode == "predict") {
-        const os::Tensor x = data.test.x.narrow(0, 0, std::min<int64_t>(samples, data.test.x.size(0)));
+        const os::Tensor x =
+            data.test.x.narrow(0, 0, std::min<int64_t>(samples, data.test.x.size(0)));
         (void)model.predict(x.narrow(0, 0, 4 * batch), {.batch_size = batch});
         const int reps = 3;
         const auto t0 = Clock::now();
         for (int i = 0; i < reps; ++i) (void)model.predict(x, {.batch_size = batch});
-        extra = fmt::format(R"("samples_per_s": {:.1f})", reps * static_cast<double>(x.size(0)) / seconds_since(t0));
+        extra = fmt::format(R"("samples_per_s": {:.1f})",
+                            reps * static_cast<double>(x.size(0)) / seconds_since(t0));
       } else {
-        model.fit(data.train.x, data.train.y, {.batch_size = batch, .epochs = epochs, .verbose = 0, .seed = seed});
+        model.fit(data.train.x, data.train.y,
+                  {.batch_size = batch, .epochs = epochs, .verbose = 0, .seed = seed});
         const auto logs = model.evaluate(data.test.x, data.test.y, {.batch_size = 256});
         extra = fmt::format(R"("test_accuracy": {:.4f})", logs.at("accuracy"));
       }
     }
-    fmt::print(R"({{"framework": "osprey", "model": "{}", "mode": "{}", "policy": "{}", {}, "peak_rss_mib": {:.1f}}})" "\n",
-               model_kind, mode, policy, extra, peak_rss_mib());
+    fmt::print(
+        R"({{"framework": "osprey", "model": "{}", "mode": "{}", "policy": "{}", {}, "peak_rss_mib": {:.1f}}})"
+        "\n",
+        model_kind, mode, policy, extra, peak_rss_mib());
   } catch (const std::exception& e) {
     fmt::print(stderr, "bench_train: {}\n", e.what());
     return 1;

@@ -5,8 +5,8 @@
 //   overhead:  the oracle's own time per trial (create_trial + 10 update_trial + end_trial, with
 //              trial.json / oracle.json written atomically) once 100 trials have finished.
 //   fmnist:    Hyperband (--max-epochs, default 27, factor 3: 357 epochs) against RandomSearch
-//              given at least three times the epochs (40 trials x 27), best validation accuracy of the
-//              Fashion-MNIST MLP space on a subset (--train-samples 6000 training images,
+//              given at least three times the epochs (40 trials x 27), best validation accuracy of
+//              the Fashion-MNIST MLP space on a subset (--train-samples 6000 training images,
 //              --val-samples 10000 validation images from the tail of the training split), over
 //              --fmnist-seeds seeds starting at --fmnist-first-seed, and each tuner's best model's
 //              accuracy on the 10000 test images. --hb-sampler bayesian gives
@@ -16,16 +16,16 @@
 //              [--fmnist-first-seed S] [--fmnist-tuners both|hyperband|random] [--max-epochs E]
 //              [--train-samples N] [--val-samples N] [--hb-sampler random|bayesian] [--hb-beta B]
 //              [--hb-acquisition ucb|ei] [--fmnist-space default|wide] [--fmnist-dir DIR]
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <numbers>
-#include <unistd.h>
 
 #include "osprey/core/rng.h"
 #include "osprey/data/fashion_mnist.h"
@@ -47,7 +47,9 @@ double branin(const std::vector<double>& v) {
 
 double hartmann6(const std::vector<double>& x) {
   static constexpr double a[4] = {1.0, 1.2, 3.0, 3.2};
-  static constexpr double A[4][6] = {{10, 3, 17, 3.5, 1.7, 8}, {0.05, 10, 17, 0.1, 8, 14}, {3, 3.5, 1.7, 10, 17, 8},
+  static constexpr double A[4][6] = {{10, 3, 17, 3.5, 1.7, 8},
+                                     {0.05, 10, 17, 0.1, 8, 14},
+                                     {3, 3.5, 1.7, 10, 17, 8},
                                      {17, 8, 0.05, 10, 0.1, 14}};
   static constexpr double P[4][6] = {{0.1312, 0.1696, 0.5569, 0.0124, 0.8283, 0.5886},
                                      {0.2329, 0.4135, 0.8307, 0.3736, 0.1004, 0.9991},
@@ -108,14 +110,17 @@ void synthetic(int seeds) {
     std::vector<double> bo, rs;
     const auto start = std::chrono::steady_clock::now();
     for (int s = 1; s <= seeds; ++s) {
-      tune::BayesianOptimizationOracle b({.max_trials = 50, .seed = static_cast<uint64_t>(s), .hyperparameters = p.space});
-      tune::RandomSearchOracle r({.max_trials = 50, .seed = static_cast<uint64_t>(s), .hyperparameters = p.space});
+      tune::BayesianOptimizationOracle b(
+          {.max_trials = 50, .seed = static_cast<uint64_t>(s), .hyperparameters = p.space});
+      tune::RandomSearchOracle r(
+          {.max_trials = 50, .seed = static_cast<uint64_t>(s), .hyperparameters = p.space});
       bo.push_back(run_oracle(b, p, 50));
       rs.push_back(run_oracle(r, p, 50));
     }
-    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    fmt::print("{:<12} {:>16.6g} {:>16.6g} {:>8.3g}   ({:.1f} s)\n", p.name, median(bo), median(rs), median(bo) / median(rs),
-               secs);
+    const double secs =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    fmt::print("{:<12} {:>16.6g} {:>16.6g} {:>8.3g}   ({:.1f} s)\n", p.name, median(bo), median(rs),
+               median(bo) / median(rs), secs);
   }
 }
 
@@ -126,22 +131,30 @@ void overhead() {
   hp.Float("dropout", 0.0, 0.5);
   hp.Float("learning_rate", 1e-4, 1e-2, {.sampling = "log"});
   hp.Choice("optimizer", {"adam", "rmsprop", "sgd"});
-  fmt::print("overhead: oracle time per trial (create + 10 updates + end) after 100 finished trials\n");
+  fmt::print(
+      "overhead: oracle time per trial (create + 10 updates + end) after 100 finished trials\n");
   for (const std::string kind : {"random", "bayesian"}) {
     for (bool persist : {false, true}) {
-      const auto dir = std::filesystem::temp_directory_path() / fmt::format("osprey_bench_tune_{}_{}", kind, ::getpid());
+      const auto dir = std::filesystem::temp_directory_path() /
+                       fmt::format("osprey_bench_tune_{}_{}", kind, ::getpid());
       std::filesystem::remove_all(dir);
       std::unique_ptr<tune::Oracle> oracle;
-      const tune::OracleOptions oo{.objective = "val_accuracy", .max_trials = 0, .seed = 1, .hyperparameters = hp};
-      if (kind == "random") oracle = std::make_unique<tune::RandomSearchOracle>(oo);
-      else oracle = std::make_unique<tune::BayesianOptimizationOracle>(oo);
+      const tune::OracleOptions oo{
+          .objective = "val_accuracy", .max_trials = 0, .seed = 1, .hyperparameters = hp};
+      if (kind == "random")
+        oracle = std::make_unique<tune::RandomSearchOracle>(oo);
+      else
+        oracle = std::make_unique<tune::BayesianOptimizationOracle>(oo);
       if (persist) oracle->set_directory(dir);
       os::Philox noise(3);
       auto one = [&](int i) {
         tune::Trial t = oracle->create_trial("bench");
         for (int e = 0; e < 10; ++e) {
           const auto w = noise(static_cast<uint64_t>(i) * 16 + e);
-          oracle->update_trial(t.trial_id, {{"loss", 1.0 / (e + 1)}, {"val_accuracy", os::Philox::to_unit_double(w[0], w[1])}}, e);
+          oracle->update_trial(
+              t.trial_id,
+              {{"loss", 1.0 / (e + 1)}, {"val_accuracy", os::Philox::to_unit_double(w[0], w[1])}},
+              e);
         }
         oracle->end_trial(t.trial_id, tune::TrialStatus::completed);
       };
@@ -149,8 +162,12 @@ void overhead() {
       const int measured = 10;
       const auto start = std::chrono::steady_clock::now();
       for (int i = 100; i < 100 + measured; ++i) one(i);
-      const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count() / measured;
-      fmt::print("  {:<9} {:<16} {:8.2f} ms/trial\n", kind, persist ? "with directory" : "in memory", ms);
+      const double ms =
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+              .count() /
+          measured;
+      fmt::print("  {:<9} {:<16} {:8.2f} ms/trial\n", kind,
+                 persist ? "with directory" : "in memory", ms);
       std::filesystem::remove_all(dir);
     }
   }
@@ -165,7 +182,8 @@ os::Model build_mlp(tune::HyperParameters& hp, bool wide) {
                              : hp.Int("units", 64, 512, {.step = 64, .default_value = 256});
   const int64_t n = hp.Int("layers", 1, wide ? 4 : 3, {.default_value = 2});
   const double dropout = hp.Float("dropout", 0.0, wide ? 0.8 : 0.5, {.step = 0.1});
-  const double lr = hp.Float("learning_rate", wide ? 1e-5 : 1e-4, wide ? 1.0 : 1e-2, {.sampling = "log", .default_value = 1e-3});
+  const double lr = hp.Float("learning_rate", wide ? 1e-5 : 1e-4, wide ? 1.0 : 1e-2,
+                             {.sampling = "log", .default_value = 1e-3});
   const std::string opt = hp.Choice("optimizer", {"adam", "rmsprop", "sgd"});
   std::vector<std::shared_ptr<os::nn::Layer>> stack = {os::layers::Flatten()};
   for (int64_t i = 0; i < n; ++i) {
@@ -187,12 +205,13 @@ struct EpochCounter : os::train::Callback {
 
 struct FmnistOptions {
   int seeds = 3, first_seed = 1, max_epochs = 27;
-  std::string tuners = "both";  // "hyperband" or "random" runs one side only (its other column reads 0)
+  std::string tuners =
+      "both";  // "hyperband" or "random" runs one side only (its other column reads 0)
   std::string sampler = "random";  // Hyperband's
   double beta = 2.6;
   std::string acquisition = "ei";
   std::string space = "default";  // or "wide" (build_mlp)
-  std::string directory;           // where the studies stay (hb<seed>, rs<seed>); empty: a temporary one
+  std::string directory;  // where the studies stay (hb<seed>, rs<seed>); empty: a temporary one
   int64_t train_samples = 6000, val_samples = 10000;
 };
 
@@ -206,18 +225,21 @@ void fmnist(const FmnistOptions& options) {
   const int64_t hb_budget = tune::hyperband_epoch_budget(schedule);
   // At least three times Hyperband's epochs, so Hyperband spends no more than a third.
   const int rs_trials = static_cast<int>((3 * hb_budget + max_epochs - 1) / max_epochs);
-  fmt::print("fmnist: {} space, {} train / {} val images; Hyperband max_epochs={} factor=3 ({} epochs, sampler {}{}) vs "
-             "RandomSearch {} trials x {} epochs\n",
-             options.space, train.size(), val.size(), max_epochs, hb_budget, options.sampler,
-             options.sampler != "bayesian"    ? ""
-             : options.acquisition == "ei" ? " ei"
-                                           : fmt::format(" ucb beta {}", options.beta), rs_trials,
-             max_epochs);
-  fmt::print("{:<6} {:>12} {:>10} {:>12} {:>10} {:>10} {:>12} {:>12}\n", "seed", "hb best acc", "hb epochs", "rs best acc",
-             "rs epochs", "hb/rs ep", "hb test acc", "rs test acc");
+  fmt::print(
+      "fmnist: {} space, {} train / {} val images; Hyperband max_epochs={} factor=3 ({} epochs, "
+      "sampler {}{}) vs "
+      "RandomSearch {} trials x {} epochs\n",
+      options.space, train.size(), val.size(), max_epochs, hb_budget, options.sampler,
+      options.sampler != "bayesian" ? ""
+      : options.acquisition == "ei" ? " ei"
+                                    : fmt::format(" ucb beta {}", options.beta),
+      rs_trials, max_epochs);
+  fmt::print("{:<6} {:>12} {:>10} {:>12} {:>10} {:>10} {:>12} {:>12}\n", "seed", "hb best acc",
+             "hb epochs", "rs best acc", "rs epochs", "hb/rs ep", "hb test acc", "rs test acc");
   const bool keep = !options.directory.empty();
   const auto root = keep ? std::filesystem::path(options.directory)
-                         : std::filesystem::temp_directory_path() / fmt::format("osprey_bench_tune_fmnist_{}", ::getpid());
+                         : std::filesystem::temp_directory_path() /
+                               fmt::format("osprey_bench_tune_fmnist_{}", ::getpid());
   std::vector<double> hb_acc, rs_acc, hb_test, rs_test;
   struct Outcome {
     double val = 0, test = 0;
@@ -228,28 +250,45 @@ void fmnist(const FmnistOptions& options) {
     auto run = [&](bool hyperband) {
       os::set_global_seed(static_cast<uint64_t>(s));
       auto counter = std::make_shared<EpochCounter>();
-      os::train::FitOptions fo{.batch_size = 128, .epochs = max_epochs, .verbose = 0, .callbacks = {counter},
+      os::train::FitOptions fo{.batch_size = 128,
+                               .epochs = max_epochs,
+                               .verbose = 0,
+                               .callbacks = {counter},
                                .validation_data = os::train::ValidationData(val.x, val.y),
                                .seed = static_cast<uint64_t>(s)};
       std::unique_ptr<tune::Tuner> tuner;
       const bool wide = options.space == "wide";
       auto build = [wide](tune::HyperParameters& hp) { return build_mlp(hp, wide); };
       if (hyperband) {
-        tuner = std::make_unique<tune::Hyperband>(build, tune::HyperbandOptions{
-            .objective = "val_accuracy", .max_epochs = max_epochs, .factor = 3, .directory = root.string(),
-            .project_name = fmt::format("hb{}", s), .overwrite = true, .seed = static_cast<uint64_t>(s), .verbose = 0,
-            .sampler = options.sampler, .beta = options.beta, .acquisition = options.acquisition});
+        tuner = std::make_unique<tune::Hyperband>(
+            build, tune::HyperbandOptions{.objective = "val_accuracy",
+                                          .max_epochs = max_epochs,
+                                          .factor = 3,
+                                          .directory = root.string(),
+                                          .project_name = fmt::format("hb{}", s),
+                                          .overwrite = true,
+                                          .seed = static_cast<uint64_t>(s),
+                                          .verbose = 0,
+                                          .sampler = options.sampler,
+                                          .beta = options.beta,
+                                          .acquisition = options.acquisition});
       } else {
-        tuner = std::make_unique<tune::RandomSearch>(build, tune::RandomSearchOptions{
-            .objective = "val_accuracy", .max_trials = rs_trials, .directory = root.string(),
-            .project_name = fmt::format("rs{}", s), .overwrite = true, .seed = static_cast<uint64_t>(s), .verbose = 0});
+        tuner = std::make_unique<tune::RandomSearch>(
+            build, tune::RandomSearchOptions{.objective = "val_accuracy",
+                                             .max_trials = rs_trials,
+                                             .directory = root.string(),
+                                             .project_name = fmt::format("rs{}", s),
+                                             .overwrite = true,
+                                             .seed = static_cast<uint64_t>(s),
+                                             .verbose = 0});
       }
       tuner->search(train.x, train.y, fo);
       const auto best = tuner->oracle().get_best_trials(1);
       Outcome out{.val = best.empty() ? 0.0 : *best[0].score, .epochs = counter->epochs};
       // The best trial's best-epoch weights on the 10000 test images, which took no part in
       // the search: the maximum of many noisy validation scores is biased upward, this is not.
-      for (os::Model& m : tuner->get_best_models(1)) out.test = m.evaluate(data.test.x, data.test.y).at("accuracy");
+      for (os::Model& m : tuner->get_best_models(1))
+        out.test = m.evaluate(data.test.x, data.test.y).at("accuracy");
       return out;
     };
     const Outcome h = options.tuners != "random" ? run(true) : Outcome{};
@@ -258,14 +297,19 @@ void fmnist(const FmnistOptions& options) {
     rs_acc.push_back(r.val);
     hb_test.push_back(h.test);
     rs_test.push_back(r.test);
-    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    fmt::print("{:<6} {:>12.4f} {:>10} {:>12.4f} {:>10} {:>10.3f} {:>12.4f} {:>12.4f}   ({:.0f} s)\n", s, h.val, h.epochs,
-               r.val, r.epochs, r.epochs > 0 ? double(h.epochs) / double(r.epochs) : 0.0, h.test, r.test, secs);
+    const double secs =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    fmt::print(
+        "{:<6} {:>12.4f} {:>10} {:>12.4f} {:>10} {:>10.3f} {:>12.4f} {:>12.4f}   ({:.0f} s)\n", s,
+        h.val, h.epochs, r.val, r.epochs, r.epochs > 0 ? double(h.epochs) / double(r.epochs) : 0.0,
+        h.test, r.test, secs);
     std::fflush(stdout);
   }
-  fmt::print("median best val accuracy: hyperband {:.4f}, random {:.4f}; median test accuracy of the best model: "
-             "hyperband {:.4f}, random {:.4f}\n",
-             median(hb_acc), median(rs_acc), median(hb_test), median(rs_test));
+  fmt::print(
+      "median best val accuracy: hyperband {:.4f}, random {:.4f}; median test accuracy of the best "
+      "model: "
+      "hyperband {:.4f}, random {:.4f}\n",
+      median(hb_acc), median(rs_acc), median(hb_test), median(rs_test));
   if (!keep) std::filesystem::remove_all(root);
 }
 
@@ -280,19 +324,25 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"all", "synthetic", "overhead", "fmnist"}));
   app.add_option("--seeds", seeds, "Seeds of the synthetic comparison");
   app.add_option("--fmnist-seeds", fm.seeds, "Seeds of the Fashion-MNIST comparison");
-  app.add_option("--fmnist-first-seed", fm.first_seed, "First seed of the Fashion-MNIST comparison");
+  app.add_option("--fmnist-first-seed", fm.first_seed,
+                 "First seed of the Fashion-MNIST comparison");
   app.add_option("--fmnist-tuners", fm.tuners, "both, hyperband or random")
       ->check(CLI::IsMember({"both", "hyperband", "random"}));
   app.add_option("--hb-sampler", fm.sampler, "Hyperband's sampler: random or bayesian")
       ->check(CLI::IsMember({"random", "bayesian"}));
   app.add_option("--hb-beta", fm.beta, "the bayesian sampler's UCB beta");
-  app.add_option("--hb-acquisition", fm.acquisition, "the bayesian sampler's acquisition: ucb or ei");
-  app.add_option("--fmnist-space", fm.space, "the MLP's search space: default (osprey tune's) or wide")
+  app.add_option("--hb-acquisition", fm.acquisition,
+                 "the bayesian sampler's acquisition: ucb or ei");
+  app.add_option("--fmnist-space", fm.space,
+                 "the MLP's search space: default (osprey tune's) or wide")
       ->check(CLI::IsMember({"default", "wide"}));
-  app.add_option("--fmnist-dir", fm.directory, "keep the studies here (bench/tune_rungs.py reads them)");
-  app.add_option("--max-epochs", fm.max_epochs, "Hyperband max_epochs (RandomSearch trials train this long)")
+  app.add_option("--fmnist-dir", fm.directory,
+                 "keep the studies here (bench/tune_rungs.py reads them)");
+  app.add_option("--max-epochs", fm.max_epochs,
+                 "Hyperband max_epochs (RandomSearch trials train this long)")
       ->check(CLI::PositiveNumber);
-  app.add_option("--train-samples", fm.train_samples, "Fashion-MNIST training images")->check(CLI::PositiveNumber);
+  app.add_option("--train-samples", fm.train_samples, "Fashion-MNIST training images")
+      ->check(CLI::PositiveNumber);
   app.add_option("--val-samples", fm.val_samples, "Fashion-MNIST validation images (at most 10000)")
       ->check(CLI::Range(1, 10000));
   CLI11_PARSE(app, argc, argv);

@@ -2,8 +2,6 @@
 // summaries (see launch_util.h).
 #include "cli/launch_util.h"
 
-#include "cli/wait_policy.h"
-
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -11,6 +9,8 @@
 #include <csignal>
 #include <cstring>
 #include <regex>
+
+#include "cli/wait_policy.h"
 
 namespace osprey::cli {
 
@@ -34,7 +34,9 @@ int worker_threads(int threads_per_worker, int num_workers, int num_hosts, int c
 EnvVars worker_environment(int threads, const char* user_wait_policy, const char* user_spin_count) {
   const std::string n = std::to_string(threads);
   // The user's value is passed on explicitly so that workers on other hosts get it too.
-  return {{"OSPREY_NUM_THREADS", n}, {"OMP_NUM_THREADS", n}, wait_setting(user_wait_policy, user_spin_count)};
+  return {{"OSPREY_NUM_THREADS", n},
+          {"OMP_NUM_THREADS", n},
+          wait_setting(user_wait_policy, user_spin_count)};
 }
 
 std::vector<std::string> launcher_argv(const LaunchSpec& spec) {

@@ -3,13 +3,14 @@
 // for inference, or float8-training Dense and Conv2D layers with --amax-history-length and
 // --margin) and saves it to OUT (default: DIR, replaced atomically). Prints the quantized kernel
 // paths and the sizes.
-#include <filesystem>
-#include <string>
+#include "osprey/quant/quantize.h"
 
 #include <fmt/format.h>
 
+#include <filesystem>
+#include <string>
+
 #include "cli/subcommands.h"
-#include "osprey/quant/quantize.h"
 #include "osprey/train/model.h"
 
 namespace osprey::cli {
@@ -34,7 +35,8 @@ void add_quantize(CLI::App& app) {
   auto args = std::make_shared<Args>();
   cmd->add_option("dir", args->dir, "Directory of a saved model (config.json + model.safetensors)")
       ->required();
-  cmd->add_option("--mode", args->mode, "Quantization mode")->check(CLI::IsMember(quant::quantization_modes()));
+  cmd->add_option("--mode", args->mode, "Quantization mode")
+      ->check(CLI::IsMember(quant::quantization_modes()));
   cmd->add_option("--amax-history-length", args->options.float8.amax_history_length,
                   "float8: steps of amax history behind each delayed scale")
       ->check(CLI::PositiveNumber);
@@ -45,9 +47,11 @@ void add_quantize(CLI::App& app) {
     const std::string out = args->output.empty() ? args->dir : args->output;
     const uintmax_t before = weights_bytes(args->dir);
     Model model = load_model(args->dir);
-    for (const std::string& path : model.quantize(args->mode, args->options)) fmt::print("quantized {}\n", path);
+    for (const std::string& path : model.quantize(args->mode, args->options))
+      fmt::print("quantized {}\n", path);
     model.save(out);
-    fmt::print("saved {} ({}): model.safetensors {} -> {} bytes\n", out, args->mode, before, weights_bytes(out));
+    fmt::print("saved {} ({}): model.safetensors {} -> {} bytes\n", out, args->mode, before,
+               weights_bytes(out));
   });
 }
 

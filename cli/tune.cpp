@@ -51,8 +51,8 @@ struct TuneArgs {
   bool overwrite = false;
 };
 
-constexpr std::array<std::string_view, 5> kModelHyperparameters = {"units", "layers", "dropout", "learning_rate",
-                                                                   "optimizer"};
+constexpr std::array<std::string_view, 5> kModelHyperparameters = {"units", "layers", "dropout",
+                                                                   "learning_rate", "optimizer"};
 
 // The built-in space: what `osprey tune` searches without --space.
 tune::HyperParameters builtin_space() {
@@ -81,13 +81,15 @@ tune::HyperParameters read_space(const std::string& path) {
     const tune::HyperParameter& builtin = *defaults.find(h.name);
     const tune::Value& probe = h.default_value;
     const tune::Value& want = builtin.default_value;
-    OSPREY_CHECK((probe.is_string() == want.is_string()) && (probe.is_number() == want.is_number()) &&
+    OSPREY_CHECK((probe.is_string() == want.is_string()) &&
+                     (probe.is_number() == want.is_number()) &&
                      (builtin.type != tune::HpType::Int || probe.is_int()),
                  "{}: [{}]: the model needs {} values for '{}', the file gives {}", path, h.name,
                  want.type_name(), h.name, probe.type_name());
   }
   for (const tune::HyperParameter& d : defaults.space()) {
-    if (hp.find(d.name) == nullptr) hp.retrieve(tune::HyperParameter::Fixed(d.name, d.default_value));
+    if (hp.find(d.name) == nullptr)
+      hp.retrieve(tune::HyperParameter::Fixed(d.name, d.default_value));
   }
   return hp;
 }
@@ -121,45 +123,66 @@ void run(const TuneArgs& a) {
   auto data = datasets::fashion_mnist::load({.directory = a.data});
   auto [train, val] = data.train.split_tail(10000);
   if (a.train_samples > 0) train = train.slice(0, std::min(a.train_samples, train.size()));
-  const int64_t nv = a.val_samples > 0 ? a.val_samples : (a.train_samples > 0 ? std::max<int64_t>(1, a.train_samples / 5) : 0);
+  const int64_t nv = a.val_samples > 0
+                         ? a.val_samples
+                         : (a.train_samples > 0 ? std::max<int64_t>(1, a.train_samples / 5) : 0);
   if (nv > 0) val = val.slice(0, std::min(nv, val.size()));
-  fmt::print("osprey tune: {} on {} training / {} validation images, objective {}\n", a.tuner, train.size(), val.size(),
-             a.objective);
+  fmt::print("osprey tune: {} on {} training / {} validation images, objective {}\n", a.tuner,
+             train.size(), val.size(), a.objective);
 
   auto build = [space](tune::HyperParameters& hp) { return build_mlp(hp, space); };
   const tune::Objective objective(a.objective);
   std::unique_ptr<tune::Tuner> tuner;
   if (a.tuner == "random") {
     tuner = std::make_unique<tune::RandomSearch>(
-        build, tune::RandomSearchOptions{.objective = objective, .max_trials = a.max_trials,
-                                         .executions_per_trial = a.executions_per_trial, .directory = a.directory,
-                                         .project_name = a.project, .overwrite = a.overwrite, .seed = a.seed,
+        build, tune::RandomSearchOptions{.objective = objective,
+                                         .max_trials = a.max_trials,
+                                         .executions_per_trial = a.executions_per_trial,
+                                         .directory = a.directory,
+                                         .project_name = a.project,
+                                         .overwrite = a.overwrite,
+                                         .seed = a.seed,
                                          .hyperparameters = space});
   } else if (a.tuner == "bayesian") {
     tuner = std::make_unique<tune::BayesianOptimization>(
-        build, tune::BayesianOptimizationOptions{.objective = objective, .max_trials = a.max_trials,
+        build, tune::BayesianOptimizationOptions{.objective = objective,
+                                                 .max_trials = a.max_trials,
                                                  .executions_per_trial = a.executions_per_trial,
-                                                 .directory = a.directory, .project_name = a.project,
-                                                 .overwrite = a.overwrite, .seed = a.seed, .hyperparameters = space});
+                                                 .directory = a.directory,
+                                                 .project_name = a.project,
+                                                 .overwrite = a.overwrite,
+                                                 .seed = a.seed,
+                                                 .hyperparameters = space});
   } else {
     // Hyperband's budget is its brackets; --epochs is max_epochs and --max-trials caps the trials.
     tuner = std::make_unique<tune::Hyperband>(
-        build, tune::HyperbandOptions{.objective = objective, .max_epochs = a.epochs, .factor = a.factor,
-                                      .max_trials = a.max_trials, .executions_per_trial = a.executions_per_trial,
-                                      .directory = a.directory, .project_name = a.project,
-                                      .overwrite = a.overwrite, .seed = a.seed, .hyperparameters = space,
+        build, tune::HyperbandOptions{.objective = objective,
+                                      .max_epochs = a.epochs,
+                                      .factor = a.factor,
+                                      .max_trials = a.max_trials,
+                                      .executions_per_trial = a.executions_per_trial,
+                                      .directory = a.directory,
+                                      .project_name = a.project,
+                                      .overwrite = a.overwrite,
+                                      .seed = a.seed,
+                                      .hyperparameters = space,
                                       .sampler = a.sampler});
   }
   const size_t already = tuner->oracle().trials().size();
-  if (already > 0) fmt::print("resuming {}: {} trials already there\n", tuner->project_dir().string(), already);
+  if (already > 0)
+    fmt::print("resuming {}: {} trials already there\n", tuner->project_dir().string(), already);
   tuner->search_space_summary();
   tuner->search(train.x, train.y,
-                {.batch_size = a.batch_size, .epochs = a.epochs, .verbose = 0,
-                 .validation_data = train::ValidationData(val.x, val.y), .seed = a.seed});
+                {.batch_size = a.batch_size,
+                 .epochs = a.epochs,
+                 .verbose = 0,
+                 .validation_data = train::ValidationData(val.x, val.y),
+                 .seed = a.seed});
   fmt::print("\n");
   tuner->results_summary(3);
   const auto best = tuner->get_best_hyperparameters(1);
-  if (!best.empty()) fmt::print("\nbest hyperparameters: {}\n", best[0].to_json().at("values").dump());
+  if (!best.empty())
+    fmt::print("\nbest hyperparameters: {}\n", best[0].to_json().at("values").dump());
 }
 
 }  // namespace
@@ -167,26 +190,36 @@ void run(const TuneArgs& a) {
 void add_tune(CLI::App& app) {
   auto a = std::make_shared<TuneArgs>();
   auto* cmd = app.add_subcommand("tune", "Tune the Fashion-MNIST MLP's hyperparameters");
-  cmd->add_option("--tuner", a->tuner, "random, bayesian or hyperband")->check(CLI::IsMember({"random", "bayesian", "hyperband"}));
-  cmd->add_option("--max-trials", a->max_trials, "Trials to run (hyperband: a cap, 0 for its full schedule)")
+  cmd->add_option("--tuner", a->tuner, "random, bayesian or hyperband")
+      ->check(CLI::IsMember({"random", "bayesian", "hyperband"}));
+  cmd->add_option("--max-trials", a->max_trials,
+                  "Trials to run (hyperband: a cap, 0 for its full schedule)")
       ->check(CLI::NonNegativeNumber);
-  cmd->add_option("--epochs", a->epochs, "Epochs per trial (hyperband: max_epochs)")->check(CLI::PositiveNumber);
-  cmd->add_option("--directory", a->directory, "Where the study lives; rerun with the same one to resume");
+  cmd->add_option("--epochs", a->epochs, "Epochs per trial (hyperband: max_epochs)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--directory", a->directory,
+                  "Where the study lives; rerun with the same one to resume");
   cmd->add_option("--project-name", a->project, "The study's folder inside --directory");
-  cmd->add_option("--space", a->space, "A TOML file describing the search space")->check(CLI::ExistingFile);
-  cmd->add_option("--objective", a->objective, "The metric to optimize (val_accuracy, val_loss, ...)");
-  cmd->add_option("--executions-per-trial", a->executions_per_trial, "Models trained per trial, metrics averaged")
+  cmd->add_option("--space", a->space, "A TOML file describing the search space")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--objective", a->objective,
+                  "The metric to optimize (val_accuracy, val_loss, ...)");
+  cmd->add_option("--executions-per-trial", a->executions_per_trial,
+                  "Models trained per trial, metrics averaged")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--factor", a->factor, "Hyperband's reduction factor")->check(CLI::Range(2, 100));
   cmd->add_option("--sampler", a->sampler,
-                  "Hyperband's new configurations: random (Li et al.) or bayesian (BOHB, from a Gaussian process)")
+                  "Hyperband's new configurations: random (Li et al.) or bayesian (BOHB, from a "
+                  "Gaussian process)")
       ->check(CLI::IsMember({"random", "bayesian"}));
   cmd->add_option("--batch-size", a->batch_size, "Batch size")->check(CLI::PositiveNumber);
   cmd->add_option("--seed", a->seed, "Random seed (sampling and training)");
   cmd->add_option("--data", a->data, "Directory with the Fashion-MNIST IDX files");
-  cmd->add_option("--train-samples", a->train_samples, "Use only the first N training images (quick runs, tests)")
+  cmd->add_option("--train-samples", a->train_samples,
+                  "Use only the first N training images (quick runs, tests)")
       ->check(CLI::NonNegativeNumber);
-  cmd->add_option("--val-samples", a->val_samples, "Use only N validation images (default: train-samples / 5)")
+  cmd->add_option("--val-samples", a->val_samples,
+                  "Use only N validation images (default: train-samples / 5)")
       ->check(CLI::NonNegativeNumber);
   cmd->add_flag("--overwrite", a->overwrite, "Start the study over instead of resuming it");
   cmd->callback([a] {

@@ -1,7 +1,6 @@
 // Fits y = 3x - 2 with plain autograd and gradient descent: the smallest complete use of
 // osprey's tensors, Variables and backward(). Prints the learned slope and intercept.
 #include <fmt/format.h>
-
 #include <osprey/osprey.h>
 
 namespace os = osprey;

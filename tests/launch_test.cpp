@@ -19,10 +19,9 @@ TEST(LaunchArgvTest, MpirunStartsNWorkersUnboundTaggedWithTheirEnvironment) {
                         .env = {{"OSPREY_NUM_THREADS", "1"}, {"GOMP_SPINCOUNT", "1000"}},
                         .as_root = false,
                         .command = {"python3", "-c", "print(1)"}};
-  EXPECT_EQ(launcher_argv(spec),
-            (Args{"mpirun", "-np", "2", "--oversubscribe", "--bind-to", "none", "--tag-output",
-                  "-x", "OSPREY_NUM_THREADS=1", "-x", "GOMP_SPINCOUNT=1000", "--", "python3",
-                  "-c", "print(1)"}));
+  EXPECT_EQ(launcher_argv(spec), (Args{"mpirun", "-np", "2", "--oversubscribe", "--bind-to", "none",
+                                       "--tag-output", "-x", "OSPREY_NUM_THREADS=1", "-x",
+                                       "GOMP_SPINCOUNT=1000", "--", "python3", "-c", "print(1)"}));
 }
 
 TEST(LaunchArgvTest, MpirunAsRootAllowsItAndSpreadsWorkersOverHostsRoundRobin) {
@@ -80,12 +79,13 @@ TEST(LaunchThreadsTest, EachWorkerGetsAtLeastOneThreadAndAnExplicitCountWins) {
 }
 
 TEST(LaunchEnvironmentTest, IdleThreadsSpinBrieflyUnlessTheUserChoseHowTheyWait) {
-  EXPECT_EQ(worker_environment(4, nullptr, nullptr), (EnvVars{{"OSPREY_NUM_THREADS", "4"},
-                                                              {"OMP_NUM_THREADS", "4"},
-                                                              {"GOMP_SPINCOUNT", "1000"}}));
+  EXPECT_EQ(
+      worker_environment(4, nullptr, nullptr),
+      (EnvVars{{"OSPREY_NUM_THREADS", "4"}, {"OMP_NUM_THREADS", "4"}, {"GOMP_SPINCOUNT", "1000"}}));
   EXPECT_EQ(worker_environment(1, "ACTIVE", nullptr).back(),
             (std::pair<std::string, std::string>{"OMP_WAIT_POLICY", "ACTIVE"}));
-  EXPECT_EQ(worker_environment(1, nullptr, "5").back(), (std::pair<std::string, std::string>{"GOMP_SPINCOUNT", "5"}));
+  EXPECT_EQ(worker_environment(1, nullptr, "5").back(),
+            (std::pair<std::string, std::string>{"GOMP_SPINCOUNT", "5"}));
 }
 
 TEST(LaunchChooseTest, SrunOnlyInsideASlurmAllocationWithSrunOnPath) {

@@ -17,7 +17,9 @@ const std::string* exchange_creation_scope(const std::string* scope) noexcept {
   return previous;
 }
 
-CreationScopeGuard::CreationScopeGuard(const std::string* scope) noexcept : previous_(t_scope) { t_scope = scope; }
+CreationScopeGuard::CreationScopeGuard(const std::string* scope) noexcept : previous_(t_scope) {
+  t_scope = scope;
+}
 CreationScopeGuard::~CreationScopeGuard() { t_scope = previous_; }
 
 }  // namespace osprey::autograd

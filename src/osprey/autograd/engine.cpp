@@ -101,7 +101,9 @@ class Engine {
   }
 
   void execute(const std::shared_ptr<Node>& root, Tensor grad, bool retain_graph) {
-    auto newer_last = [](const Node* a, const Node* b) { return a->sequence_nr() < b->sequence_nr(); };
+    auto newer_last = [](const Node* a, const Node* b) {
+      return a->sequence_nr() < b->sequence_nr();
+    };
     std::priority_queue<Node*, std::vector<Node*>, decltype(newer_last)> ready(newer_last);
     state_[root.get()].grad = std::move(grad);
     ready.push(root.get());
@@ -151,8 +153,8 @@ void run_backward(const Variable& root, const Tensor& grad, bool retain_graph) {
                  "backward: the gradient's shape {} differs from the Variable's shape {}",
                  grad.shape().to_string(), value.shape().to_string());
     OSPREY_CHECK(grad.device() == value.device(),
-                 "backward: the gradient is on {} but the Variable on {}", grad.device().to_string(),
-                 value.device().to_string());
+                 "backward: the gradient is on {} but the Variable on {}",
+                 grad.device().to_string(), value.device().to_string());
     seed = grad.to(value.dtype());
   } else {
     OSPREY_CHECK(value.numel() == 1,

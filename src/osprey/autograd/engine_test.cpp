@@ -37,7 +37,8 @@ TEST(EngineTest, DiamondGraphSumsBothPaths) {
   Variable b = exp(x);
   sum(mul(a, b)).backward();
   const std::vector<double> xs{0.5, -1.0};
-  expect_near_all(values(x.grad()), {2 * std::exp(xs[0]) * (1 + xs[0]), 2 * std::exp(xs[1]) * (1 + xs[1])}, 1e-12);
+  expect_near_all(values(x.grad()),
+                  {2 * std::exp(xs[0]) * (1 + xs[0]), 2 * std::exp(xs[1]) * (1 + xs[1])}, 1e-12);
 }
 
 TEST(EngineTest, NoGradGuardRecordsNothing) {
@@ -107,7 +108,11 @@ TEST(EngineTest, BackwardOnANonScalarWithoutAGradientThrows) {
 
 TEST(EngineTest, ExplicitGradientOfTheWrongShapeThrows) {
   Variable x(f64({1, 2}, {2}), true);
-  expect_error<ValueError>([&] { mul(x, 2.0).backward(f64({1, 2, 3}, {3})); }, {"backward", "[3]", "[2]"});
+  expect_error<ValueError>(
+      [&] {
+        mul(x, 2.0).backward(f64({1, 2, 3}, {3}));
+      },
+      {"backward", "[3]", "[2]"});
 }
 
 TEST(EngineTest, SecondBackwardThroughAFreedGraphThrows) {

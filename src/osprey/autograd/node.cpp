@@ -11,7 +11,8 @@ std::atomic<uint64_t> next_sequence_nr{0};
 
 // Moves into `stack` the producer nodes that only `inputs` keep alive, then drops the inputs:
 // destroying them then recurses no deeper than one level.
-void steal_sole_producers(std::vector<Variable>& inputs, std::vector<std::shared_ptr<Node>>& stack) {
+void steal_sole_producers(std::vector<Variable>& inputs,
+                          std::vector<std::shared_ptr<Node>>& stack) {
   for (Variable& v : inputs) {
     const auto& impl = v.impl();
     if (impl && impl.use_count() == 1 && impl->grad_fn && impl->grad_fn.use_count() == 1) {

@@ -10,7 +10,8 @@
 //     return make_variable(y, "scale", {x, s},
 //         [xv = x.value(), sv = s.value()](const Tensor& g, const std::vector<bool>& need) {
 //           return std::vector<Tensor>{need[0] ? osprey::mul(g, sv) : Tensor(),
-//                                      need[1] ? osprey::sum_to(osprey::mul(g, xv), sv.shape()) : Tensor()};
+//                                      need[1] ? osprey::sum_to(osprey::mul(g, xv), sv.shape()) :
+//                                      Tensor()};
 //         });
 //   }
 #pragma once

@@ -36,8 +36,10 @@ const Tensor& Variable::value() const { return checked("value").value; }
 void Variable::set_value(Tensor value) {
   detail::VariableImpl& v = checked("set_value");
   OSPREY_CHECK(value.defined(), "Variable::set_value: the new value is undefined");
-  OSPREY_CHECK(v.grad_fn == nullptr, "Variable::set_value: only a leaf's value can be replaced; "
-               "this Variable was produced by '{}'", v.grad_fn ? v.grad_fn->op() : "");
+  OSPREY_CHECK(v.grad_fn == nullptr,
+               "Variable::set_value: only a leaf's value can be replaced; "
+               "this Variable was produced by '{}'",
+               v.grad_fn ? v.grad_fn->op() : "");
   check_can_require_grad(value, v.requires_grad);
   v.value = std::move(value);
   ++v.version;
@@ -96,7 +98,9 @@ Variable& Variable::set_name(std::string name) {
   return *this;
 }
 
-const std::string& Variable::creation_scope() const { return checked("creation_scope").creation_scope; }
+const std::string& Variable::creation_scope() const {
+  return checked("creation_scope").creation_scope;
+}
 
 Variable& Variable::set_creation_scope(std::string scope) {
   checked("set_creation_scope").creation_scope = std::move(scope);

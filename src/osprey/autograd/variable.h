@@ -47,7 +47,8 @@ class Variable {
   void mark_modified();
 
   // The accumulated gradient, undefined until a backward pass reaches this Variable. A leaf's
-  // gradient is always a contiguous tensor that nothing else aliases, so it may be updated in place.
+  // gradient is always a contiguous tensor that nothing else aliases, so it may be updated in
+  // place.
   const Tensor& grad() const;
   bool has_grad() const;
   void set_grad(Tensor grad);

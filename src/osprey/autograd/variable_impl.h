@@ -16,7 +16,7 @@ struct VariableImpl {
   Tensor value;
   Tensor grad;
   bool requires_grad = false;
-  uint64_t version = 0;            // see Variable::version()
+  uint64_t version = 0;           // see Variable::version()
   bool retains_grad = false;      // a non-leaf that keeps its gradient (retain_grad())
   std::shared_ptr<Node> grad_fn;  // null for leaves
   std::string name;

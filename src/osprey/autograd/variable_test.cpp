@@ -104,7 +104,8 @@ TEST(VariableTest, ZeroGradDropsOrZerosInPlace) {
 
 TEST(VariableTest, SetGradChecksTheShape) {
   Variable a(f64({1, 2}, {2}), true);
-  expect_error<ValueError>([&] { a.set_grad(zeros({3}, {DType::float64})); }, {"set_grad", "[3]", "[2]"});
+  expect_error<ValueError>([&] { a.set_grad(zeros({3}, {DType::float64})); },
+                           {"set_grad", "[3]", "[2]"});
   a.set_grad(ones({2}, {DType::float64}));
   EXPECT_TRUE(a.has_grad());
 }

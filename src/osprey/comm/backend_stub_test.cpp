@@ -19,17 +19,20 @@ TEST(BackendStubTest, ABuildWithoutMpiSaysSoWhenAskedForAnMpiCommunicator) {
     make_mpi_communicator();
     FAIL() << "no error";
   } catch (const NotImplementedError& e) {
-    EXPECT_NE(std::string(e.what()).find("osprey was built without MPI: install libopenmpi-dev"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("osprey was built without MPI: install libopenmpi-dev"),
+              std::string::npos);
   }
   mpi_abort_if_running(1);  // nothing to abort: returns
 }
 
 TEST(BackendStubTest, ABuildWithoutGlooSaysSoWhenAskedForAGlooGroup) {
   try {
-    GlooGroup group({.rank = 0, .size = 2, .rendezvous = "127.0.0.1:1", .hostname = "", .check_calls = true});
+    GlooGroup group(
+        {.rank = 0, .size = 2, .rendezvous = "127.0.0.1:1", .hostname = "", .check_calls = true});
     FAIL() << "no error";
   } catch (const NotImplementedError& e) {
-    EXPECT_NE(std::string(e.what()).find("osprey was built without Gloo: install libgloo-dev"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("osprey was built without Gloo: install libgloo-dev"),
+              std::string::npos);
   }
 }
 

@@ -1,8 +1,8 @@
 // Communicator: the collectives a group of ranks uses to keep replicas in step (all-reduce of
 // gradients, broadcast of weights, ...) plus point-to-point send/recv for pipelines. This file
 // is the interface only; in_process.h implements it for the threads of one process, and the
-// MPI (mpi.h) and Gloo (gloo.h) backends implement the same calls across processes. Every rank of a group must
-// call the same collectives in the same order with matching sizes; a backend reports a
+// MPI (mpi.h) and Gloo (gloo.h) backends implement the same calls across processes. Every rank of a
+// group must call the same collectives in the same order with matching sizes; a backend reports a
 // mismatch as ValueError on every rank instead of hanging or reading out of bounds.
 //   InProcessGroup group(4);                      // ranks 0..3, one thread each
 //   // on the thread of rank r:

@@ -15,7 +15,8 @@ namespace osprey::comm {
 namespace {
 
 // Runs body(rank) on one thread per rank; returns each rank's error message ("" when none).
-std::vector<std::string> run_ranks(InProcessGroup& g, const std::function<void(Communicator&)>& body) {
+std::vector<std::string> run_ranks(InProcessGroup& g,
+                                   const std::function<void(Communicator&)>& body) {
   std::vector<std::string> errors(static_cast<size_t>(g.size()));
   std::vector<std::thread> threads;
   for (int r = 0; r < g.size(); ++r) {
@@ -31,7 +32,9 @@ std::vector<std::string> run_ranks(InProcessGroup& g, const std::function<void(C
   return errors;
 }
 
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+bool contains(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
 
 void expect_distributed_error(const std::function<void()>& call, const std::string& want) {
   try {
@@ -69,12 +72,15 @@ TEST(InProcessTest, AllReduceOfALargeBufferSplitsWorkAcrossRanksExactly) {
   run_ranks(g, [&](Communicator& c) {
     auto& b = bufs[static_cast<size_t>(c.rank())];
     b.resize(n);
-    for (int64_t i = 0; i < n; ++i) b[static_cast<size_t>(i)] = static_cast<float>(i % 7 + c.rank());
+    for (int64_t i = 0; i < n; ++i)
+      b[static_cast<size_t>(i)] = static_cast<float>(i % 7 + c.rank());
     c.all_reduce(b.data(), n, ReduceOp::sum);
   });
   for (int r = 0; r < 4; ++r) {
     for (int64_t i = 0; i < n; ++i) {
-      ASSERT_EQ(bufs[static_cast<size_t>(r)][static_cast<size_t>(i)], static_cast<float>(4 * (i % 7) + 6)) << i;
+      ASSERT_EQ(bufs[static_cast<size_t>(r)][static_cast<size_t>(i)],
+                static_cast<float>(4 * (i % 7) + 6))
+          << i;
     }
   }
 }
@@ -171,7 +177,9 @@ TEST(InProcessTest, MismatchedCountsThrowOnEveryRank) {
     c.all_reduce(v.data(), static_cast<int64_t>(v.size()), ReduceOp::sum);
   });
   for (const auto& e : errors) {
-    EXPECT_TRUE(contains(e, "Communicator::all_reduce: rank 0 passed 3 elements but rank 1 passed 4")) << e;
+    EXPECT_TRUE(
+        contains(e, "Communicator::all_reduce: rank 0 passed 3 elements but rank 1 passed 4"))
+        << e;
   }
   // The group is still usable afterwards.
   const auto ok = run_ranks(g, [&](Communicator& c) { c.barrier(); });
@@ -182,15 +190,19 @@ TEST(InProcessTest, MismatchedCollectivesAndOpsThrow) {
   InProcessGroup g(2);
   auto errors = run_ranks(g, [&](Communicator& c) {
     float v = 1;
-    if (c.rank() == 0) c.all_reduce(&v, 1, ReduceOp::sum);
-    else c.broadcast(&v, 1, 0);
+    if (c.rank() == 0)
+      c.all_reduce(&v, 1, ReduceOp::sum);
+    else
+      c.broadcast(&v, 1, 0);
   });
-  for (const auto& e : errors) EXPECT_TRUE(contains(e, "rank 0 called all_reduce but rank 1 called broadcast")) << e;
+  for (const auto& e : errors)
+    EXPECT_TRUE(contains(e, "rank 0 called all_reduce but rank 1 called broadcast")) << e;
   errors = run_ranks(g, [&](Communicator& c) {
     float v = 1;
     c.all_reduce(&v, 1, c.rank() == 0 ? ReduceOp::sum : ReduceOp::mean);
   });
-  for (const auto& e : errors) EXPECT_TRUE(contains(e, "rank 0 asked for sum but rank 1 for mean")) << e;
+  for (const auto& e : errors)
+    EXPECT_TRUE(contains(e, "rank 0 asked for sum but rank 1 for mean")) << e;
 }
 
 TEST(InProcessTest, BadRanksAreNamed) {
@@ -200,26 +212,33 @@ TEST(InProcessTest, BadRanksAreNamed) {
     c.broadcast(&v, 1, 2);
   });
   for (const auto& e : errors) {
-    EXPECT_TRUE(contains(e, "Communicator::broadcast: root 2 is not a rank of a group of size 2")) << e;
+    EXPECT_TRUE(contains(e, "Communicator::broadcast: root 2 is not a rank of a group of size 2"))
+        << e;
   }
   float v = 0;
   try {
     g.rank(0).send(&v, 1, 5);
     FAIL();
   } catch (const ValueError& e) {
-    EXPECT_TRUE(contains(e.what(), "Communicator::send: destination rank 5 is not a rank of a group of size 2")) << e.what();
+    EXPECT_TRUE(contains(
+        e.what(), "Communicator::send: destination rank 5 is not a rank of a group of size 2"))
+        << e.what();
   }
   try {
     g.rank(1).recv(&v, 1, -1);
     FAIL();
   } catch (const ValueError& e) {
-    EXPECT_TRUE(contains(e.what(), "Communicator::recv: source rank -1 is not a rank of a group of size 2")) << e.what();
+    EXPECT_TRUE(
+        contains(e.what(), "Communicator::recv: source rank -1 is not a rank of a group of size 2"))
+        << e.what();
   }
   try {
     g.rank(2);
     FAIL();
   } catch (const ValueError& e) {
-    EXPECT_TRUE(contains(e.what(), "InProcessGroup::rank: rank 2 is not a rank of a group of size 2")) << e.what();
+    EXPECT_TRUE(
+        contains(e.what(), "InProcessGroup::rank: rank 2 is not a rank of a group of size 2"))
+        << e.what();
   }
   EXPECT_THROW(InProcessGroup(0), ValueError);
 }
@@ -228,17 +247,22 @@ TEST(InProcessTest, RecvOfTheWrongCountAndBadTensorsAreErrors) {
   InProcessGroup g(2);
   const auto errors = run_ranks(g, [&](Communicator& c) {
     float buf[3] = {1, 2, 3};
-    if (c.rank() == 0) c.send(buf, 3, 1);
-    else c.recv(buf, 2, 0);
+    if (c.rank() == 0)
+      c.send(buf, 3, 1);
+    else
+      c.recv(buf, 2, 0);
   });
-  EXPECT_TRUE(contains(errors[1], "Communicator::recv: rank 1 expected 2 elements from rank 0 (tag 0) but 3 were sent"))
+  EXPECT_TRUE(contains(
+      errors[1],
+      "Communicator::recv: rank 1 expected 2 elements from rank 0 (tag 0) but 3 were sent"))
       << errors[1];
   Tensor d = Tensor::empty({2}, {DType::float64});
   try {
     g.rank(0).all_reduce(d, ReduceOp::sum);
     FAIL();
   } catch (const ValueError& e) {
-    EXPECT_TRUE(contains(e.what(), "Communicator::all_reduce: the input tensor must be float32. Received: float64"))
+    EXPECT_TRUE(contains(
+        e.what(), "Communicator::all_reduce: the input tensor must be float32. Received: float64"))
         << e.what();
   }
 }

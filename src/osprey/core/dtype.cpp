@@ -41,12 +41,21 @@ DType parse_dtype(std::string_view name) {
     std::string_view alias;
     DType d;
   };
-  static constexpr Alias kAliases[] = {
-      {"f64", DType::float64}, {"double", DType::float64}, {"f32", DType::float32},
-      {"float", DType::float32}, {"bf16", DType::bfloat16}, {"f16", DType::float16},
-      {"half", DType::float16}, {"e4m3", DType::float8_e4m3fn}, {"float8_e4m3", DType::float8_e4m3fn},
-      {"e5m2", DType::float8_e5m2}, {"i8", DType::int8}, {"u8", DType::uint8},
-      {"i32", DType::int32}, {"i64", DType::int64}, {"boolean", DType::boolean}};
+  static constexpr Alias kAliases[] = {{"f64", DType::float64},
+                                       {"double", DType::float64},
+                                       {"f32", DType::float32},
+                                       {"float", DType::float32},
+                                       {"bf16", DType::bfloat16},
+                                       {"f16", DType::float16},
+                                       {"half", DType::float16},
+                                       {"e4m3", DType::float8_e4m3fn},
+                                       {"float8_e4m3", DType::float8_e4m3fn},
+                                       {"e5m2", DType::float8_e5m2},
+                                       {"i8", DType::int8},
+                                       {"u8", DType::uint8},
+                                       {"i32", DType::int32},
+                                       {"i64", DType::int64},
+                                       {"boolean", DType::boolean}};
   for (const auto& a : kAliases) {
     if (a.alias == name) return a.d;
   }

@@ -44,35 +44,105 @@ bool is_integral(DType d) noexcept;       // int8 .. int64 and bool
 DType promote_types(DType a, DType b) noexcept;
 
 // Element type of a DType, for templates: CType<DType::float32> is float.
-template <DType D> struct CTypeOf;
-template <> struct CTypeOf<DType::float64> { using type = double; };
-template <> struct CTypeOf<DType::float32> { using type = float; };
-template <> struct CTypeOf<DType::bfloat16> { using type = bfloat16; };
-template <> struct CTypeOf<DType::float16> { using type = float16; };
-template <> struct CTypeOf<DType::float8_e4m3fn> { using type = float8_e4m3fn; };
-template <> struct CTypeOf<DType::float8_e5m2> { using type = float8_e5m2; };
-template <> struct CTypeOf<DType::int8> { using type = int8_t; };
-template <> struct CTypeOf<DType::uint8> { using type = uint8_t; };
-template <> struct CTypeOf<DType::int32> { using type = int32_t; };
-template <> struct CTypeOf<DType::int64> { using type = int64_t; };
-template <> struct CTypeOf<DType::boolean> { using type = bool; };
-template <DType D> using CType = typename CTypeOf<D>::type;
+template <DType D>
+struct CTypeOf;
+template <>
+struct CTypeOf<DType::float64> {
+  using type = double;
+};
+template <>
+struct CTypeOf<DType::float32> {
+  using type = float;
+};
+template <>
+struct CTypeOf<DType::bfloat16> {
+  using type = bfloat16;
+};
+template <>
+struct CTypeOf<DType::float16> {
+  using type = float16;
+};
+template <>
+struct CTypeOf<DType::float8_e4m3fn> {
+  using type = float8_e4m3fn;
+};
+template <>
+struct CTypeOf<DType::float8_e5m2> {
+  using type = float8_e5m2;
+};
+template <>
+struct CTypeOf<DType::int8> {
+  using type = int8_t;
+};
+template <>
+struct CTypeOf<DType::uint8> {
+  using type = uint8_t;
+};
+template <>
+struct CTypeOf<DType::int32> {
+  using type = int32_t;
+};
+template <>
+struct CTypeOf<DType::int64> {
+  using type = int64_t;
+};
+template <>
+struct CTypeOf<DType::boolean> {
+  using type = bool;
+};
+template <DType D>
+using CType = typename CTypeOf<D>::type;
 
-template <class T> constexpr DType dtype_of();
-template <> constexpr DType dtype_of<double>() { return DType::float64; }
-template <> constexpr DType dtype_of<float>() { return DType::float32; }
-template <> constexpr DType dtype_of<bfloat16>() { return DType::bfloat16; }
-template <> constexpr DType dtype_of<float16>() { return DType::float16; }
-template <> constexpr DType dtype_of<float8_e4m3fn>() { return DType::float8_e4m3fn; }
-template <> constexpr DType dtype_of<float8_e5m2>() { return DType::float8_e5m2; }
-template <> constexpr DType dtype_of<int8_t>() { return DType::int8; }
-template <> constexpr DType dtype_of<uint8_t>() { return DType::uint8; }
-template <> constexpr DType dtype_of<int32_t>() { return DType::int32; }
-template <> constexpr DType dtype_of<int64_t>() { return DType::int64; }
-template <> constexpr DType dtype_of<bool>() { return DType::boolean; }
+template <class T>
+constexpr DType dtype_of();
+template <>
+constexpr DType dtype_of<double>() {
+  return DType::float64;
+}
+template <>
+constexpr DType dtype_of<float>() {
+  return DType::float32;
+}
+template <>
+constexpr DType dtype_of<bfloat16>() {
+  return DType::bfloat16;
+}
+template <>
+constexpr DType dtype_of<float16>() {
+  return DType::float16;
+}
+template <>
+constexpr DType dtype_of<float8_e4m3fn>() {
+  return DType::float8_e4m3fn;
+}
+template <>
+constexpr DType dtype_of<float8_e5m2>() {
+  return DType::float8_e5m2;
+}
+template <>
+constexpr DType dtype_of<int8_t>() {
+  return DType::int8;
+}
+template <>
+constexpr DType dtype_of<uint8_t>() {
+  return DType::uint8;
+}
+template <>
+constexpr DType dtype_of<int32_t>() {
+  return DType::int32;
+}
+template <>
+constexpr DType dtype_of<int64_t>() {
+  return DType::int64;
+}
+template <>
+constexpr DType dtype_of<bool>() {
+  return DType::boolean;
+}
 
 // Converts any element type to and from double, the common currency of reference kernels.
-template <class T> inline double to_double(T v) noexcept {
+template <class T>
+inline double to_double(T v) noexcept {
   if constexpr (std::is_arithmetic_v<T>) {
     return static_cast<double>(v);
   } else {
@@ -93,7 +163,8 @@ inline float to_float_round_odd(double v) noexcept {
 }
 }  // namespace detail
 
-template <class T> inline T from_double(double v) noexcept {
+template <class T>
+inline T from_double(double v) noexcept {
   if constexpr (std::is_same_v<T, bool>) {
     return v != 0.0;
   } else if constexpr (std::is_arithmetic_v<T>) {
@@ -104,19 +175,31 @@ template <class T> inline T from_double(double v) noexcept {
 }
 
 // Calls fn(T{}) with the element type of d: OSPREY dispatch without macros.
-template <class Fn> decltype(auto) visit_dtype(DType d, Fn&& fn) {
+template <class Fn>
+decltype(auto) visit_dtype(DType d, Fn&& fn) {
   switch (d) {
-    case DType::float64: return fn(double{});
-    case DType::float32: return fn(float{});
-    case DType::bfloat16: return fn(bfloat16{});
-    case DType::float16: return fn(float16{});
-    case DType::float8_e4m3fn: return fn(float8_e4m3fn{});
-    case DType::float8_e5m2: return fn(float8_e5m2{});
-    case DType::int8: return fn(int8_t{});
-    case DType::uint8: return fn(uint8_t{});
-    case DType::int32: return fn(int32_t{});
-    case DType::int64: return fn(int64_t{});
-    case DType::boolean: return fn(bool{});
+    case DType::float64:
+      return fn(double{});
+    case DType::float32:
+      return fn(float{});
+    case DType::bfloat16:
+      return fn(bfloat16{});
+    case DType::float16:
+      return fn(float16{});
+    case DType::float8_e4m3fn:
+      return fn(float8_e4m3fn{});
+    case DType::float8_e5m2:
+      return fn(float8_e5m2{});
+    case DType::int8:
+      return fn(int8_t{});
+    case DType::uint8:
+      return fn(uint8_t{});
+    case DType::int32:
+      return fn(int32_t{});
+    case DType::int64:
+      return fn(int64_t{});
+    case DType::boolean:
+      return fn(bool{});
   }
   OSPREY_ASSERT(false, "visit_dtype: unknown dtype {}", static_cast<int>(d));
 }

@@ -140,7 +140,8 @@ TEST(DTypeTest, FromDoubleRoundsOnceForNarrowFloats) {
   EXPECT_EQ(static_cast<float>(from_double<bfloat16>(v)), 1.0f + 0x1.0p-7f);
   EXPECT_EQ(static_cast<float>(from_double<bfloat16>(-v)), -(1.0f + 0x1.0p-7f));
   EXPECT_EQ(static_cast<float>(from_double<bfloat16>(1.0 + 0x1.0p-8)), 1.0f);  // an exact tie: even
-  EXPECT_EQ(static_cast<float>(from_double<float16>(1.0 + 0x1.0p-11 + 0x1.0p-40)), 1.0f + 0x1.0p-10f);
+  EXPECT_EQ(static_cast<float>(from_double<float16>(1.0 + 0x1.0p-11 + 0x1.0p-40)),
+            1.0f + 0x1.0p-10f);
 }
 }  // namespace
 }  // namespace osprey

@@ -46,31 +46,32 @@ template <class E, class... Args>
 [[noreturn]] void throw_formatted(fmt::format_string<Args...> f, Args&&... args) {
   throw E(fmt::format(f, std::forward<Args>(args)...));
 }
-[[noreturn]] void throw_internal(const char* cond, const char* file, int line, const std::string& msg);
+[[noreturn]] void throw_internal(const char* cond, const char* file, int line,
+                                 const std::string& msg);
 }  // namespace detail
 
 }  // namespace osprey
 
 #define OSPREY_THROW(Type, ...) ::osprey::detail::throw_formatted<::osprey::Type>(__VA_ARGS__)
 
-#define OSPREY_CHECK(cond, ...)                                         \
-  do {                                                                  \
-    if (!(cond)) [[unlikely]] {                                         \
+#define OSPREY_CHECK(cond, ...)                                             \
+  do {                                                                      \
+    if (!(cond)) [[unlikely]] {                                             \
       ::osprey::detail::throw_formatted<::osprey::ValueError>(__VA_ARGS__); \
-    }                                                                   \
+    }                                                                       \
   } while (0)
 
-#define OSPREY_CHECK_T(Type, cond, ...)                                  \
-  do {                                                                   \
-    if (!(cond)) [[unlikely]] {                                          \
-      ::osprey::detail::throw_formatted<::osprey::Type>(__VA_ARGS__);    \
-    }                                                                    \
+#define OSPREY_CHECK_T(Type, cond, ...)                               \
+  do {                                                                \
+    if (!(cond)) [[unlikely]] {                                       \
+      ::osprey::detail::throw_formatted<::osprey::Type>(__VA_ARGS__); \
+    }                                                                 \
   } while (0)
 
 // Internal invariant; a failure is a bug in osprey and throws InternalError with file and line.
-#define OSPREY_ASSERT(cond, ...)                                                        \
-  do {                                                                                  \
-    if (!(cond)) [[unlikely]] {                                                         \
+#define OSPREY_ASSERT(cond, ...)                                                             \
+  do {                                                                                       \
+    if (!(cond)) [[unlikely]] {                                                              \
       ::osprey::detail::throw_internal(#cond, __FILE__, __LINE__, fmt::format(__VA_ARGS__)); \
-    }                                                                                   \
+    }                                                                                        \
   } while (0)

@@ -99,7 +99,11 @@ struct bfloat16 {
   bfloat16() = default;
   explicit bfloat16(float f) noexcept : bits(detail::f32_to_bf16_bits(f)) {}
   explicit operator float() const noexcept { return detail::bf16_bits_to_f32(bits); }
-  static bfloat16 from_bits(uint16_t b) noexcept { bfloat16 r; r.bits = b; return r; }
+  static bfloat16 from_bits(uint16_t b) noexcept {
+    bfloat16 r;
+    r.bits = b;
+    return r;
+  }
 };
 
 struct float16 {
@@ -107,7 +111,11 @@ struct float16 {
   float16() = default;
   explicit float16(float f) noexcept : bits(detail::f32_to_f16_bits(f)) {}
   explicit operator float() const noexcept { return detail::f16_bits_to_f32(bits); }
-  static float16 from_bits(uint16_t b) noexcept { float16 r; r.bits = b; return r; }
+  static float16 from_bits(uint16_t b) noexcept {
+    float16 r;
+    r.bits = b;
+    return r;
+  }
 };
 
 struct float8_e4m3fn {
@@ -115,7 +123,11 @@ struct float8_e4m3fn {
   float8_e4m3fn() = default;
   explicit float8_e4m3fn(float f) noexcept : bits(detail::f32_to_e4m3fn_bits(f)) {}
   explicit operator float() const noexcept { return detail::e4m3fn_bits_to_f32(bits); }
-  static float8_e4m3fn from_bits(uint8_t b) noexcept { float8_e4m3fn r; r.bits = b; return r; }
+  static float8_e4m3fn from_bits(uint8_t b) noexcept {
+    float8_e4m3fn r;
+    r.bits = b;
+    return r;
+  }
   static constexpr float kMax = 448.0f;
 };
 
@@ -124,7 +136,11 @@ struct float8_e5m2 {
   float8_e5m2() = default;
   explicit float8_e5m2(float f) noexcept : bits(detail::f32_to_e5m2_bits(f)) {}
   explicit operator float() const noexcept { return detail::e5m2_bits_to_f32(bits); }
-  static float8_e5m2 from_bits(uint8_t b) noexcept { float8_e5m2 r; r.bits = b; return r; }
+  static float8_e5m2 from_bits(uint8_t b) noexcept {
+    float8_e5m2 r;
+    r.bits = b;
+    return r;
+  }
   static constexpr float kMax = 57344.0f;
 };
 

@@ -80,7 +80,7 @@ void parallel_for(int64_t begin, int64_t end, int64_t grain,
   const int64_t chunks = std::min<int64_t>(threads, (n + grain - 1) / grain);
   std::exception_ptr error;
   std::mutex error_mutex;
-#pragma omp parallel for num_threads(static_cast<int>(chunks)) schedule(static, 1)
+#pragma omp parallel for num_threads(static_cast <int>(chunks)) schedule(static, 1)
   for (int64_t c = 0; c < chunks; ++c) {
     try {
       fn(begin + chunk_begin(n, chunks, c), begin + chunk_begin(n, chunks, c + 1));

@@ -4,7 +4,8 @@
 // right for elementwise work; reductions instead cut their range with num_chunks/chunk_begin,
 // which depend only on the range and the grain, and combine chunk results in chunk order, so a
 // sum is bitwise identical on any number of threads.
-//   parallel_for(0, n, 4096, [&](int64_t b, int64_t e) { for (auto i = b; i < e; ++i) y[i] = x[i]; });
+//   parallel_for(0, n, 4096, [&](int64_t b, int64_t e) { for (auto i = b; i < e; ++i) y[i] = x[i];
+//   });
 #pragma once
 
 #include <cstdint>

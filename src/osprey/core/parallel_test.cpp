@@ -2,14 +2,13 @@
 #include "osprey/core/parallel.h"
 
 #include <gtest/gtest.h>
-
 #include <omp.h>
 
 #include <atomic>
 #include <mutex>
 #include <set>
-#include <thread>
 #include <stdexcept>
+#include <thread>
 #include <vector>
 
 #include "osprey/core/error.h"
@@ -164,7 +163,8 @@ TEST_F(ParallelTest, AThreadLimitGuardRestoresTheCountItFound) {
     set_thread_limit(-1);
     FAIL() << "no exception";
   } catch (const ValueError& e) {
-    EXPECT_NE(std::string(e.what()).find("set_thread_limit: the limit must be at least 0 (0: none). Received: -1"),
+    EXPECT_NE(std::string(e.what()).find(
+                  "set_thread_limit: the limit must be at least 0 (0: none). Received: -1"),
               std::string::npos)
         << e.what();
   }

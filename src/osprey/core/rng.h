@@ -32,7 +32,9 @@ class Philox {
   }
 
   // Uniform float in [0, 1) from a 32-bit word (24 random bits, exactly representable).
-  static float to_unit_float(uint32_t x) noexcept { return static_cast<float>(x >> 8) * 0x1.0p-24f; }
+  static float to_unit_float(uint32_t x) noexcept {
+    return static_cast<float>(x >> 8) * 0x1.0p-24f;
+  }
   // Uniform double in [0, 1) from two words (53 random bits).
   static double to_unit_double(uint32_t hi, uint32_t lo) noexcept {
     const uint64_t v = (static_cast<uint64_t>(hi) << 21) ^ (lo >> 11);

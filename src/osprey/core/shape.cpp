@@ -6,7 +6,8 @@
 
 namespace osprey {
 
-Shape::Shape(std::initializer_list<int64_t> dims) : Shape(std::span<const int64_t>(dims.begin(), dims.size())) {}
+Shape::Shape(std::initializer_list<int64_t> dims)
+    : Shape(std::span<const int64_t>(dims.begin(), dims.size())) {}
 
 Shape::Shape(std::span<const int64_t> dims) {
   OSPREY_CHECK(dims.size() <= static_cast<size_t>(kMaxDims),
@@ -17,7 +18,8 @@ Shape::Shape(std::span<const int64_t> dims) {
 }
 
 Shape Shape::filled(int ndim, int64_t value) {
-  OSPREY_CHECK(ndim >= 0 && ndim <= kMaxDims, "Shape: ndim must be in [0, {}]. Received: {}", kMaxDims, ndim);
+  OSPREY_CHECK(ndim >= 0 && ndim <= kMaxDims, "Shape: ndim must be in [0, {}]. Received: {}",
+               kMaxDims, ndim);
   Shape s;
   s.ndim_ = ndim;
   for (int i = 0; i < ndim; ++i) s.dims_[static_cast<size_t>(i)] = value;
@@ -37,14 +39,16 @@ void Shape::push_back(int64_t d) { insert(ndim_, d); }
 void Shape::insert(int pos, int64_t d) {
   OSPREY_CHECK(ndim_ < kMaxDims, "Shape: at most {} dimensions are supported", kMaxDims);
   OSPREY_ASSERT(pos >= 0 && pos <= ndim_, "Shape::insert position {} for ndim {}", pos, ndim_);
-  for (int i = ndim_; i > pos; --i) dims_[static_cast<size_t>(i)] = dims_[static_cast<size_t>(i - 1)];
+  for (int i = ndim_; i > pos; --i)
+    dims_[static_cast<size_t>(i)] = dims_[static_cast<size_t>(i - 1)];
   dims_[static_cast<size_t>(pos)] = d;
   ++ndim_;
 }
 
 void Shape::erase(int pos) {
   OSPREY_ASSERT(pos >= 0 && pos < ndim_, "Shape::erase position {} for ndim {}", pos, ndim_);
-  for (int i = pos; i + 1 < ndim_; ++i) dims_[static_cast<size_t>(i)] = dims_[static_cast<size_t>(i) + 1];
+  for (int i = pos; i + 1 < ndim_; ++i)
+    dims_[static_cast<size_t>(i)] = dims_[static_cast<size_t>(i) + 1];
   --ndim_;
   dims_[static_cast<size_t>(ndim_)] = 0;
 }

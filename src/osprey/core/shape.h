@@ -31,7 +31,9 @@ class Shape {
   int64_t numel() const noexcept;
   const int64_t* begin() const noexcept { return dims_.data(); }
   const int64_t* end() const noexcept { return dims_.data() + ndim_; }
-  std::span<const int64_t> span() const noexcept { return {dims_.data(), static_cast<size_t>(ndim_)}; }
+  std::span<const int64_t> span() const noexcept {
+    return {dims_.data(), static_cast<size_t>(ndim_)};
+  }
   std::vector<int64_t> to_vector() const { return {begin(), end()}; }
 
   void push_back(int64_t d);

@@ -34,7 +34,8 @@ class BatchNode final : public detail::Node {
         }
         rows_.push_back(std::move(*e));
       }
-      if (rows_.empty() || (drop_ && static_cast<int64_t>(rows_.size()) < size_)) return std::nullopt;
+      if (rows_.empty() || (drop_ && static_cast<int64_t>(rows_.size()) < size_))
+        return std::nullopt;
       Element out = stack_elements(rows_, "batch");
       rows_.clear();  // release the rows now, not at the next call
       return out;
@@ -63,7 +64,8 @@ class BatchNode final : public detail::Node {
     return drop_ ? n / size_ : (n + size_ - 1) / size_;
   }
   std::string label() const override {
-    return drop_ ? fmt::format("Batch({}, drop_remainder)", size_) : fmt::format("Batch({})", size_);
+    return drop_ ? fmt::format("Batch({}, drop_remainder)", size_)
+                 : fmt::format("Batch({})", size_);
   }
   const Node* input() const override { return input_.get(); }
 

@@ -27,7 +27,8 @@ class CacheNode final : public detail::Node {
       return (*elements_)[i_++];
     }
     int64_t skip(int64_t n) override {
-      const auto k = static_cast<size_t>(std::min<int64_t>(n, static_cast<int64_t>(elements_->size() - i_)));
+      const auto k =
+          static_cast<size_t>(std::min<int64_t>(n, static_cast<int64_t>(elements_->size() - i_)));
       i_ += k;
       return static_cast<int64_t>(k);
     }
@@ -41,7 +42,8 @@ class CacheNode final : public detail::Node {
   class FillingIt final : public detail::IteratorImpl {
    public:
     FillingIt(std::shared_ptr<const CacheNode> node, uint64_t epoch)
-        : node_(std::move(node)), in_(node_->input_->make_iterator(epoch)),
+        : node_(std::move(node)),
+          in_(node_->input_->make_iterator(epoch)),
           collected_(std::make_shared<Elements>()) {}
     std::optional<Element> next() override {
       if (!in_) return std::nullopt;

@@ -26,12 +26,13 @@ class CsvReader {
       : file_(path, "CSV file"), options_(options) {
     std::vector<std::string> columns;
     if (options.header) {
-      OSPREY_CHECK_T(IoError, read_nonblank(), "CSV file '{}': the file is empty, expected a header line",
-                     path);
+      OSPREY_CHECK_T(IoError, read_nonblank(),
+                     "CSV file '{}': the file is empty, expected a header line", path);
       for (std::string_view f : fields_) columns.emplace_back(trim(f));
       header_line_ = line_no_;
     } else if (read_nonblank()) {
-      for (size_t i = 0; i < fields_.size(); ++i) columns.push_back(fmt::format("column_{}", i + 1));
+      for (size_t i = 0; i < fields_.size(); ++i)
+        columns.push_back(fmt::format("column_{}", i + 1));
       pending_ = true;  // the line just read is data
     }
     width_ = columns.size();
@@ -58,8 +59,8 @@ class CsvReader {
       return false;
     }
     if (fields_.size() != width_) {
-      OSPREY_THROW(IoError, "CSV file '{}': line {} has {} fields, expected {} ({})", file_.path(), line_no_,
-                   fields_.size(), width_,
+      OSPREY_THROW(IoError, "CSV file '{}': line {} has {} fields, expected {} ({})", file_.path(),
+                   line_no_, fields_.size(), width_,
                    header_line_ ? fmt::format("as the header at line {}", header_line_)
                                 : std::string("as the first line"));
     }
@@ -83,18 +84,24 @@ class CsvReader {
                  "label_index={}",
                  options_.label_column, *options_.label_index);
     if (!options_.label_column.empty()) {
-      OSPREY_CHECK(options_.header, "CSV file '{}': label_column=\"{}\" needs a header (header=true); "
-                   "use label_index without one", file_.path(), options_.label_column);
+      OSPREY_CHECK(options_.header,
+                   "CSV file '{}': label_column=\"{}\" needs a header (header=true); "
+                   "use label_index without one",
+                   file_.path(), options_.label_column);
       for (size_t i = 0; i < columns.size(); ++i) {
         if (columns[i] == options_.label_column) label_ = static_cast<int64_t>(i);
       }
-      OSPREY_CHECK_T(IoError, label_ >= 0, "CSV file '{}': no column named \"{}\"; the header at line {} has: {}",
-                     file_.path(), options_.label_column, header_line_, fmt::format("{}", fmt::join(columns, ", ")));
+      OSPREY_CHECK_T(IoError, label_ >= 0,
+                     "CSV file '{}': no column named \"{}\"; the header at line {} has: {}",
+                     file_.path(), options_.label_column, header_line_,
+                     fmt::format("{}", fmt::join(columns, ", ")));
     } else if (options_.label_index) {
       const auto w = static_cast<int64_t>(width_);
-      const int64_t i = *options_.label_index < 0 ? w + *options_.label_index : *options_.label_index;
-      OSPREY_CHECK_T(IoError, i >= 0 && i < w, "CSV file '{}': label_index {} is out of range for {} columns",
-                     file_.path(), *options_.label_index, w);
+      const int64_t i =
+          *options_.label_index < 0 ? w + *options_.label_index : *options_.label_index;
+      OSPREY_CHECK_T(IoError, i >= 0 && i < w,
+                     "CSV file '{}': label_index {} is out of range for {} columns", file_.path(),
+                     *options_.label_index, w);
       label_ = i;
     }
   }
@@ -119,13 +126,14 @@ class CsvReader {
       if (begin < s.size() && s[begin] == '"') {  // quoted: the delimiter may appear inside
         const size_t close = s.find('"', begin + 1);
         OSPREY_CHECK_T(IoError, close != std::string_view::npos,
-                       "CSV file '{}': unterminated quoted field at line {}, column {}", file_.path(),
-                       line_no_, fields_.size() + 1);
+                       "CSV file '{}': unterminated quoted field at line {}, column {}",
+                       file_.path(), line_no_, fields_.size() + 1);
         fields_.push_back(s.substr(begin + 1, close - begin - 1));
         i = s.find(options_.delimiter, close);
       } else {
         i = s.find(options_.delimiter, begin);
-        fields_.push_back(s.substr(begin, i == std::string_view::npos ? std::string_view::npos : i - begin));
+        fields_.push_back(
+            s.substr(begin, i == std::string_view::npos ? std::string_view::npos : i - begin));
       }
       if (i == std::string_view::npos) break;
       ++i;
@@ -133,28 +141,31 @@ class CsvReader {
   }
 
   std::string column_label(size_t c) const {
-    const std::string& name = static_cast<int64_t>(c) == label_ ? label_name_
-                              : feature_names_[c - (label_ >= 0 && static_cast<int64_t>(c) > label_)];
+    const std::string& name =
+        static_cast<int64_t>(c) == label_
+            ? label_name_
+            : feature_names_[c - (label_ >= 0 && static_cast<int64_t>(c) > label_)];
     return fmt::format("column {} (\"{}\")", c + 1, name);
   }
 
   double parse(std::string_view field, size_t c, DType dtype) {
     std::string_view s = trim(field);
     if (s.empty()) {
-      OSPREY_CHECK_T(IoError, options_.missing_value.has_value(),
-                     "CSV file '{}': empty field at line {}, {} (set missing_value to fill empty fields)",
-                     file_.path(), line_no_, column_label(c));
+      OSPREY_CHECK_T(
+          IoError, options_.missing_value.has_value(),
+          "CSV file '{}': empty field at line {}, {} (set missing_value to fill empty fields)",
+          file_.path(), line_no_, column_label(c));
       return *options_.missing_value;
     }
     std::string_view digits = s.front() == '+' ? s.substr(1) : s;
     double v = 0.0;
     const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v);
     OSPREY_CHECK_T(IoError, ec == std::errc() && end == digits.data() + digits.size(),
-                   "CSV file '{}': non-numeric field \"{}\" at line {}, {}", file_.path(), s, line_no_,
-                   column_label(c));
+                   "CSV file '{}': non-numeric field \"{}\" at line {}, {}", file_.path(), s,
+                   line_no_, column_label(c));
     OSPREY_CHECK_T(IoError, !is_integral(dtype) || (std::isfinite(v) && std::floor(v) == v),
-                   "CSV file '{}': field \"{}\" at line {}, {} is not an integer (dtype {})", file_.path(), s,
-                   line_no_, column_label(c), dtype_name(dtype));
+                   "CSV file '{}': field \"{}\" at line {}, {} is not an integer (dtype {})",
+                   file_.path(), s, line_no_, column_label(c), dtype_name(dtype));
     return v;
   }
 
@@ -182,15 +193,18 @@ Tensor from_doubles(const double* v, const Shape& shape, DType dtype) {
 
 class CsvNode final : public detail::Node {
  public:
-  CsvNode(std::string path, CsvOptions options) : path_(std::move(path)), options_(std::move(options)) {
+  CsvNode(std::string path, CsvOptions options)
+      : path_(std::move(path)), options_(std::move(options)) {
     CsvReader probe(path_, options_);  // fail now on a missing file, a bad header or label
   }
 
   class It final : public detail::IteratorImpl {
    public:
     It(const std::string& path, const CsvOptions& options)
-        : reader_(path, options), features_(static_cast<size_t>(reader_.num_features())),
-          dtype_(options.dtype), label_dtype_(options.label_dtype) {}
+        : reader_(path, options),
+          features_(static_cast<size_t>(reader_.num_features())),
+          dtype_(options.dtype),
+          label_dtype_(options.label_dtype) {}
     std::optional<Element> next() override {
       double label = 0.0;
       if (!reader_.next(features_.data(), &label)) return std::nullopt;
@@ -232,7 +246,8 @@ CsvData read_csv(const std::string& path, const CsvOptions& options) {
   }
   CsvData out;
   out.x = from_doubles(x.data(), Shape{rows, width}, options.dtype);
-  if (reader.has_label()) out.y = from_doubles(y.data(), Shape{static_cast<int64_t>(y.size())}, options.label_dtype);
+  if (reader.has_label())
+    out.y = from_doubles(y.data(), Shape{static_cast<int64_t>(y.size())}, options.label_dtype);
   out.feature_names = std::move(reader.feature_names());
   out.label_name = reader.label_name();
   return out;

@@ -18,7 +18,7 @@
 namespace osprey::data {
 
 struct CsvOptions {
-  bool header = true;   // the first line names the columns
+  bool header = true;  // the first line names the columns
   char delimiter = ',';
   // The label column, by header name, or by 0-based index (negative counts from the end);
   // neither: every column is a feature and y stays undefined.

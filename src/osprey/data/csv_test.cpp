@@ -10,7 +10,8 @@ namespace {
 using testing::TempDir;
 using testing::write_text;
 
-template <class Fn> std::string io_error(Fn&& fn) {
+template <class Fn>
+std::string io_error(Fn&& fn) {
   try {
     fn();
   } catch (const IoError& e) {
@@ -34,14 +35,16 @@ const char* kIris =
 TEST(CsvTest, ReadsHeaderFeaturesAndALabelColumnByName) {
   TempDir dir;
   write_text(dir / "iris.csv", kIris);
-  const CsvData d = read_csv(dir / "iris.csv", {.label_column = "species", .label_dtype = DType::int64});
+  const CsvData d =
+      read_csv(dir / "iris.csv", {.label_column = "species", .label_dtype = DType::int64});
   EXPECT_EQ(d.x.shape(), (Shape{4, 3}));
   EXPECT_EQ(d.x.dtype(), DType::float32);
   EXPECT_EQ(d.y.dtype(), DType::int64);
   EXPECT_EQ(d.y.to_vector<int64_t>(), (std::vector<int64_t>{0, 0, 2, 1}));
-  EXPECT_EQ(d.x.to_vector<float>(),
-            (std::vector<float>{5.1f, 3.5f, 1.4f, 4.9f, 3.0f, 1.4f, 6.3f, 3.3f, 6.0f, 7.0f, 3.2f, 4.7f}));
-  EXPECT_EQ(d.feature_names, (std::vector<std::string>{"sepal_length", "sepal_width", "petal_length"}));
+  EXPECT_EQ(d.x.to_vector<float>(), (std::vector<float>{5.1f, 3.5f, 1.4f, 4.9f, 3.0f, 1.4f, 6.3f,
+                                                        3.3f, 6.0f, 7.0f, 3.2f, 4.7f}));
+  EXPECT_EQ(d.feature_names,
+            (std::vector<std::string>{"sepal_length", "sepal_width", "petal_length"}));
   EXPECT_EQ(d.label_name, "species");
   EXPECT_EQ(d.dataset().cardinality(), 4);
 }
@@ -53,7 +56,8 @@ TEST(CsvTest, LabelByIndexCountsFromTheEndWhenNegative) {
   EXPECT_EQ(d.y.to_vector<float>(), (std::vector<float>{1, 4}));
   EXPECT_EQ(d.x.to_vector<float>(), (std::vector<float>{2, 3, 5, 6}));
   EXPECT_EQ(d.feature_names, (std::vector<std::string>{"column_2", "column_3"}));
-  const CsvData last = read_csv(dir / "a.csv", {.header = false, .delimiter = ';', .label_index = -1});
+  const CsvData last =
+      read_csv(dir / "a.csv", {.header = false, .delimiter = ';', .label_index = -1});
   EXPECT_EQ(last.y.to_vector<float>(), (std::vector<float>{3, 6}));
 }
 
@@ -70,10 +74,12 @@ TEST(CsvTest, WithoutALabelEveryColumnIsAFeature) {
 TEST(CsvTest, NonNumericFieldNamesLineAndColumn) {
   TempDir dir;
   write_text(dir / "bad.csv", "a,b,c\n1,2,3\n4,5,6\n7,8,9\n1,1,1\n2,2,2\n3,3,abc\n");
-  EXPECT_EQ(io_error([&] { read_csv(dir / "bad.csv"); }),
-            "CSV file '" + dir / "bad.csv" + "': non-numeric field \"abc\" at line 7, column 3 (\"c\")");
+  EXPECT_EQ(
+      io_error([&] { read_csv(dir / "bad.csv"); }),
+      "CSV file '" + dir / "bad.csv" + "': non-numeric field \"abc\" at line 7, column 3 (\"c\")");
   write_text(dir / "bad2.csv", "a,b\n1,2x\n");
-  expect_contains(io_error([&] { read_csv(dir / "bad2.csv"); }), "non-numeric field \"2x\" at line 2, column 2");
+  expect_contains(io_error([&] { read_csv(dir / "bad2.csv"); }),
+                  "non-numeric field \"2x\" at line 2, column 2");
 }
 
 TEST(CsvTest, WrongFieldCountNamesTheLine) {
@@ -86,7 +92,8 @@ TEST(CsvTest, WrongFieldCountNamesTheLine) {
 TEST(CsvTest, EmptyFieldIsAnErrorUnlessAMissingValueIsGiven) {
   TempDir dir;
   write_text(dir / "gap.csv", "a,b\n1,\n");
-  expect_contains(io_error([&] { read_csv(dir / "gap.csv"); }), "empty field at line 2, column 2 (\"b\")");
+  expect_contains(io_error([&] { read_csv(dir / "gap.csv"); }),
+                  "empty field at line 2, column 2 (\"b\")");
   const CsvData d = read_csv(dir / "gap.csv", {.missing_value = -1.0});
   EXPECT_EQ(d.x.to_vector<float>(), (std::vector<float>{1, -1}));
 }
@@ -94,7 +101,9 @@ TEST(CsvTest, EmptyFieldIsAnErrorUnlessAMissingValueIsGiven) {
 TEST(CsvTest, IntegerLabelsMustBeIntegers) {
   TempDir dir;
   write_text(dir / "l.csv", "x,y\n1,2\n3,2.5\n");
-  expect_contains(io_error([&] { read_csv(dir / "l.csv", {.label_column = "y", .label_dtype = DType::int64}); }),
+  expect_contains(io_error([&] {
+                    read_csv(dir / "l.csv", {.label_column = "y", .label_dtype = DType::int64});
+                  }),
                   "field \"2.5\" at line 3, column 2 (\"y\") is not an integer (dtype int64)");
 }
 
@@ -111,17 +120,20 @@ TEST(CsvTest, UnknownLabelColumnListsTheHeader) {
 TEST(CsvTest, EmptyFileAndMissingFile) {
   TempDir dir;
   write_text(dir / "empty.csv", "");
-  expect_contains(io_error([&] { read_csv(dir / "empty.csv"); }), "the file is empty, expected a header line");
+  expect_contains(io_error([&] { read_csv(dir / "empty.csv"); }),
+                  "the file is empty, expected a header line");
   expect_contains(io_error([&] { read_csv(dir / "nope.csv"); }), "nope.csv': no such file");
 }
 
 TEST(CsvTest, CsvDatasetStreamsRowsAndReadsGzip) {
   TempDir dir;
   std::string text = "f1,f2,label\n";
-  for (int i = 0; i < 100; ++i) text += std::to_string(i) + "," + std::to_string(2 * i) + "," + std::to_string(i % 3) + "\n";
+  for (int i = 0; i < 100; ++i)
+    text += std::to_string(i) + "," + std::to_string(2 * i) + "," + std::to_string(i % 3) + "\n";
   const std::vector<unsigned char> bytes(text.begin(), text.end());
   testing::write_gzip(dir / "data.csv.gz", bytes);
-  Dataset ds = csv_dataset(dir / "data.csv.gz", {.label_column = "label", .label_dtype = DType::int64});
+  Dataset ds =
+      csv_dataset(dir / "data.csv.gz", {.label_column = "label", .label_dtype = DType::int64});
   EXPECT_EQ(ds.cardinality(), kUnknown);
   int64_t n = 0;
   for (auto& e : ds.batch(32)) {

@@ -31,7 +31,9 @@ class EmptyNode final : public Node {
    public:
     std::optional<Element> next() override { return std::nullopt; }
   };
-  std::unique_ptr<IteratorImpl> make_iterator(uint64_t) const override { return std::make_unique<It>(); }
+  std::unique_ptr<IteratorImpl> make_iterator(uint64_t) const override {
+    return std::make_unique<It>();
+  }
   int64_t cardinality() const override { return 0; }
   std::string label() const override { return "Empty"; }
 };
@@ -82,7 +84,9 @@ Iterator Dataset::iterator() const { return iterator(epochs_->fetch_add(1)); }
 
 Iterator Dataset::iterator(uint64_t epoch) const { return Iterator(node_->make_iterator(epoch)); }
 
-Iterator::Cursor Dataset::begin() const { return Iterator::Cursor(std::make_unique<Iterator>(iterator())); }
+Iterator::Cursor Dataset::begin() const {
+  return Iterator::Cursor(std::make_unique<Iterator>(iterator()));
+}
 
 namespace {
 
@@ -113,7 +117,8 @@ std::pair<Dataset, Dataset> Dataset::split(double fraction) const {
   OSPREY_CHECK(fraction >= 0.0 && fraction <= 1.0,
                "split: fraction must be in [0, 1]. Received: fraction={}", fraction);
   check_splittable(*this, "split");
-  const int64_t head = static_cast<int64_t>(std::floor(fraction * static_cast<double>(cardinality())));
+  const int64_t head =
+      static_cast<int64_t>(std::floor(fraction * static_cast<double>(cardinality())));
   return {take(head), skip(head)};
 }
 

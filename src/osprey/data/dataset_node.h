@@ -47,9 +47,12 @@ class Node : public std::enable_shared_from_this<Node> {
   virtual const Node* input() const { return nullptr; }
   // True when the order of elements changes from epoch to epoch (a reshuffling shuffle
   // upstream, not frozen by a cache).
-  virtual bool order_varies_by_epoch() const { return input() ? input()->order_varies_by_epoch() : false; }
+  virtual bool order_varies_by_epoch() const {
+    return input() ? input()->order_varies_by_epoch() : false;
+  }
 
-  template <class T> std::shared_ptr<const T> self() const {
+  template <class T>
+  std::shared_ptr<const T> self() const {
     return std::static_pointer_cast<const T>(shared_from_this());
   }
 };

@@ -43,7 +43,8 @@ TEST(DatasetTest, FromTensorsRejectsTensorsOfDifferentLengths) {
     Dataset::from_tensors({zeros({4, 2}), zeros({3})});
     FAIL() << "expected ValueError";
   } catch (const ValueError& e) {
-    EXPECT_NE(std::string(e.what()).find("Component 0 has 4 rows ([4, 2]), component 1 has 3"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("Component 0 has 4 rows ([4, 2]), component 1 has 3"),
+              std::string::npos)
         << e.what();
   }
 }
@@ -103,7 +104,8 @@ TEST(DatasetTest, BatchCopiesShuffledRowsIntoAFreshContiguousTensor) {
   EXPECT_FALSE((*e)[0].shares_storage(src[0]));
   const auto ys = (*e)[1].to_vector<int64_t>();
   const auto xs = (*e)[0].to_vector<float>();
-  for (size_t r = 0; r < ys.size(); ++r) EXPECT_EQ(xs[2 * r + 1], 10.0f * static_cast<float>(ys[r]));
+  for (size_t r = 0; r < ys.size(); ++r)
+    EXPECT_EQ(xs[2 * r + 1], 10.0f * static_cast<float>(ys[r]));
 }
 
 TEST(DatasetTest, BatchOfConsecutiveRowsIsAViewWithoutCopy) {
@@ -128,7 +130,8 @@ TEST(DatasetTest, BatchRejectsElementsOfDifferentShapesNamingThem) {
     values(ds.batch(3));
     FAIL() << "expected ValueError";
   } catch (const ValueError& e) {
-    EXPECT_NE(std::string(e.what()).find("element 0 is float32[2], element 1 is float32[3]"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("element 0 is float32[2], element 1 is float32[3]"),
+              std::string::npos)
         << e.what();
   }
 }
@@ -172,7 +175,8 @@ TEST(DatasetTest, SplitTailReturnsHeadAndTail) {
 }
 
 TEST(DatasetTest, SplitRefusesUnknownCardinalityAndReshuffledOrder) {
-  auto odd = Dataset::range(10).filter([](const Element& e) { return static_cast<int64_t>(e[0].item()) % 2; });
+  auto odd = Dataset::range(10).filter(
+      [](const Element& e) { return static_cast<int64_t>(e[0].item()) % 2; });
   EXPECT_THROW(odd.split_tail(2), ValueError);
   try {
     Dataset::range(10).shuffle(10, 1).split(0.5);
@@ -180,7 +184,8 @@ TEST(DatasetTest, SplitRefusesUnknownCardinalityAndReshuffledOrder) {
   } catch (const ValueError& e) {
     EXPECT_NE(std::string(e.what()).find("reshuffles every epoch"), std::string::npos) << e.what();
   }
-  auto [h, t] = Dataset::range(10).shuffle(10, {.seed = 1, .reshuffle_each_iteration = false}).split_tail(4);
+  auto [h, t] =
+      Dataset::range(10).shuffle(10, {.seed = 1, .reshuffle_each_iteration = false}).split_tail(4);
   auto all = values(h);
   for (int64_t v : values(t)) all.push_back(v);
   std::sort(all.begin(), all.end());

@@ -17,7 +17,8 @@ std::string Element::describe() const {
   for (size_t i = 0; i < parts_.size(); ++i) {
     if (i) s += ", ";
     const Tensor& t = parts_[i];
-    s += t.defined() ? fmt::format("{}{}", dtype_name(t.dtype()), t.shape().to_string()) : "undefined";
+    s += t.defined() ? fmt::format("{}{}", dtype_name(t.dtype()), t.shape().to_string())
+                     : "undefined";
   }
   return s + ")";
 }
@@ -79,7 +80,8 @@ Element stack_elements(const std::vector<Element>& elements, const char* op) {
     for (int64_t i = 0; i < n; ++i) {
       const Tensor& src = elements[static_cast<size_t>(i)][j];
       if (src.is_contiguous() && src.device().is_cpu()) {
-        if (row_bytes) std::memcpy(base + static_cast<size_t>(i) * row_bytes, src.raw_data(), row_bytes);
+        if (row_bytes)
+          std::memcpy(base + static_cast<size_t>(i) * row_bytes, src.raw_data(), row_bytes);
       } else {
         Tensor row = dst.select(0, i);
         row.copy_(src);
@@ -97,8 +99,9 @@ int64_t leading_dim(const Element& e, const char* op) {
     const Tensor& t = e[j];
     OSPREY_CHECK(t.defined() && t.ndim() >= 1,
                  "{}: every component needs a leading axis to slice along. Component {} is {}", op,
-                 j, t.defined() ? fmt::format("{}{}", dtype_name(t.dtype()), t.shape().to_string())
-                                : std::string("undefined"));
+                 j,
+                 t.defined() ? fmt::format("{}{}", dtype_name(t.dtype()), t.shape().to_string())
+                             : std::string("undefined"));
     if (j == 0) {
       n = t.shape()[0];
     } else {

@@ -61,14 +61,17 @@ std::vector<std::string> find_files(const Options& options) {
 Tensor load_images(const std::string& path, bool flatten) {
   const Tensor raw = data::read_idx(path);
   OSPREY_CHECK_T(IoError,
-                 raw.dtype() == DType::uint8 && raw.ndim() == 3 && raw.size(1) == kSide && raw.size(2) == kSide,
+                 raw.dtype() == DType::uint8 && raw.ndim() == 3 && raw.size(1) == kSide &&
+                     raw.size(2) == kSide,
                  "fashion_mnist::load: '{}' should hold ubyte images [N, 28, 28] (IDX magic "
                  "0x00000803); it holds {}",
                  path, raw.describe());
   const int64_t n = raw.size(0);
-  Tensor x = Tensor::empty(flatten ? Shape{n, kSide * kSide} : Shape{n, kSide, kSide}, {DType::float32});
+  Tensor x =
+      Tensor::empty(flatten ? Shape{n, kSide * kSide} : Shape{n, kSide, kSide}, {DType::float32});
   float lut[256];
-  for (int v = 0; v < 256; ++v) lut[v] = static_cast<float>(v) / 255.0f;  // as x.astype("float32") / 255
+  for (int v = 0; v < 256; ++v)
+    lut[v] = static_cast<float>(v) / 255.0f;  // as x.astype("float32") / 255
   const uint8_t* src = raw.data<uint8_t>();
   float* dst = x.data<float>();
   parallel_for(0, x.numel(), 1 << 16, [&](int64_t b, int64_t e) {
@@ -79,19 +82,20 @@ Tensor load_images(const std::string& path, bool flatten) {
 
 Tensor load_labels(const std::string& path, int64_t expected) {
   const Tensor raw = data::read_idx(path);
-  OSPREY_CHECK_T(IoError, raw.dtype() == DType::uint8 && raw.ndim() == 1,
-                 "fashion_mnist::load: '{}' should hold ubyte labels [N] (IDX magic 0x00000801); it holds {}",
-                 path, raw.describe());
+  OSPREY_CHECK_T(
+      IoError, raw.dtype() == DType::uint8 && raw.ndim() == 1,
+      "fashion_mnist::load: '{}' should hold ubyte labels [N] (IDX magic 0x00000801); it holds {}",
+      path, raw.describe());
   OSPREY_CHECK_T(IoError, raw.size(0) == expected,
-                 "fashion_mnist::load: '{}' holds {} labels, but its images file holds {} images", path,
-                 raw.size(0), expected);
+                 "fashion_mnist::load: '{}' holds {} labels, but its images file holds {} images",
+                 path, raw.size(0), expected);
   Tensor y = Tensor::empty(Shape{expected}, {DType::int64});
   const uint8_t* src = raw.data<uint8_t>();
   auto* dst = y.data<int64_t>();
   for (int64_t i = 0; i < expected; ++i) {
     OSPREY_CHECK_T(IoError, src[i] < kNumClasses,
-                   "fashion_mnist::load: '{}': label {} at byte offset {} is not a class id (0..9)", path,
-                   src[i], 8 + i);
+                   "fashion_mnist::load: '{}': label {} at byte offset {} is not a class id (0..9)",
+                   path, src[i], 8 + i);
     dst[i] = src[i];
   }
   return y;

@@ -23,14 +23,17 @@ bool debian_files_present() {
 class FashionMnistTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    if (debian_files_present()) data_ = new Data(load({.directory = std::string(kDebianDirectory)}));
+    if (debian_files_present())
+      data_ = new Data(load({.directory = std::string(kDebianDirectory)}));
   }
   static void TearDownTestSuite() {
     delete data_;
     data_ = nullptr;
   }
   void SetUp() override {
-    if (!data_) GTEST_SKIP() << "dataset-fashion-mnist is not installed (apt-get install dataset-fashion-mnist)";
+    if (!data_)
+      GTEST_SKIP()
+          << "dataset-fashion-mnist is not installed (apt-get install dataset-fashion-mnist)";
   }
   static Data* data_;
 };
@@ -61,7 +64,8 @@ TEST_F(FashionMnistTest, FirstImagesAndLabelsMatchTheFilesAsPythonReadsThem) {
   const auto train_y = data_->train.y.narrow(0, 0, 10).to_vector<int64_t>();
   EXPECT_EQ(train_y, (std::vector<int64_t>{9, 0, 0, 3, 0, 2, 7, 2, 5, 5}));
   EXPECT_EQ(kClassNames[static_cast<size_t>(train_y[0])], "Ankle boot");
-  EXPECT_EQ(data_->test.y.narrow(0, 0, 10).to_vector<int64_t>(), (std::vector<int64_t>{9, 2, 1, 1, 6, 1, 4, 6, 5, 7}));
+  EXPECT_EQ(data_->test.y.narrow(0, 0, 10).to_vector<int64_t>(),
+            (std::vector<int64_t>{9, 2, 1, 1, 6, 1, 4, 6, 5, 7}));
   EXPECT_NEAR(sum(data_->train.x.select(0, 0).to(DType::float64)).item() * 255.0, 76247.0, 1e-2);
   EXPECT_NEAR(sum(data_->test.x.select(0, 0).to(DType::float64)).item() * 255.0, 33456.0, 1e-2);
   // Each class holds a tenth of the training set.
@@ -89,8 +93,10 @@ void write_fake_dataset(const std::string& dir, int64_t n) {
   std::vector<uint8_t> labels;
   for (int64_t i = 0; i < n; ++i) labels.push_back(static_cast<uint8_t>(i % 10));
   for (const char* split : {"train", "t10k"}) {
-    data::write_idx(dir + "/" + split + "-images-idx3-ubyte.gz", from_vector(pixels, {n, 28, 28}), {.gzip = true});
-    data::write_idx(dir + "/" + split + "-labels-idx1-ubyte", from_vector(labels));  // raw works too
+    data::write_idx(dir + "/" + split + "-images-idx3-ubyte.gz", from_vector(pixels, {n, 28, 28}),
+                    {.gzip = true});
+    data::write_idx(dir + "/" + split + "-labels-idx1-ubyte",
+                    from_vector(labels));  // raw works too
   }
 }
 
@@ -120,11 +126,13 @@ TEST(FashionMnistLoadTest, MissingDirectoryNamesTheFilesAndThePackage) {
     FAIL() << "expected IoError";
   } catch (const IoError& e) {
     const std::string msg = e.what();
-    for (const char* f : {"/no/such/dir/train-images-idx3-ubyte.gz", "/no/such/dir/train-labels-idx1-ubyte.gz",
-                          "/no/such/dir/t10k-images-idx3-ubyte.gz", "/no/such/dir/t10k-labels-idx1-ubyte.gz"}) {
+    for (const char* f :
+         {"/no/such/dir/train-images-idx3-ubyte.gz", "/no/such/dir/train-labels-idx1-ubyte.gz",
+          "/no/such/dir/t10k-images-idx3-ubyte.gz", "/no/such/dir/t10k-labels-idx1-ubyte.gz"}) {
       EXPECT_NE(msg.find(f), std::string::npos) << f << " not in: " << msg;
     }
-    EXPECT_NE(msg.find("install the Debian package dataset-fashion-mnist (apt-get install dataset-fashion-mnist)"),
+    EXPECT_NE(msg.find("install the Debian package dataset-fashion-mnist (apt-get install "
+                       "dataset-fashion-mnist)"),
               std::string::npos)
         << msg;
   }
@@ -138,7 +146,8 @@ TEST(FashionMnistLoadTest, MalformedFileIsNamed) {
     load({.directory = dir.path().string()});
     FAIL() << "expected IoError";
   } catch (const IoError& e) {
-    EXPECT_NE(std::string(e.what()).find("t10k-labels-idx1-ubyte' holds 3 labels, but its images file holds 4"),
+    EXPECT_NE(std::string(e.what()).find(
+                  "t10k-labels-idx1-ubyte' holds 3 labels, but its images file holds 4"),
               std::string::npos)
         << e.what();
   }

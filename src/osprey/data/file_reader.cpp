@@ -22,12 +22,14 @@ gzFile gz(void* f) { return static_cast<gzFile>(f); }
 
 }  // namespace
 
-FileReader::FileReader(std::string path, std::string what) : path_(std::move(path)), what_(std::move(what)) {
+FileReader::FileReader(std::string path, std::string what)
+    : path_(std::move(path)), what_(std::move(what)) {
   std::error_code ec;
   const auto status = std::filesystem::status(path_, ec);
-  OSPREY_CHECK_T(IoError, !ec && std::filesystem::exists(status), "{} '{}': no such file", what_, path_);
-  OSPREY_CHECK_T(IoError, !std::filesystem::is_directory(status), "{} '{}': is a directory, not a file",
-                 what_, path_);
+  OSPREY_CHECK_T(IoError, !ec && std::filesystem::exists(status), "{} '{}': no such file", what_,
+                 path_);
+  OSPREY_CHECK_T(IoError, !std::filesystem::is_directory(status),
+                 "{} '{}': is a directory, not a file", what_, path_);
   file_size_ = std::filesystem::file_size(path_, ec);
   OSPREY_CHECK_T(IoError, !ec, "{} '{}': cannot read its size: {}", what_, path_, ec.message());
   errno = 0;
@@ -50,13 +52,14 @@ uint64_t FileReader::max_data_size() const noexcept {
 
 void FileReader::fail_stream(int code, const char* msg) const {
   if (code == Z_BUF_ERROR) {
-    OSPREY_THROW(IoError,
-                 "{} '{}': the gzip stream is truncated: it ends after {} bytes of decompressed data "
-                 "(compressed file size {} bytes) without its trailer",
-                 what_, path_, offset_, file_size_);
+    OSPREY_THROW(
+        IoError,
+        "{} '{}': the gzip stream is truncated: it ends after {} bytes of decompressed data "
+        "(compressed file size {} bytes) without its trailer",
+        what_, path_, offset_, file_size_);
   }
-  OSPREY_THROW(IoError, "{} '{}': corrupt gzip stream at decompressed byte offset {}: {}", what_, path_,
-               offset_, msg ? msg : "unknown zlib error");
+  OSPREY_THROW(IoError, "{} '{}': corrupt gzip stream at decompressed byte offset {}: {}", what_,
+               path_, offset_, msg ? msg : "unknown zlib error");
 }
 
 size_t FileReader::read_raw(void* dst, size_t n) {
@@ -112,7 +115,8 @@ bool FileReader::read_line(std::string& line) {
     }
     const char* begin = buffer_.data() + buf_begin_;
     const char* end = buffer_.data() + buf_end_;
-    const char* nl = static_cast<const char*>(std::memchr(begin, '\n', static_cast<size_t>(end - begin)));
+    const char* nl =
+        static_cast<const char*>(std::memchr(begin, '\n', static_cast<size_t>(end - begin)));
     any = true;
     if (nl) {
       line.append(begin, nl);

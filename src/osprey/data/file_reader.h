@@ -48,7 +48,7 @@ class FileReader {
   void* file_ = nullptr;  // gzFile
   bool gzip_ = false;
   uint64_t file_size_ = 0;
-  uint64_t offset_ = 0;  // consumed by the caller
+  uint64_t offset_ = 0;       // consumed by the caller
   std::vector<char> buffer_;  // for read_line
   size_t buf_begin_ = 0, buf_end_ = 0;
 };

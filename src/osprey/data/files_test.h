@@ -67,6 +67,8 @@ inline std::vector<int64_t> values(Iterator it, size_t j = 0) {
   }
   return out;
 }
-inline std::vector<int64_t> values(const Dataset& ds, size_t j = 0) { return values(ds.iterator(), j); }
+inline std::vector<int64_t> values(const Dataset& ds, size_t j = 0) {
+  return values(ds.iterator(), j);
+}
 
 }  // namespace osprey::data::testing

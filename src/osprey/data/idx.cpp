@@ -13,7 +13,7 @@
 namespace osprey::data {
 namespace {
 
-constexpr int64_t kRowsPerBlock = 1024;   // idx_dataset reads this many records at a time
+constexpr int64_t kRowsPerBlock = 1024;  // idx_dataset reads this many records at a time
 constexpr size_t kMaxBlockBytes = 1u << 20;
 
 uint32_t be32(const unsigned char* p) {
@@ -27,8 +27,8 @@ struct TypeInfo {
   DType dtype;
 };
 constexpr TypeInfo kTypes[] = {
-    {0x08, "ubyte", 1, DType::uint8},  {0x09, "sbyte", 1, DType::int8},
-    {0x0B, "int16", 2, DType::int32},  {0x0C, "int32", 4, DType::int32},
+    {0x08, "ubyte", 1, DType::uint8},   {0x09, "sbyte", 1, DType::int8},
+    {0x0B, "int16", 2, DType::int32},   {0x0C, "int32", 4, DType::int32},
     {0x0D, "float", 4, DType::float32}, {0x0E, "double", 8, DType::float64},
 };
 
@@ -63,10 +63,11 @@ IdxHeader read_idx_header(FileReader& f) {
   const std::string& path = f.path();
   unsigned char magic[4];
   const size_t got = f.read(magic, 4);
-  OSPREY_CHECK_T(IoError, got == 4,
-                 "IDX file '{}': truncated header at byte offset {}: the file holds {} bytes of data, "
-                 "an IDX header needs at least 4",
-                 path, got, got);
+  OSPREY_CHECK_T(
+      IoError, got == 4,
+      "IDX file '{}': truncated header at byte offset {}: the file holds {} bytes of data, "
+      "an IDX header needs at least 4",
+      path, got, got);
   const uint32_t m = be32(magic);
   OSPREY_CHECK_T(IoError, magic[0] == 0 && magic[1] == 0,
                  "IDX file '{}': bad magic 0x{:08x} at byte offset 0: an IDX file starts with two "
@@ -80,9 +81,10 @@ IdxHeader read_idx_header(FileReader& f) {
                  "or 0x0E double)",
                  path, m, magic[2]);
   const int ndim = magic[3];
-  OSPREY_CHECK_T(IoError, ndim >= 1 && ndim <= kMaxDims,
-                 "IDX file '{}': bad magic 0x{:08x}: {} dimensions at byte offset 3 (expected 1 to {})",
-                 path, m, ndim, kMaxDims);
+  OSPREY_CHECK_T(
+      IoError, ndim >= 1 && ndim <= kMaxDims,
+      "IDX file '{}': bad magic 0x{:08x}: {} dimensions at byte offset 3 (expected 1 to {})", path,
+      m, ndim, kMaxDims);
   IdxHeader h;
   h.type_code = type->code;
   h.dtype = type->dtype;
@@ -109,17 +111,19 @@ IdxHeader read_idx_header(FileReader& f) {
                    claimed == UINT64_MAX ? claimed : claimed + h.header_bytes, f.file_size());
   } else {
     const uint64_t bound = f.max_data_size();
-    OSPREY_CHECK_T(IoError, claimed <= bound - std::min<uint64_t>(bound, h.header_bytes),
-                   "IDX file '{}': dims {} of {} claim {} bytes of data after the {}-byte header, "
-                   "more than a gzip file of {} bytes can hold (deflate compresses at most 1032:1): "
-                   "the header is corrupt or the file truncated",
-                   path, h.shape.to_string(), type->name, claimed, h.header_bytes, f.file_size());
+    OSPREY_CHECK_T(
+        IoError, claimed <= bound - std::min<uint64_t>(bound, h.header_bytes),
+        "IDX file '{}': dims {} of {} claim {} bytes of data after the {}-byte header, "
+        "more than a gzip file of {} bytes can hold (deflate compresses at most 1032:1): "
+        "the header is corrupt or the file truncated",
+        path, h.shape.to_string(), type->name, claimed, h.header_bytes, f.file_size());
   }
   return h;
 }
 
 void read_idx_rows(FileReader& f, const IdxHeader& h, int64_t count, void* dst) {
-  const uint64_t row_elems = static_cast<uint64_t>(h.shape.numel() / std::max<int64_t>(h.shape[0], 1));
+  const uint64_t row_elems =
+      static_cast<uint64_t>(h.shape.numel() / std::max<int64_t>(h.shape[0], 1));
   const uint64_t n = static_cast<uint64_t>(count) * row_elems;
   const size_t want = static_cast<size_t>(n * h.disk_element_bytes);
   const uint64_t at = f.offset();
@@ -162,32 +166,50 @@ Tensor read_idx(const std::string& path) {
 }
 
 void write_idx(const std::string& path, const Tensor& t, IdxWriteOptions options) {
-  OSPREY_CHECK(t.defined() && t.ndim() >= 1, "write_idx: expected a tensor of at least 1 dimension. Received: {}",
+  OSPREY_CHECK(t.defined() && t.ndim() >= 1,
+               "write_idx: expected a tensor of at least 1 dimension. Received: {}",
                t.defined() ? t.describe() : std::string("undefined"));
   uint8_t code = 0;
   switch (t.dtype()) {
-    case DType::uint8: code = 0x08; break;
-    case DType::int8: code = 0x09; break;
-    case DType::int32: code = 0x0C; break;
-    case DType::float32: code = 0x0D; break;
-    case DType::float64: code = 0x0E; break;
+    case DType::uint8:
+      code = 0x08;
+      break;
+    case DType::int8:
+      code = 0x09;
+      break;
+    case DType::int32:
+      code = 0x0C;
+      break;
+    case DType::float32:
+      code = 0x0D;
+      break;
+    case DType::float64:
+      code = 0x0E;
+      break;
     default:
-      OSPREY_THROW(ValueError, "write_idx: IDX holds uint8, int8, int32, float32 or float64. Received: {} "
-                   "(convert with .to(...))", t.describe());
+      OSPREY_THROW(ValueError,
+                   "write_idx: IDX holds uint8, int8, int32, float32 or float64. Received: {} "
+                   "(convert with .to(...))",
+                   t.describe());
   }
   for (int64_t d : t.shape()) {
-    OSPREY_CHECK(d <= UINT32_MAX, "write_idx: IDX sizes are 32-bit. Received: shape {}", t.shape().to_string());
+    OSPREY_CHECK(d <= UINT32_MAX, "write_idx: IDX sizes are 32-bit. Received: shape {}",
+                 t.shape().to_string());
   }
   std::vector<unsigned char> header{0, 0, code, static_cast<unsigned char>(t.ndim())};
   for (int64_t d : t.shape()) {
     const auto u = static_cast<uint32_t>(d);
-    header.insert(header.end(), {static_cast<unsigned char>(u >> 24), static_cast<unsigned char>(u >> 16),
-                                 static_cast<unsigned char>(u >> 8), static_cast<unsigned char>(u)});
+    header.insert(header.end(),
+                  {static_cast<unsigned char>(u >> 24), static_cast<unsigned char>(u >> 16),
+                   static_cast<unsigned char>(u >> 8), static_cast<unsigned char>(u)});
   }
-  const std::string mode = options.gzip ? fmt::format("wb{}", std::clamp(options.compression_level, 1, 9)) : "wbT";
+  const std::string mode =
+      options.gzip ? fmt::format("wb{}", std::clamp(options.compression_level, 1, 9)) : "wbT";
   gzFile f = gzopen(path.c_str(), mode.c_str());
-  OSPREY_CHECK_T(IoError, f != nullptr, "write_idx: cannot open '{}' for writing: {}", path, std::strerror(errno));
-  bool ok = gzwrite(f, header.data(), static_cast<unsigned>(header.size())) == static_cast<int>(header.size());
+  OSPREY_CHECK_T(IoError, f != nullptr, "write_idx: cannot open '{}' for writing: {}", path,
+                 std::strerror(errno));
+  bool ok = gzwrite(f, header.data(), static_cast<unsigned>(header.size())) ==
+            static_cast<int>(header.size());
   const Tensor c = t.contiguous();
   const size_t bytes = c.itemsize();
   const auto* src = static_cast<const unsigned char*>(c.raw_data());
@@ -200,7 +222,8 @@ void write_idx(const std::string& path, const Tensor& t, IdxWriteOptions options
     ok = gzwrite(f, chunk.data(), static_cast<unsigned>(n)) == static_cast<int>(n);
   }
   const int closed = gzclose_w(f);
-  OSPREY_CHECK_T(IoError, ok && closed == Z_OK, "write_idx: writing '{}' failed (disk full?)", path);
+  OSPREY_CHECK_T(IoError, ok && closed == Z_OK, "write_idx: writing '{}' failed (disk full?)",
+                 path);
 }
 
 // ---- idx_dataset ----
@@ -214,11 +237,12 @@ class IdxNode final : public detail::Node {
     for (const std::string& p : paths_) {
       FileReader f(p, "IDX file");
       headers_.push_back(read_idx_header(f));
-      OSPREY_CHECK_T(IoError, headers_.back().shape[0] == headers_[0].shape[0],
-                     "idx_dataset: the files differ in length: '{}' holds {} records {}, '{}' holds "
-                     "{} {}",
-                     paths_[0], headers_[0].shape[0], headers_[0].shape.to_string(), p,
-                     headers_.back().shape[0], headers_.back().shape.to_string());
+      OSPREY_CHECK_T(
+          IoError, headers_.back().shape[0] == headers_[0].shape[0],
+          "idx_dataset: the files differ in length: '{}' holds {} records {}, '{}' holds "
+          "{} {}",
+          paths_[0], headers_[0].shape[0], headers_[0].shape.to_string(), p,
+          headers_.back().shape[0], headers_.back().shape.to_string());
     }
   }
 
@@ -228,18 +252,21 @@ class IdxNode final : public detail::Node {
       for (size_t i = 0; i < node_->paths_.size(); ++i) {
         files_.push_back(std::make_unique<FileReader>(node_->paths_[i], "IDX file"));
         const IdxHeader h = read_idx_header(*files_.back());
-        OSPREY_CHECK_T(IoError, h.shape == node_->headers_[i].shape && h.type_code == node_->headers_[i].type_code,
-                       "IDX file '{}': changed while the dataset was in use: its header now says "
-                       "{} (magic 0x{:08x}), it said {} (0x{:08x})",
-                       node_->paths_[i], h.shape.to_string(), h.magic(), node_->headers_[i].shape.to_string(),
-                       node_->headers_[i].magic());
+        OSPREY_CHECK_T(
+            IoError,
+            h.shape == node_->headers_[i].shape && h.type_code == node_->headers_[i].type_code,
+            "IDX file '{}': changed while the dataset was in use: its header now says "
+            "{} (magic 0x{:08x}), it said {} (0x{:08x})",
+            node_->paths_[i], h.shape.to_string(), h.magic(), node_->headers_[i].shape.to_string(),
+            node_->headers_[i].magic());
       }
     }
     std::optional<Element> next() override {
       const int64_t total = node_->headers_[0].shape[0];
       if (block_row_ == block_rows_) {
         if (next_row_ >= total) {
-          for (size_t i = 0; i < files_.size(); ++i) check_no_trailing_data(*files_[i], node_->headers_[i]);
+          for (size_t i = 0; i < files_.size(); ++i)
+            check_no_trailing_data(*files_[i], node_->headers_[i]);
           files_.clear();
           return std::nullopt;
         }
@@ -252,9 +279,11 @@ class IdxNode final : public detail::Node {
     void read_block(int64_t total) {
       int64_t rows = std::min(kRowsPerBlock, total - next_row_);
       for (const IdxHeader& h : node_->headers_) {
-        const int64_t row_bytes = std::max<int64_t>(1, h.shape.numel() / std::max<int64_t>(h.shape[0], 1)) *
-                                  static_cast<int64_t>(dtype_size(h.dtype));
-        rows = std::max<int64_t>(1, std::min(rows, static_cast<int64_t>(kMaxBlockBytes) / row_bytes));
+        const int64_t row_bytes =
+            std::max<int64_t>(1, h.shape.numel() / std::max<int64_t>(h.shape[0], 1)) *
+            static_cast<int64_t>(dtype_size(h.dtype));
+        rows =
+            std::max<int64_t>(1, std::min(rows, static_cast<int64_t>(kMaxBlockBytes) / row_bytes));
       }
       block_ = Element();
       for (size_t i = 0; i < files_.size(); ++i) {
@@ -279,7 +308,9 @@ class IdxNode final : public detail::Node {
     return std::make_unique<It>(self<IdxNode>());
   }
   int64_t cardinality() const override { return headers_[0].shape[0]; }
-  std::string label() const override { return fmt::format("Idx({}, {} files)", headers_[0].shape[0], paths_.size()); }
+  std::string label() const override {
+    return fmt::format("Idx({}, {} files)", headers_[0].shape[0], paths_.size());
+  }
 
  private:
   std::vector<std::string> paths_;
@@ -288,6 +319,8 @@ class IdxNode final : public detail::Node {
 
 }  // namespace
 
-Dataset idx_dataset(const std::vector<std::string>& paths) { return Dataset(std::make_shared<IdxNode>(paths)); }
+Dataset idx_dataset(const std::vector<std::string>& paths) {
+  return Dataset(std::make_shared<IdxNode>(paths));
+}
 
 }  // namespace osprey::data

@@ -20,12 +20,15 @@ namespace osprey::data {
 
 // What an IDX header says.
 struct IdxHeader {
-  uint8_t type_code = 0x08;  // 0x08 ubyte, 0x09 sbyte, 0x0B int16, 0x0C int32, 0x0D float, 0x0E double
-  Shape shape;               // [N, ...]
+  uint8_t type_code =
+      0x08;     // 0x08 ubyte, 0x09 sbyte, 0x0B int16, 0x0C int32, 0x0D float, 0x0E double
+  Shape shape;  // [N, ...]
   DType dtype = DType::uint8;  // of the tensor read (int16 widens to int32: osprey has no int16)
   size_t header_bytes = 0;     // 4 + 4 * ndim
   size_t disk_element_bytes = 1;
-  uint32_t magic() const noexcept { return (static_cast<uint32_t>(type_code) << 8) | static_cast<uint32_t>(shape.ndim()); }
+  uint32_t magic() const noexcept {
+    return (static_cast<uint32_t>(type_code) << 8) | static_cast<uint32_t>(shape.ndim());
+  }
   uint64_t data_bytes() const noexcept;  // elements on disk, in bytes
 };
 

@@ -32,7 +32,8 @@ Tensor noisy_images(int64_t n) {
 }
 
 // The message of the IoError that fn throws ("" when it throws none).
-template <class Fn> std::string io_error(Fn&& fn) {
+template <class Fn>
+std::string io_error(Fn&& fn) {
   try {
     fn();
   } catch (const IoError& e) {
@@ -106,7 +107,8 @@ TEST(IdxTest, BadMagicNamesFileOffsetAndValue) {
   expect_contains(msg, "IDX file '" + dir / "bad.idx" + "'");
   expect_contains(msg, "bad magic 0x12345678 at byte offset 0");
   write_bytes(dir / "type.idx", {0, 0, 0x07, 1, 0, 0, 0, 0});
-  expect_contains(io_error([&] { read_idx(dir / "type.idx"); }), "unknown element type code 0x07 at byte offset 2");
+  expect_contains(io_error([&] { read_idx(dir / "type.idx"); }),
+                  "unknown element type code 0x07 at byte offset 2");
   write_bytes(dir / "dims.idx", {0, 0, 0x08, 0});
   expect_contains(io_error([&] { read_idx(dir / "dims.idx"); }), "0 dimensions at byte offset 3");
 }
@@ -114,7 +116,8 @@ TEST(IdxTest, BadMagicNamesFileOffsetAndValue) {
 TEST(IdxTest, TruncatedHeaderGivesTheOffsetWhereItEnds) {
   TempDir dir;
   write_bytes(dir / "short.idx", {0, 0});
-  expect_contains(io_error([&] { read_idx(dir / "short.idx"); }), "truncated header at byte offset 2");
+  expect_contains(io_error([&] { read_idx(dir / "short.idx"); }),
+                  "truncated header at byte offset 2");
   write_bytes(dir / "dims.idx", {0, 0, 8, 3, 0, 0, 0, 5, 0, 0});
   expect_contains(io_error([&] { read_idx(dir / "dims.idx"); }),
                   "truncated header at byte offset 10: magic 0x00000803 announces 3 dimensions");
@@ -126,10 +129,11 @@ TEST(IdxTest, TruncatedRawDataIsCaughtFromTheFileSize) {
   Bytes b = read_bytes(dir / "images.idx");
   b.resize(b.size() - 7);
   write_bytes(dir / "images.idx", b);
-  expect_contains(io_error([&] { read_idx(dir / "images.idx"); }),
-                  "dims [5, 3, 4] of ubyte claim 60 bytes of data after the 16-byte header, but the "
-                  "file has 53 (truncated, or a corrupt header; the data should end at byte offset 76, "
-                  "the file ends at 69)");
+  expect_contains(
+      io_error([&] { read_idx(dir / "images.idx"); }),
+      "dims [5, 3, 4] of ubyte claim 60 bytes of data after the 16-byte header, but the "
+      "file has 53 (truncated, or a corrupt header; the data should end at byte offset 76, "
+      "the file ends at 69)");
 }
 
 TEST(IdxTest, TrailingBytesInARawFileAreAnError) {
@@ -143,16 +147,19 @@ TEST(IdxTest, HugeClaimedSizeFailsBeforeAllocating) {
   // 1e12 elements: [1000000, 1000000] of ubyte, in a 12-byte raw file and in a tiny gzip file.
   const Bytes header{0, 0, 8, 2, 0, 0x0F, 0x42, 0x40, 0, 0x0F, 0x42, 0x40};
   write_bytes(dir / "huge.idx", header);
-  expect_contains(io_error([&] { read_idx(dir / "huge.idx"); }),
-                  "dims [1000000, 1000000] of ubyte claim 1000000000000 bytes of data after the 12-byte "
-                  "header, but the file has 0");
+  expect_contains(
+      io_error([&] { read_idx(dir / "huge.idx"); }),
+      "dims [1000000, 1000000] of ubyte claim 1000000000000 bytes of data after the 12-byte "
+      "header, but the file has 0");
   write_gzip(dir / "huge.idx.gz", header);
-  expect_contains(io_error([&] { read_idx(dir / "huge.idx.gz"); }),
-                  "claim 1000000000000 bytes of data after the 12-byte header, more than a gzip file of");
+  expect_contains(
+      io_error([&] { read_idx(dir / "huge.idx.gz"); }),
+      "claim 1000000000000 bytes of data after the 12-byte header, more than a gzip file of");
   // Dims whose product overflows 64 bits.
-  write_bytes(dir / "overflow.idx", {0, 0, 0x0E, 3, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF,
-                                     0xFF, 0xFF});
-  expect_contains(io_error([&] { read_idx(dir / "overflow.idx"); }), "claim 18446744073709551615 bytes");
+  write_bytes(dir / "overflow.idx", {0, 0, 0x0E, 3, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF,
+                                     0xFF, 0xFF, 0xFF, 0xFF});
+  expect_contains(io_error([&] { read_idx(dir / "overflow.idx"); }),
+                  "claim 18446744073709551615 bytes");
 }
 
 TEST(IdxTest, TruncatedGzipDataGivesTheDecompressedOffset) {
@@ -161,9 +168,10 @@ TEST(IdxTest, TruncatedGzipDataGivesTheDecompressedOffset) {
   Bytes content{0, 0, 8, 3, 0, 0, 0, 5, 0, 0, 0, 3, 0, 0, 0, 4};
   for (int i = 0; i < 40; ++i) content.push_back(static_cast<unsigned char>(i));
   write_gzip(dir / "short.gz", content);
-  expect_contains(io_error([&] { read_idx(dir / "short.gz"); }),
-                  "truncated data: it ends at decompressed byte offset 56, but dims [5, 3, 4] need 60 "
-                  "bytes of data after the 16-byte header (the data should end at offset 76)");
+  expect_contains(
+      io_error([&] { read_idx(dir / "short.gz"); }),
+      "truncated data: it ends at decompressed byte offset 56, but dims [5, 3, 4] need 60 "
+      "bytes of data after the 16-byte header (the data should end at offset 76)");
   // A gzip file cut in the middle of its stream.
   write_idx(dir / "cut.gz", noisy_images(200), {.gzip = true});
   Bytes b = read_bytes(dir / "cut.gz");
@@ -184,7 +192,8 @@ TEST(IdxTest, CorruptGzipStreamIsAnIoError) {
 }
 
 TEST(IdxTest, MissingFileIsAnIoErrorNamingIt) {
-  expect_contains(io_error([] { read_idx("/nonexistent/dir/x.idx"); }), "'/nonexistent/dir/x.idx': no such file");
+  expect_contains(io_error([] { read_idx("/nonexistent/dir/x.idx"); }),
+                  "'/nonexistent/dir/x.idx': no such file");
 }
 
 TEST(IdxTest, WriteRejectsTypesIdxCannotHold) {
@@ -223,7 +232,10 @@ TEST(IdxTest, IdxDatasetChecksHeadersAndLengthsUpFront) {
   TempDir dir;
   write_idx(dir / "a", small_images(4));
   write_idx(dir / "b", from_vector<uint8_t>({1, 2, 3}));
-  expect_contains(io_error([&] { idx_dataset({dir / "a", dir / "b"}); }), "the files differ in length");
+  expect_contains(io_error([&] {
+                    idx_dataset({dir / "a", dir / "b"});
+                  }),
+                  "the files differ in length");
   write_bytes(dir / "bad", {1, 2, 3, 4});
   expect_contains(io_error([&] { idx_dataset({dir / "bad"}); }), "bad magic 0x01020304");
 }

@@ -39,14 +39,14 @@ LabeledArrays LabeledArrays::slice(int64_t begin, int64_t end) const {
 
 std::pair<LabeledArrays, LabeledArrays> LabeledArrays::split_tail(int64_t n) const {
   const int64_t total = size();
-  OSPREY_CHECK(n >= 0 && n <= total, "split_tail: n must be in [0, {}] (the number of rows). Received: n={}",
-               total, n);
+  OSPREY_CHECK(n >= 0 && n <= total,
+               "split_tail: n must be in [0, {}] (the number of rows). Received: n={}", total, n);
   return {slice(0, total - n), slice(total - n, total)};
 }
 
 std::pair<LabeledArrays, LabeledArrays> LabeledArrays::split(double fraction) const {
-  OSPREY_CHECK(fraction >= 0.0 && fraction <= 1.0, "split: fraction must be in [0, 1]. Received: fraction={}",
-               fraction);
+  OSPREY_CHECK(fraction >= 0.0 && fraction <= 1.0,
+               "split: fraction must be in [0, 1]. Received: fraction={}", fraction);
   const int64_t total = size();
   const auto head = static_cast<int64_t>(std::floor(fraction * static_cast<double>(total)));
   return {slice(0, head), slice(head, total)};

@@ -23,7 +23,9 @@ struct LabeledArrays {
   int64_t size() const;
   // Rows of (x, y) as a Dataset: elements {x[i], y[i]}, or {x[i]} when y is undefined.
   Dataset dataset() const;
-  operator Dataset() const { return dataset(); }  // NOLINT(google-explicit-constructor): pass as a Dataset
+  operator Dataset() const {
+    return dataset();
+  }  // NOLINT(google-explicit-constructor): pass as a Dataset
 
   // Rows [begin, end) of both tensors (views).
   LabeledArrays slice(int64_t begin, int64_t end) const;
@@ -33,11 +35,15 @@ struct LabeledArrays {
   std::pair<LabeledArrays, LabeledArrays> split(double fraction) const;
 
   // The usual first steps of a pipeline, so `train.shuffle(...).batch(...)` reads as in Keras.
-  Dataset shuffle(int64_t buffer_size, uint64_t seed) const { return dataset().shuffle(buffer_size, seed); }
+  Dataset shuffle(int64_t buffer_size, uint64_t seed) const {
+    return dataset().shuffle(buffer_size, seed);
+  }
   Dataset shuffle(int64_t buffer_size, ShuffleOptions options = {}) const {
     return dataset().shuffle(buffer_size, options);
   }
-  Dataset batch(int64_t size, bool drop_remainder = false) const { return dataset().batch(size, drop_remainder); }
+  Dataset batch(int64_t size, bool drop_remainder = false) const {
+    return dataset().batch(size, drop_remainder);
+  }
 };
 
 }  // namespace osprey::data

@@ -44,7 +44,8 @@ class MapNode final : public detail::Node {
 
 class FilterNode final : public detail::Node {
  public:
-  FilterNode(detail::NodePtr input, Predicate keep) : input_(std::move(input)), keep_(std::move(keep)) {
+  FilterNode(detail::NodePtr input, Predicate keep)
+      : input_(std::move(input)), keep_(std::move(keep)) {
     OSPREY_CHECK(keep_ != nullptr, "filter: the predicate is empty");
   }
 
@@ -80,7 +81,9 @@ class FilterNode final : public detail::Node {
 
 }  // namespace
 
-Dataset Dataset::map(MapFn fn) const { return Dataset(std::make_shared<MapNode>(node_, std::move(fn))); }
+Dataset Dataset::map(MapFn fn) const {
+  return Dataset(std::make_shared<MapNode>(node_, std::move(fn)));
+}
 
 Dataset Dataset::filter(Predicate keep) const {
   return Dataset(std::make_shared<FilterNode>(node_, std::move(keep)));

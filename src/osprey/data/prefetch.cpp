@@ -23,7 +23,8 @@ constexpr int64_t kMaxAutotune = 16;
 
 class PrefetchNode final : public detail::Node {
  public:
-  PrefetchNode(detail::NodePtr input, int64_t buffer_size) : input_(std::move(input)), buffer_size_(buffer_size) {
+  PrefetchNode(detail::NodePtr input, int64_t buffer_size)
+      : input_(std::move(input)), buffer_size_(buffer_size) {
     OSPREY_CHECK(buffer_size > 0 || buffer_size == kAutotune,
                  "prefetch: buffer_size must be positive or kAutotune. Received: buffer_size={}",
                  buffer_size);
@@ -73,7 +74,9 @@ class PrefetchNode final : public detail::Node {
         while (true) {
           {
             std::unique_lock<std::mutex> lock(mutex_);
-            not_full_.wait(lock, [this] { return cancel_ || static_cast<int64_t>(queue_.size()) < capacity_; });
+            not_full_.wait(lock, [this] {
+              return cancel_ || static_cast<int64_t>(queue_.size()) < capacity_;
+            });
             if (cancel_) break;
           }
           std::optional<Element> e = in_->next();
@@ -115,7 +118,8 @@ class PrefetchNode final : public detail::Node {
   }
   int64_t cardinality() const override { return input_->cardinality(); }
   std::string label() const override {
-    return buffer_size_ == kAutotune ? std::string("Prefetch(autotune)") : fmt::format("Prefetch({})", buffer_size_);
+    return buffer_size_ == kAutotune ? std::string("Prefetch(autotune)")
+                                     : fmt::format("Prefetch({})", buffer_size_);
   }
   const Node* input() const override { return input_.get(); }
 

@@ -89,7 +89,8 @@ TEST(PrefetchTest, ProducerErrorIsRethrownInTheConsumerAfterEarlierElements) {
 
 TEST(PrefetchTest, ErrorsPropagateThroughNestedPrefetches) {
   auto produced = std::make_shared<std::atomic<int>>(0);
-  Dataset ds = slow_source(produced, milliseconds(0), 100, 2).prefetch(2).batch(2).prefetch(kAutotune);
+  Dataset ds =
+      slow_source(produced, milliseconds(0), 100, 2).prefetch(2).batch(2).prefetch(kAutotune);
   auto it = ds.iterator();
   EXPECT_TRUE(it.next());
   EXPECT_THROW(it.next(), IoError);
@@ -97,7 +98,10 @@ TEST(PrefetchTest, ErrorsPropagateThroughNestedPrefetches) {
 
 TEST(PrefetchTest, DestroyingTheIteratorMidEpochStopsTheProducer) {
   auto produced = std::make_shared<std::atomic<int>>(0);
-  Dataset ds = slow_source(produced, milliseconds(1), -1).prefetch(8).map([](Element e) { return e; }).prefetch(2);
+  Dataset ds = slow_source(produced, milliseconds(1), -1)
+                   .prefetch(8)
+                   .map([](Element e) { return e; })
+                   .prefetch(2);
   const auto t0 = Clock::now();
   {
     auto it = ds.iterator();
@@ -122,9 +126,7 @@ TEST(PrefetchTest, AutotuneGrowsTheBufferWhenTheConsumerWaits) {
   EXPECT_LE(produced->load() - 10, 17);
 }
 
-TEST(PrefetchTest, RejectsAZeroBuffer) {
-  EXPECT_THROW(Dataset::range(3).prefetch(0), ValueError);
-}
+TEST(PrefetchTest, RejectsAZeroBuffer) { EXPECT_THROW(Dataset::range(3).prefetch(0), ValueError); }
 
 TEST(PrefetchTest, RangeForOverAPrefetchedDatasetEndsCleanlyOnBreak) {
   Dataset ds = Dataset::range(1000000).prefetch(4);

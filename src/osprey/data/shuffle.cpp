@@ -40,7 +40,8 @@ class ShuffleNode final : public detail::Node {
           in_.reset();  // free upstream resources (files, threads) as soon as they are done
           break;
         }
-        if (buffer_.empty()) buffer_.reserve(static_cast<size_t>(std::min<int64_t>(capacity_, 1 << 16)));
+        if (buffer_.empty())
+          buffer_.reserve(static_cast<size_t>(std::min<int64_t>(capacity_, 1 << 16)));
         buffer_.push_back(std::move(*e));
       }
       if (buffer_.empty()) return std::nullopt;
@@ -80,7 +81,9 @@ class ShuffleNode final : public detail::Node {
   int64_t cardinality() const override { return input_->cardinality(); }
   std::string label() const override { return fmt::format("Shuffle({})", buffer_size_); }
   const Node* input() const override { return input_.get(); }
-  bool order_varies_by_epoch() const override { return reshuffle_ || input_->order_varies_by_epoch(); }
+  bool order_varies_by_epoch() const override {
+    return reshuffle_ || input_->order_varies_by_epoch();
+  }
 
  private:
   detail::NodePtr input_;
@@ -97,7 +100,8 @@ Dataset Dataset::shuffle(int64_t buffer_size, uint64_t seed) const {
 
 Dataset Dataset::shuffle(int64_t buffer_size, ShuffleOptions options) const {
   const uint64_t seed = options.seed ? *options.seed : next_seed();
-  return Dataset(std::make_shared<ShuffleNode>(node_, buffer_size, seed, options.reshuffle_each_iteration));
+  return Dataset(
+      std::make_shared<ShuffleNode>(node_, buffer_size, seed, options.reshuffle_each_iteration));
 }
 
 }  // namespace osprey::data

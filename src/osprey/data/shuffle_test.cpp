@@ -49,7 +49,8 @@ TEST(ShuffleTest, EveryEpochHasANewOrderDerivedFromSeedAndEpoch) {
 TEST(ShuffleTest, EveryElementAppearsExactlyOncePerEpoch) {
   for (int64_t buffer : {1, 7, 100, 1000, 5000}) {
     Dataset ds = Dataset::range(1000).shuffle(buffer, 11);
-    for (int epoch = 0; epoch < 2; ++epoch) EXPECT_EQ(sorted(values(ds)), iota(1000)) << "buffer " << buffer;
+    for (int epoch = 0; epoch < 2; ++epoch)
+      EXPECT_EQ(sorted(values(ds)), iota(1000)) << "buffer " << buffer;
   }
 }
 
@@ -68,7 +69,8 @@ TEST(ShuffleTest, SmallBufferOnlyMixesNeighbours) {
   constexpr int64_t k = 10;
   for (uint64_t seed = 0; seed < 5; ++seed) {
     const auto v = values(Dataset::range(1000).shuffle(k, seed));
-    for (size_t p = 0; p < v.size(); ++p) ASSERT_LT(v[p], static_cast<int64_t>(p) + k) << "position " << p;
+    for (size_t p = 0; p < v.size(); ++p)
+      ASSERT_LT(v[p], static_cast<int64_t>(p) + k) << "position " << p;
     EXPECT_NE(v, iota(1000));
   }
 }

@@ -30,7 +30,8 @@ class RepeatNode final : public detail::Node {
         // An empty input would make repeat() spin forever: stop after an empty repetition.
         if (yielded_ == 0 || (node_->count_ >= 0 && rep_ >= node_->count_)) break;
         yielded_ = 0;
-        in_ = node_->input_->make_iterator(detail::derive_epoch(epoch_, static_cast<uint64_t>(rep_)));
+        in_ =
+            node_->input_->make_iterator(detail::derive_epoch(epoch_, static_cast<uint64_t>(rep_)));
       }
       return std::nullopt;
     }
@@ -52,7 +53,9 @@ class RepeatNode final : public detail::Node {
     if (n == kUnknown) return kUnknown;
     return n > INT64_MAX / count_ ? kInfinite : n * count_;
   }
-  std::string label() const override { return count_ < 0 ? std::string("Repeat") : fmt::format("Repeat({})", count_); }
+  std::string label() const override {
+    return count_ < 0 ? std::string("Repeat") : fmt::format("Repeat({})", count_);
+  }
   const Node* input() const override { return input_.get(); }
 
  private:
@@ -115,7 +118,8 @@ class SkipNode final : public detail::Node {
 
   class It final : public detail::IteratorImpl {
    public:
-    It(const SkipNode& node, uint64_t epoch) : in_(node.input_->make_iterator(epoch)), pending_(node.count_) {}
+    It(const SkipNode& node, uint64_t epoch)
+        : in_(node.input_->make_iterator(epoch)), pending_(node.count_) {}
     std::optional<Element> next() override {
       if (!skip_pending()) return std::nullopt;
       return in_->next();
@@ -156,10 +160,11 @@ class ShardNode final : public detail::Node {
  public:
   ShardNode(detail::NodePtr input, int64_t num_shards, int64_t index)
       : input_(std::move(input)), num_(num_shards), index_(index) {
-    OSPREY_CHECK(num_shards > 0, "shard: num_shards must be positive. Received: num_shards={}", num_shards);
-    OSPREY_CHECK(index >= 0 && index < num_shards,
-                 "shard: index must be in [0, num_shards). Received: index={}, num_shards={}", index,
+    OSPREY_CHECK(num_shards > 0, "shard: num_shards must be positive. Received: num_shards={}",
                  num_shards);
+    OSPREY_CHECK(index >= 0 && index < num_shards,
+                 "shard: index must be in [0, num_shards). Received: index={}, num_shards={}",
+                 index, num_shards);
   }
 
   class It final : public detail::IteratorImpl {
@@ -202,7 +207,9 @@ class ShardNode final : public detail::Node {
 
 }  // namespace
 
-Dataset Dataset::repeat(int64_t count) const { return Dataset(std::make_shared<RepeatNode>(node_, count)); }
+Dataset Dataset::repeat(int64_t count) const {
+  return Dataset(std::make_shared<RepeatNode>(node_, count));
+}
 Dataset Dataset::take(int64_t n) const { return Dataset(std::make_shared<TakeNode>(node_, n)); }
 Dataset Dataset::skip(int64_t n) const { return Dataset(std::make_shared<SkipNode>(node_, n)); }
 Dataset Dataset::shard(int64_t num_shards, int64_t index) const {

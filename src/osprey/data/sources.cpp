@@ -11,7 +11,8 @@ namespace {
 // Element i is row i of every tensor (views, no copy); skip() is O(1).
 class TensorsNode final : public detail::Node {
  public:
-  explicit TensorsNode(Element parts) : parts_(std::move(parts)), rows_(leading_dim(parts_, "from_tensors")) {}
+  explicit TensorsNode(Element parts)
+      : parts_(std::move(parts)), rows_(leading_dim(parts_, "from_tensors")) {}
 
   class It final : public detail::IteratorImpl {
    public:
@@ -120,7 +121,9 @@ class GeneratorNode final : public detail::Node {
 
 }  // namespace
 
-Dataset Dataset::from_tensors(Element parts) { return Dataset(std::make_shared<TensorsNode>(std::move(parts))); }
+Dataset Dataset::from_tensors(Element parts) {
+  return Dataset(std::make_shared<TensorsNode>(std::move(parts)));
+}
 
 Dataset Dataset::range(int64_t stop) { return range(0, stop, 1); }
 

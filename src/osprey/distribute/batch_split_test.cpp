@@ -1,10 +1,11 @@
 // The helpers around the strategies: batch splitting, global batch size, learning-rate
 // scaling, virtual device names and gradient bucket assignment.
+#include "osprey/distribute/batch_split.h"
+
 #include <gtest/gtest.h>
 
 #include <string>
 
-#include "osprey/distribute/batch_split.h"
 #include "osprey/distribute/devices.h"
 #include "osprey/distribute/gradient_reducer.h"
 #include "osprey/distribute/learning_rate_scaling.h"
@@ -37,7 +38,8 @@ TEST(HelpersTest, SplitBatchGivesConsecutiveEqualShards) {
     split_batch(x, y, 4, "MirroredStrategy");
     FAIL();
   } catch (const ValueError& e) {
-    EXPECT_NE(std::string(e.what()).find("the global batch size 6 is not divisible by the 4 replicas in sync"),
+    EXPECT_NE(std::string(e.what()).find(
+                  "the global batch size 6 is not divisible by the 4 replicas in sync"),
               std::string::npos)
         << e.what();
   }

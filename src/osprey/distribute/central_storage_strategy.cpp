@@ -12,8 +12,11 @@ namespace {
 
 class CentralStorageExecutor final : public train::StepExecutor {
  public:
-  CentralStorageExecutor(std::shared_ptr<models::Network> network, std::shared_ptr<optim::Optimizer> optimizer, int n)
-      : replicas_(std::move(network), n, "CentralStorageStrategy"), contexts_(n), optimizer_(std::move(optimizer)) {}
+  CentralStorageExecutor(std::shared_ptr<models::Network> network,
+                         std::shared_ptr<optim::Optimizer> optimizer, int n)
+      : replicas_(std::move(network), n, "CentralStorageStrategy"),
+        contexts_(n),
+        optimizer_(std::move(optimizer)) {}
 
   std::vector<train::ReplicaOutput> train_step(const Tensor& x, const Tensor& y,
                                                const train::ReplicaStep& step) override {
@@ -49,14 +52,17 @@ class CentralStorageExecutor final : public train::StepExecutor {
       if (!host[i].has_grad()) continue;
       const Tensor& g0 = host[i].grad();
       OSPREY_CHECK(g0.dtype() == DType::float32 && g0.is_contiguous(),
-                   "CentralStorageStrategy: the gradient of variable {} must be contiguous float32 to be reduced",
+                   "CentralStorageStrategy: the gradient of variable {} must be contiguous float32 "
+                   "to be reduced",
                    host[i].name());
       float* acc = g0.data<float>();
       const int64_t len = g0.numel();
       for (int r = 1; r < n; ++r) {
         const autograd::Variable& v = replicas_.trainable(r)[i];
-        OSPREY_CHECK(v.has_grad() && v.grad().dtype() == DType::float32 && v.grad().is_contiguous(),
-                     "CentralStorageStrategy: variable {} has no contiguous float32 gradient on replica {}", v.name(), r);
+        OSPREY_CHECK(
+            v.has_grad() && v.grad().dtype() == DType::float32 && v.grad().is_contiguous(),
+            "CentralStorageStrategy: variable {} has no contiguous float32 gradient on replica {}",
+            v.name(), r);
         const float* g = v.grad().data<float>();
         for (int64_t k = 0; k < len; ++k) acc[k] += g[k];
       }
@@ -96,7 +102,8 @@ CentralStorageStrategy::CentralStorageStrategy(const std::vector<std::string>& d
 
 std::unique_ptr<train::StepExecutor> CentralStorageStrategy::make_executor(
     std::shared_ptr<models::Network> network, std::shared_ptr<optim::Optimizer> optimizer) const {
-  return std::make_unique<CentralStorageExecutor>(std::move(network), std::move(optimizer), num_replicas_in_sync());
+  return std::make_unique<CentralStorageExecutor>(std::move(network), std::move(optimizer),
+                                                  num_replicas_in_sync());
 }
 
 }  // namespace osprey::distribute

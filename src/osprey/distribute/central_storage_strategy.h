@@ -18,8 +18,9 @@ class CentralStorageStrategy final : public StrategyBase {
  public:
   explicit CentralStorageStrategy(const std::vector<std::string>& devices = {});
   std::string name() const override { return "CentralStorageStrategy"; }
-  std::unique_ptr<train::StepExecutor> make_executor(std::shared_ptr<models::Network> network,
-                                                     std::shared_ptr<optim::Optimizer> optimizer) const override;
+  std::unique_ptr<train::StepExecutor> make_executor(
+      std::shared_ptr<models::Network> network,
+      std::shared_ptr<optim::Optimizer> optimizer) const override;
   std::shared_ptr<const train::Strategy> clone() const override {
     return std::make_shared<CentralStorageStrategy>(*this);
   }

@@ -39,7 +39,9 @@ class CommunicatorReplicaContext final : public nn::ReplicaContext {
 class InProcessReplicaContexts {
  public:
   explicit InProcessReplicaContexts(int replicas);
-  nn::ReplicaContext* get(int r) const { return contexts_.empty() ? nullptr : contexts_[static_cast<size_t>(r)].get(); }
+  nn::ReplicaContext* get(int r) const {
+    return contexts_.empty() ? nullptr : contexts_[static_cast<size_t>(r)].get();
+  }
   comm::InProcessGroup& group() noexcept { return group_; }
 
  private:
@@ -57,7 +59,8 @@ class InProcessReplicaContexts {
 //   abort.run(replicas, [&](int r) { ... });
 class CollectiveAbort {
  public:
-  explicit CollectiveAbort(std::vector<comm::InProcessGroup*> groups) : groups_(std::move(groups)) {}
+  explicit CollectiveAbort(std::vector<comm::InProcessGroup*> groups)
+      : groups_(std::move(groups)) {}
   // Inside a catch block of replica r.
   void fail(int r) noexcept;
   void run(const Replicas& replicas, const std::function<void(int)>& fn);

@@ -16,7 +16,8 @@ std::vector<Device> resolve_devices(const std::vector<std::string>& devices, std
     } catch (const ValueError& e) {
       OSPREY_THROW(ValueError, "{}: cannot use device \"{}\": {}", who, name, e.what());
     }
-    OSPREY_CHECK(std::find(out.begin(), out.end(), d) == out.end(), "{}: device \"{}\" is listed twice", who, name);
+    OSPREY_CHECK(std::find(out.begin(), out.end(), d) == out.end(),
+                 "{}: device \"{}\" is listed twice", who, name);
     out.push_back(d);
   }
   return out;

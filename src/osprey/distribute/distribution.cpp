@@ -5,8 +5,10 @@
 namespace osprey::distribution {
 
 std::vector<std::string> list_devices(const std::string& device_type) {
-  OSPREY_CHECK(device_type.empty() || device_type == "cpu",
-               "list_devices: device_type must be \"cpu\" (or empty) in this build. Received: \"{}\"", device_type);
+  OSPREY_CHECK(
+      device_type.empty() || device_type == "cpu",
+      "list_devices: device_type must be \"cpu\" (or empty) in this build. Received: \"{}\"",
+      device_type);
   std::vector<std::string> out;
   for (const Device& d : osprey::list_devices()) out.push_back(d.to_string());
   return out;

@@ -69,14 +69,15 @@ TEST(Float8StrategyTest, ScalesFollowTheGlobalBatchAndWeightsMatchOneDevice) {
   // The last batch's amax of the first layer's inputs is max|x| over all 8 rows, not the mean of
   // the two shares' maxima (which the replicas would average to if each kept its own).
   const double global_max = max(abs(data_x().narrow(0, 16, 8))).item();
-  const double share_mean =
-      0.5 * (max(abs(data_x().narrow(0, 16, 4))).item() + max(abs(data_x().narrow(0, 20, 4))).item());
+  const double share_mean = 0.5 * (max(abs(data_x().narrow(0, 16, 4))).item() +
+                                   max(abs(data_x().narrow(0, 20, 4))).item());
   ASSERT_GT(global_max - share_mean, 1.0);
   const Tensor h1 = scalings(one, 0).inputs.amax_history.value();
   const Tensor h2 = scalings(two, 0).inputs.amax_history.value();
   EXPECT_EQ(h2.to_vector<float>()[0], static_cast<float>(global_max));
   EXPECT_EQ(h2.to_vector<float>(), h1.to_vector<float>());
-  EXPECT_EQ(scalings(two, 0).inputs.scale.value().item(), scalings(one, 0).inputs.scale.value().item());
+  EXPECT_EQ(scalings(two, 0).inputs.scale.value().item(),
+            scalings(one, 0).inputs.scale.value().item());
   EXPECT_EQ(scalings(two, 1).kernel.amax_history.value().to_vector<float>(),
             scalings(one, 1).kernel.amax_history.value().to_vector<float>());
   // Each replica's loss is its share's mean, so its output gradients are twice one device's, and

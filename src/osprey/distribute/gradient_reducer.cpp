@@ -21,9 +21,9 @@ struct GradientReducer::State {
   bool active = false, stop = false;
   GradientReducer* owner = nullptr;  // null once the reducer is gone: later hooks do nothing
   size_t next = 0;                   // the bucket reduced next
-  Clock::time_point startable;       // when bucket `next` became complete with its predecessors reduced
-  std::vector<size_t> pending;       // per bucket: variables not yet ready this step
-  std::vector<char> ready;           // per variable, this step
+  Clock::time_point startable;  // when bucket `next` became complete with its predecessors reduced
+  std::vector<size_t> pending;  // per bucket: variables not yet ready this step
+  std::vector<char> ready;      // per variable, this step
   std::exception_ptr error;
   Stats stats;
   // Called by a hook (backward's thread) or by finish_step, with the mutex held; true when this
@@ -48,8 +48,10 @@ GradientReducer::Stats& GradientReducer::Stats::operator+=(const Stats& o) {
 
 std::vector<std::vector<size_t>> assign_buckets(const std::vector<autograd::Variable>& variables,
                                                 int64_t bucket_bytes, int64_t first_bucket_bytes) {
-  OSPREY_CHECK(bucket_bytes >= 1, "gradient buckets: bucket_bytes must be at least 1. Received: {}", bucket_bytes);
-  OSPREY_CHECK(first_bucket_bytes >= 1, "gradient buckets: first_bucket_bytes must be at least 1. Received: {}",
+  OSPREY_CHECK(bucket_bytes >= 1, "gradient buckets: bucket_bytes must be at least 1. Received: {}",
+               bucket_bytes);
+  OSPREY_CHECK(first_bucket_bytes >= 1,
+               "gradient buckets: first_bucket_bytes must be at least 1. Received: {}",
                first_bucket_bytes);
   std::vector<std::vector<size_t>> out;
   int64_t bytes = 0;
@@ -78,8 +80,8 @@ double overlap_ceiling(const std::vector<autograd::Variable>& variables,
   return total > 0 ? 1.0 - static_cast<double>(last) / static_cast<double>(total) : 0.0;
 }
 
-GradientReducer::GradientReducer(std::vector<autograd::Variable> variables, comm::Communicator& communicator,
-                                 ReducerOptions options)
+GradientReducer::GradientReducer(std::vector<autograd::Variable> variables,
+                                 comm::Communicator& communicator, ReducerOptions options)
     : variables_(std::move(variables)),
       communicator_(communicator),
       options_(options),
@@ -96,7 +98,8 @@ GradientReducer::GradientReducer(std::vector<autograd::Variable> variables, comm
     views_.emplace_back();
     int64_t off = 0;
     for (size_t j : buckets_[k]) {
-      views_.back().push_back(flat.narrow(0, off, variables_[j].numel()).view(variables_[j].shape()));
+      views_.back().push_back(
+          flat.narrow(0, off, variables_[j].numel()).view(variables_[j].shape()));
       off += variables_[j].numel();
     }
     buffers_.push_back(flat);
@@ -119,7 +122,8 @@ GradientReducer::GradientReducer(std::vector<autograd::Variable> variables, comm
       }
     });
   }
-  if (options_.reduce_on == ReduceOn::communication_thread) worker_ = std::thread([this] { work(); });
+  if (options_.reduce_on == ReduceOn::communication_thread)
+    worker_ = std::thread([this] { work(); });
 }
 
 GradientReducer::~GradientReducer() {
@@ -170,7 +174,9 @@ void GradientReducer::work() {
   set_thread_limit(1);  // packing and the collective run on this thread alone, beside backward
   std::unique_lock<std::mutex> lock(state_->mutex);
   for (;;) {
-    state_->cv.wait(lock, [&] { return state_->stop || (state_->active && state_->pending[state_->next] == 0); });
+    state_->cv.wait(lock, [&] {
+      return state_->stop || (state_->active && state_->pending[state_->next] == 0);
+    });
     if (state_->stop) return;
     run_bucket(lock, state_->next, /*in_backward=*/false);
     if (!state_->active) state_->cv.notify_all();  // finish_step waits for the last bucket
@@ -178,7 +184,8 @@ void GradientReducer::work() {
 }
 
 void GradientReducer::reduce_complete(std::unique_lock<std::mutex>& lock, bool in_backward) {
-  while (state_->active && state_->pending[state_->next] == 0) run_bucket(lock, state_->next, in_backward);
+  while (state_->active && state_->pending[state_->next] == 0)
+    run_bucket(lock, state_->next, in_backward);
 }
 
 void GradientReducer::run_bucket(std::unique_lock<std::mutex>& lock, size_t k, bool in_backward) {

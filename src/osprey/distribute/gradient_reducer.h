@@ -31,7 +31,8 @@
 namespace osprey::distribute {
 
 inline constexpr int64_t kDefaultBucketBytes = int64_t{25} << 20;
-inline constexpr int64_t kDefaultFirstBucketBytes = int64_t{1} << 20;  // torch's _DEFAULT_FIRST_BUCKET_BYTES
+inline constexpr int64_t kDefaultFirstBucketBytes = int64_t{1}
+                                                    << 20;  // torch's _DEFAULT_FIRST_BUCKET_BYTES
 
 // Where a completed bucket is reduced.
 enum class ReduceOn {
@@ -89,7 +90,8 @@ class GradientReducer {
   // runs by taking a core from backward, so this is an upper bound on the time saved; the
   // benchmark (bench_allreduce BM_Overlap, hidden_wall) measures the saving itself.
   struct Stats {
-    double reduce_seconds = 0.0, wait_seconds = 0.0, in_backward_seconds = 0.0, queued_seconds = 0.0;
+    double reduce_seconds = 0.0, wait_seconds = 0.0, in_backward_seconds = 0.0,
+           queued_seconds = 0.0;
     int64_t steps = 0;
     double hidden() const {
       return reduce_seconds > 0 ? 1.0 - (wait_seconds + in_backward_seconds) / reduce_seconds : 0.0;
@@ -113,10 +115,10 @@ class GradientReducer {
   ReducerOptions options_;
   std::vector<std::vector<size_t>> buckets_;
   std::vector<size_t> bucket_of_;
-  std::vector<Tensor> buffers_;  // one flat float32 buffer per bucket
+  std::vector<Tensor> buffers_;             // one flat float32 buffer per bucket
   std::vector<std::vector<Tensor>> views_;  // per bucket, per variable: its slice of the buffer
-  std::shared_ptr<State> state_;  // shared with the hooks, which may outlive this reducer
-  std::thread worker_;            // ReduceOn::communication_thread only
+  std::shared_ptr<State> state_;            // shared with the hooks, which may outlive this reducer
+  std::thread worker_;                      // ReduceOn::communication_thread only
 };
 
 }  // namespace osprey::distribute

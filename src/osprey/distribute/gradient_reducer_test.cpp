@@ -28,7 +28,8 @@ TEST(GradientReducerTest, TheFirstBucketHasItsOwnLimit) {
   // Sizes in bytes: v0 40, v1 400, v2 8, v3 100; buckets fill from the last variable.
   const auto vars = variables_of_sizes({10, 100, 2, 25});
   EXPECT_EQ(assign_buckets(vars, kDefaultBucketBytes, 108), (B{{3, 2}, {1, 0}}));
-  EXPECT_EQ(assign_buckets(vars, kDefaultBucketBytes, 1), (B{{3}, {2, 1, 0}}));  // v3 alone exceeds it
+  EXPECT_EQ(assign_buckets(vars, kDefaultBucketBytes, 1),
+            (B{{3}, {2, 1, 0}}));  // v3 alone exceeds it
   EXPECT_EQ(assign_buckets(vars, 400, 108), (B{{3, 2}, {1}, {0}}));
   EXPECT_EQ(kDefaultFirstBucketBytes, 1024 * 1024);
 }
@@ -42,7 +43,8 @@ TEST(GradientReducerTest, FashionMnistMlpDefaultsSplitOffTheFirstKernel) {
   const double total = 784 * 512 + 512 + 512 * 256 + 256 + 256 * 10 + 10;
   EXPECT_DOUBLE_EQ(overlap_ceiling(vars, buckets), 1.0 - 784 * 512 / total);
   // One bucket: nothing can be reduced before backward ends.
-  EXPECT_DOUBLE_EQ(overlap_ceiling(vars, assign_buckets(vars, kDefaultBucketBytes, kDefaultBucketBytes)), 0.0);
+  EXPECT_DOUBLE_EQ(
+      overlap_ceiling(vars, assign_buckets(vars, kDefaultBucketBytes, kDefaultBucketBytes)), 0.0);
 }
 
 TEST(GradientReducerTest, LimitsBelowOneNameTheField) {
@@ -51,13 +53,15 @@ TEST(GradientReducerTest, LimitsBelowOneNameTheField) {
     assign_buckets(vars, kDefaultBucketBytes, 0);
     FAIL();
   } catch (const ValueError& e) {
-    EXPECT_EQ(std::string(e.what()), "gradient buckets: first_bucket_bytes must be at least 1. Received: 0");
+    EXPECT_EQ(std::string(e.what()),
+              "gradient buckets: first_bucket_bytes must be at least 1. Received: 0");
   }
   try {
     assign_buckets(vars, -3, 1);
     FAIL();
   } catch (const ValueError& e) {
-    EXPECT_EQ(std::string(e.what()), "gradient buckets: bucket_bytes must be at least 1. Received: -3");
+    EXPECT_EQ(std::string(e.what()),
+              "gradient buckets: bucket_bytes must be at least 1. Received: -3");
   }
 }
 
@@ -109,7 +113,8 @@ void expect_reduced_means(ReducerOptions options) {
       const Tensor g = models[r].w[i].grad();
       ASSERT_EQ(g.shape(), models[r].w[i].shape());
       for (size_t e = 0; e < expected[i].size(); ++e) {
-        ASSERT_EQ(g.data<float>()[e], expected[i][e]) << "rank " << r << " w" << i << " element " << e;
+        ASSERT_EQ(g.data<float>()[e], expected[i][e])
+            << "rank " << r << " w" << i << " element " << e;
       }
     }
     EXPECT_FALSE(models[r].w[0].has_grad());  // counted as zeros, still no gradient
@@ -118,12 +123,14 @@ void expect_reduced_means(ReducerOptions options) {
 
 TEST(GradientReducerTest, EveryRankGetsExactlyTheMeanOnTheCommunicationThread) {
   expect_reduced_means({.reduce_on = ReduceOn::communication_thread});
-  expect_reduced_means({.bucket_bytes = 1, .first_bucket_bytes = 1, .reduce_on = ReduceOn::communication_thread});
+  expect_reduced_means(
+      {.bucket_bytes = 1, .first_bucket_bytes = 1, .reduce_on = ReduceOn::communication_thread});
 }
 
 TEST(GradientReducerTest, EveryRankGetsExactlyTheMeanOnTheBackwardThread) {
   expect_reduced_means({.reduce_on = ReduceOn::backward_thread});
-  expect_reduced_means({.bucket_bytes = 1, .first_bucket_bytes = 1, .reduce_on = ReduceOn::backward_thread});
+  expect_reduced_means(
+      {.bucket_bytes = 1, .first_bucket_bytes = 1, .reduce_on = ReduceOn::backward_thread});
 }
 
 TEST(GradientReducerTest, GradientsKeptAcrossStepsAccumulateOnTheReducedMean) {
@@ -141,7 +148,8 @@ TEST(GradientReducerTest, GradientsKeptAcrossStepsAccumulateOnTheReducedMean) {
     g2[r].assign(g.data<float>(), g.data<float>() + g.numel());
   }
   auto run = [&](int r) {
-    GradientReducer reducer(models[r].w, group.rank(r), {.bucket_bytes = 1, .first_bucket_bytes = 1});
+    GradientReducer reducer(models[r].w, group.rank(r),
+                            {.bucket_bytes = 1, .first_bucket_bytes = 1});
     reducer.begin_step();
     models[r].backward();
     reducer.finish_step();
@@ -162,9 +170,11 @@ TEST(GradientReducerTest, GradientsKeptAcrossStepsAccumulateOnTheReducedMean) {
   for (int r = 0; r < 2; ++r) {
     const Tensor g1 = models[r].w[1].grad(), g2r = models[r].w[2].grad();
     for (size_t e = 0; e < m1[1].size(); ++e) {
-      ASSERT_EQ(g1.data<float>()[e], ((m1[1][e] + g2[0][e]) + (m1[1][e] + g2[1][e])) / 2.0f) << "rank " << r;
+      ASSERT_EQ(g1.data<float>()[e], ((m1[1][e] + g2[0][e]) + (m1[1][e] + g2[1][e])) / 2.0f)
+          << "rank " << r;
     }
-    for (size_t e = 0; e < m1[2].size(); ++e) ASSERT_EQ(g2r.data<float>()[e], m1[2][e]) << "rank " << r;
+    for (size_t e = 0; e < m1[2].size(); ++e)
+      ASSERT_EQ(g2r.data<float>()[e], m1[2][e]) << "rank " << r;
   }
 }
 
@@ -178,18 +188,21 @@ TEST(GradientReducerTest, ARankWhoseStepFailsStillCompletesTheOthersCollectives)
     reference.backward();
     std::thread failing([&] {
       RankModel other(20);
-      GradientReducer reducer(other.w, group.rank(1), {.bucket_bytes = 1, .first_bucket_bytes = 1, .reduce_on = where});
+      GradientReducer reducer(other.w, group.rank(1),
+                              {.bucket_bytes = 1, .first_bucket_bytes = 1, .reduce_on = where});
       reducer.begin_step();
       reducer.finish_step();  // what MirroredStrategy does when the step throws
     });
-    GradientReducer reducer(model.w, group.rank(0), {.bucket_bytes = 1, .first_bucket_bytes = 1, .reduce_on = where});
+    GradientReducer reducer(model.w, group.rank(0),
+                            {.bucket_bytes = 1, .first_bucket_bytes = 1, .reduce_on = where});
     reducer.begin_step();
     model.backward();
     reducer.finish_step();
     failing.join();
     for (size_t i = 1; i < 3; ++i) {
       const Tensor g = model.w[i].grad(), full = reference.w[i].grad();
-      for (int64_t e = 0; e < g.numel(); ++e) ASSERT_EQ(g.data<float>()[e], (full.data<float>()[e] + 0.0f) / 2.0f);
+      for (int64_t e = 0; e < g.numel(); ++e)
+        ASSERT_EQ(g.data<float>()[e], (full.data<float>()[e] + 0.0f) / 2.0f);
     }
   }
 }
@@ -200,8 +213,9 @@ TEST(GradientReducerTest, ReductionsOnTheBackwardThreadAreNeverCountedAsHidden) 
   GradientReducer::Stats stats[2];
   auto run = [&](int r) {
     // One bucket per variable: w2's and w1's are reduced inside their hooks, w0's in finish_step.
-    GradientReducer reducer(models[r].w, group.rank(r),
-                            {.bucket_bytes = 1, .first_bucket_bytes = 1, .reduce_on = ReduceOn::backward_thread});
+    GradientReducer reducer(
+        models[r].w, group.rank(r),
+        {.bucket_bytes = 1, .first_bucket_bytes = 1, .reduce_on = ReduceOn::backward_thread});
     for (int step = 0; step < 4; ++step) {
       reducer.begin_step();
       models[r].backward();

@@ -14,9 +14,11 @@
 
 namespace osprey::distribute {
 
-double scaled_learning_rate(double base, const train::Strategy& strategy, std::string_view rule = "linear");
+double scaled_learning_rate(double base, const train::Strategy& strategy,
+                            std::string_view rule = "linear");
 // A LinearWarmup from base to the scaled rate over warmup_steps, then constant.
-optim::LearningRate warmup_to_scaled_learning_rate(double base, const train::Strategy& strategy, int64_t warmup_steps,
+optim::LearningRate warmup_to_scaled_learning_rate(double base, const train::Strategy& strategy,
+                                                   int64_t warmup_steps,
                                                    std::string_view rule = "linear");
 
 }  // namespace osprey::distribute

@@ -70,7 +70,8 @@ class MirroredExecutor final : public train::StepExecutor {
         config_.per_worker_inputs ? Shards{} : split_batch(x, y, n * workers_, config_.owner);
     Shards shards = config_.per_worker_inputs ? split_batch(x, y, n, config_.owner) : Shards{};
     for (int r = 0; !config_.per_worker_inputs && r < n; ++r) {
-      const size_t k = static_cast<size_t>(worker_) * static_cast<size_t>(n) + static_cast<size_t>(r);
+      const size_t k =
+          static_cast<size_t>(worker_) * static_cast<size_t>(n) + static_cast<size_t>(r);
       shards.x.push_back(all.x[k]);
       shards.y.push_back(all.y[k]);
     }

@@ -38,12 +38,16 @@ struct MirroredOptions {
 
 class MirroredStrategy final : public StrategyBase {
  public:
-  explicit MirroredStrategy(const std::vector<std::string>& devices = {}, MirroredOptions options = {});
+  explicit MirroredStrategy(const std::vector<std::string>& devices = {},
+                            MirroredOptions options = {});
   const MirroredOptions& options() const noexcept { return options_; }
   std::string name() const override { return "MirroredStrategy"; }
-  std::unique_ptr<train::StepExecutor> make_executor(std::shared_ptr<models::Network> network,
-                                                     std::shared_ptr<optim::Optimizer> optimizer) const override;
-  std::shared_ptr<const train::Strategy> clone() const override { return std::make_shared<MirroredStrategy>(*this); }
+  std::unique_ptr<train::StepExecutor> make_executor(
+      std::shared_ptr<models::Network> network,
+      std::shared_ptr<optim::Optimizer> optimizer) const override;
+  std::shared_ptr<const train::Strategy> clone() const override {
+    return std::make_shared<MirroredStrategy>(*this);
+  }
 
   // The gradient reducers' timings summed over the replicas of every model this strategy (or a
   // copy of it) is training now, and the overlap ceiling of their buckets (gradient_reducer.h).

@@ -1,5 +1,7 @@
 // Data-parallel training against single-device training: the same global batches must give the
 // same weights (the mean of per-replica mean gradients is the full batch's mean gradient).
+#include "osprey/distribute/mirrored_strategy.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -10,7 +12,6 @@
 #include "osprey/distribute/central_storage_strategy.h"
 #include "osprey/distribute/devices.h"
 #include "osprey/distribute/distribution.h"
-#include "osprey/distribute/mirrored_strategy.h"
 #include "osprey/distribute/one_device_strategy.h"
 #include "osprey/distribute/strategy_fixture.h"
 #include "osprey/distribute/weights_difference.h"
@@ -30,9 +31,9 @@ using testing::data_x;
 using testing::data_y;
 using testing::initial_weights;
 using testing::make_mlp;
-using testing::train_20_steps;
 using testing::max_abs_difference;
 using testing::max_relative_difference;
+using testing::train_20_steps;
 
 TEST(StrategyTest, MirroredMatchesOneDeviceWith1And2And4Devices) {
   for (const std::string opt : {"sgd", "adam"}) {
@@ -40,9 +41,11 @@ TEST(StrategyTest, MirroredMatchesOneDeviceWith1And2And4Devices) {
     // Training moved the weights, so agreeing below is not agreeing on the initial values.
     ASSERT_GT(max_abs_difference(one.get_weights(), initial_weights()), 1e-3) << opt;
     for (int n : {1, 2, 4}) {
-      const Model mirrored = train_20_steps(std::make_shared<MirroredStrategy>(virtual_devices(n)), opt);
+      const Model mirrored =
+          train_20_steps(std::make_shared<MirroredStrategy>(virtual_devices(n)), opt);
       EXPECT_EQ(mirrored.trainer().strategy().num_replicas_in_sync(), n);
-      EXPECT_LE(max_relative_difference(mirrored.get_weights(), one.get_weights()), 1e-5) << opt << " n=" << n;
+      EXPECT_LE(max_relative_difference(mirrored.get_weights(), one.get_weights()), 1e-5)
+          << opt << " n=" << n;
     }
   }
 }
@@ -57,8 +60,10 @@ TEST(StrategyTest, NoStrategyIsOneDevice) {
 TEST(StrategyTest, MirroredAndCentralStorageAgreeBitwise) {
   for (int n : {2, 4}) {
     std::vector<double> lm, lc;
-    const Model mirrored = train_20_steps(std::make_shared<MirroredStrategy>(virtual_devices(n)), "adam", data_x(), &lm);
-    const Model central = train_20_steps(std::make_shared<CentralStorageStrategy>(virtual_devices(n)), "adam", data_x(), &lc);
+    const Model mirrored = train_20_steps(std::make_shared<MirroredStrategy>(virtual_devices(n)),
+                                          "adam", data_x(), &lm);
+    const Model central = train_20_steps(
+        std::make_shared<CentralStorageStrategy>(virtual_devices(n)), "adam", data_x(), &lc);
     EXPECT_EQ(max_abs_difference(mirrored.get_weights(), central.get_weights()), 0.0) << n;
     EXPECT_EQ(lm, lc);
   }
@@ -74,8 +79,9 @@ TEST(StrategyTest, TheLossLoggedIsTheGlobalBatchMean) {
 
 TEST(StrategyTest, BucketSizeDoesNotChangeTheResult) {
   // 64-byte buckets: every variable in its own bucket (7 collectives a step); 25 MB: one bucket.
-  const Model small = train_20_steps(std::make_shared<MirroredStrategy>(virtual_devices(4),
-                                                                        MirroredOptions{.bucket_bytes = 64}), "adam");
+  const Model small = train_20_steps(
+      std::make_shared<MirroredStrategy>(virtual_devices(4), MirroredOptions{.bucket_bytes = 64}),
+      "adam");
   const Model big = train_20_steps(std::make_shared<MirroredStrategy>(virtual_devices(4)), "adam");
   EXPECT_EQ(max_abs_difference(small.get_weights(), big.get_weights()), 0.0);
 }
@@ -84,7 +90,8 @@ TEST(StrategyTest, WhereBucketsAreReducedDoesNotChangeTheResult) {
   // One bucket per variable; on a communication thread per replica or in the replicas' hooks.
   auto strategy = [](ReduceOn where) {
     return std::make_shared<MirroredStrategy>(
-        virtual_devices(4), MirroredOptions{.bucket_bytes = 1, .first_bucket_bytes = 1, .reduce_on = where});
+        virtual_devices(4),
+        MirroredOptions{.bucket_bytes = 1, .first_bucket_bytes = 1, .reduce_on = where});
   };
   const Model comm_thread = train_20_steps(strategy(ReduceOn::communication_thread), "adam");
   const Model in_backward = train_20_steps(strategy(ReduceOn::backward_thread), "adam");
@@ -95,8 +102,9 @@ TEST(StrategyTest, WhereBucketsAreReducedDoesNotChangeTheResult) {
 
 TEST(StrategyTest, ReducerStatsCoverEveryReplicaStep) {
   // The 5-16-8-3 MLP's 6 variables: a 64-byte first bucket, then the rest in one 25 MB bucket.
-  const auto s = std::make_shared<MirroredStrategy>(virtual_devices(2), MirroredOptions{.first_bucket_bytes = 64});
-  EXPECT_EQ(s->reducer_stats().steps, 0);  // nothing trained yet
+  const auto s = std::make_shared<MirroredStrategy>(virtual_devices(2),
+                                                    MirroredOptions{.first_bucket_bytes = 64});
+  EXPECT_EQ(s->reducer_stats().steps, 0);    // nothing trained yet
   const Model m = train_20_steps(s, "sgd");  // its executor holds the reducers
   const MirroredStrategy::ReducerStats st = s->reducer_stats();
   EXPECT_EQ(st.steps, 2 * 20);  // summed over the 2 replicas
@@ -111,7 +119,8 @@ TEST(StrategyTest, ReducerStatsCoverEveryReplicaStep) {
     MirroredStrategy bad(virtual_devices(2), {.first_bucket_bytes = 0});
     FAIL();
   } catch (const ValueError& e) {
-    EXPECT_EQ(std::string(e.what()), "MirroredStrategy: first_bucket_bytes must be at least 1. Received: 0");
+    EXPECT_EQ(std::string(e.what()),
+              "MirroredStrategy: first_bucket_bytes must be at least 1. Received: 0");
   }
 }
 
@@ -129,8 +138,9 @@ TEST(StrategyTest, AGlobalBatchNotDivisibleByTheReplicasNamesBoth) {
     m.fit(data_x(), data_y(), {.batch_size = 10, .verbose = 0, .shuffle = false});
     FAIL();
   } catch (const ValueError& e) {
-    EXPECT_NE(std::string(e.what()).find("MirroredStrategy: the global batch size 10 is not divisible by the 4 "
-                                         "replicas in sync"),
+    EXPECT_NE(std::string(e.what()).find(
+                  "MirroredStrategy: the global batch size 10 is not divisible by the 4 "
+                  "replicas in sync"),
               std::string::npos)
         << e.what();
   }
@@ -161,11 +171,13 @@ TEST(StrategyTest, MixingStrategyScopesIsAnError) {
     auto inner = central.scope();
     FAIL();
   } catch (const ValueError& e) {
-    EXPECT_NE(std::string(e.what()).find("CentralStorageStrategy.scope(): a MirroredStrategy scope is already open"),
+    EXPECT_NE(std::string(e.what()).find(
+                  "CentralStorageStrategy.scope(): a MirroredStrategy scope is already open"),
               std::string::npos)
         << e.what();
   }
-  EXPECT_EQ(train::current_strategy()->name(), "MirroredStrategy");  // the failed scope left it as it was
+  EXPECT_EQ(train::current_strategy()->name(),
+            "MirroredStrategy");  // the failed scope left it as it was
 }
 
 TEST(StrategyTest, WeightsSetBetweenFitsReachEveryReplica) {
@@ -178,7 +190,8 @@ TEST(StrategyTest, WeightsSetBetweenFitsReachEveryReplica) {
   m.set_weights(initial_weights());
   m.fit(data_x(), data_y(), {.batch_size = 8, .epochs = 1, .verbose = 0, .shuffle = false});
   const Model once = train_20_steps(s, "sgd");
-  // SGD without momentum has no state besides the step counter, so the second fit repeats the first.
+  // SGD without momentum has no state besides the step counter, so the second fit repeats the
+  // first.
   EXPECT_EQ(max_abs_difference(m.get_weights(), once.get_weights()), 0.0);
 }
 
@@ -190,7 +203,10 @@ TEST(StrategyTest, SaveUnderMirroredLoadWithoutAStrategyGivesIdenticalPrediction
   Model loaded = load_model(dir);
   EXPECT_EQ(loaded.trainer().strategy().name(), "SingleDevice");
   Model copy = m;
-  EXPECT_EQ(sum(abs(sub(copy.predict(data_x(), {.verbose = 0}), loaded.predict(data_x(), {.verbose = 0})))).item(), 0.0);
+  EXPECT_EQ(sum(abs(sub(copy.predict(data_x(), {.verbose = 0}),
+                        loaded.predict(data_x(), {.verbose = 0}))))
+                .item(),
+            0.0);
   // Loading inside a strategy's scope mirrors the model, and it trains on as the saved one does.
   MirroredStrategy strategy(virtual_devices(2));
   Model mirrored_load;
@@ -199,8 +215,10 @@ TEST(StrategyTest, SaveUnderMirroredLoadWithoutAStrategyGivesIdenticalPrediction
     mirrored_load = load_model(dir);
   }
   EXPECT_EQ(mirrored_load.trainer().strategy().name(), "MirroredStrategy");
-  const double a = copy.train_on_batch(data_x().narrow(0, 0, 8), data_y().narrow(0, 0, 8)).at("loss");
-  const double b = mirrored_load.train_on_batch(data_x().narrow(0, 0, 8), data_y().narrow(0, 0, 8)).at("loss");
+  const double a =
+      copy.train_on_batch(data_x().narrow(0, 0, 8), data_y().narrow(0, 0, 8)).at("loss");
+  const double b =
+      mirrored_load.train_on_batch(data_x().narrow(0, 0, 8), data_y().narrow(0, 0, 8)).at("loss");
   EXPECT_EQ(a, b);
   EXPECT_EQ(max_abs_difference(copy.get_weights(), mirrored_load.get_weights()), 0.0);
   std::filesystem::remove_all(dir);
@@ -218,15 +236,17 @@ TEST(StrategyTest, Keras3DataParallelIsTheSameEngine) {
   EXPECT_EQ(m.trainer().strategy().name(), "MirroredStrategy");
   EXPECT_EQ(m.trainer().strategy().num_replicas_in_sync(), 4);
   m.fit(data_x(), data_y(), {.batch_size = 8, .epochs = 1, .verbose = 0, .shuffle = false});
-  const Model mirrored = train_20_steps(std::make_shared<MirroredStrategy>(virtual_devices(4)), "adam");
+  const Model mirrored =
+      train_20_steps(std::make_shared<MirroredStrategy>(virtual_devices(4)), "adam");
   EXPECT_EQ(max_abs_difference(m.get_weights(), mirrored.get_weights()), 0.0);
   EXPECT_THROW(distribution::list_devices("gpu"), ValueError);
 }
 
 TEST(StrategyTest, DistributedEvaluateAndPredictMatchOneDevice) {
   // 4 replicas; batches of 7 rows do not divide: shares of 2, 2, 2, 1, concatenated in order.
-  for (const StrategyPtr& s : {StrategyPtr(std::make_shared<MirroredStrategy>(virtual_devices(4))),
-                               StrategyPtr(std::make_shared<CentralStorageStrategy>(virtual_devices(4)))}) {
+  for (const StrategyPtr& s :
+       {StrategyPtr(std::make_shared<MirroredStrategy>(virtual_devices(4))),
+        StrategyPtr(std::make_shared<CentralStorageStrategy>(virtual_devices(4)))}) {
     Model one = train_20_steps(nullptr, "adam");
     Model dist = make_mlp();
     dist.set_weights(one.get_weights());
@@ -247,7 +267,8 @@ TEST(StrategyTest, DistributedEvaluateAndPredictMatchOneDevice) {
 
 Model make_bn_model() {
   nn::clear_session();
-  return Sequential({layers::Dense(4), layers::BatchNormalization({.momentum = 0.5})}, {.input_shape = {5}});
+  return Sequential({layers::Dense(4), layers::BatchNormalization({.momentum = 0.5})},
+                    {.input_shape = {5}});
 }
 
 // One step at learning rate 0 (the weights stay put, so only the statistics move); returns the
@@ -256,7 +277,8 @@ std::pair<Tensor, Tensor> bn_moving_statistics_after_one_step(const StrategyPtr&
   static const std::vector<Tensor> init = make_bn_model().get_weights();
   Model m = make_bn_model();
   m.set_weights(init);
-  m.compile(std::make_shared<optim::SGD>(optim::SGDOptions{.learning_rate = 0.0}), "mse", {}, {.strategy = s});
+  m.compile(std::make_shared<optim::SGD>(optim::SGDOptions{.learning_rate = 0.0}), "mse", {},
+            {.strategy = s});
   // Rows 4..7 shifted by 3: the two replicas' shares have different statistics.
   Tensor x = data_x().narrow(0, 0, 8).clone();  // a copy: data_x() is shared by the tests
   for (int i = 20; i < 40; ++i) x.data<float>()[i] += 3.0f;
@@ -267,7 +289,8 @@ std::pair<Tensor, Tensor> bn_moving_statistics_after_one_step(const StrategyPtr&
 
 TEST(StrategyTest, BatchNormUsesPerReplicaStatisticsAndAveragesTheMovingOnes) {
   const auto [mean1, var1] = bn_moving_statistics_after_one_step(nullptr);
-  const auto [mean2, var2] = bn_moving_statistics_after_one_step(std::make_shared<MirroredStrategy>(virtual_devices(2)));
+  const auto [mean2, var2] =
+      bn_moving_statistics_after_one_step(std::make_shared<MirroredStrategy>(virtual_devices(2)));
   // The moving mean is linear in the batch mean: the mean of the replicas' equals one device's.
   EXPECT_LE(max(abs(sub(mean2, mean1))).item(), 1e-6 * std::max(1.0, max(abs(mean1)).item()));
   // Each replica normalizes with its own share's variance, smaller than the whole batch's here
@@ -275,8 +298,8 @@ TEST(StrategyTest, BatchNormUsesPerReplicaStatisticsAndAveragesTheMovingOnes) {
   EXPECT_GT(max(abs(sub(var2, var1))).item(), 1e-2);
   EXPECT_LT(sum(var2).item(), sum(var1).item());
   // CentralStorage averages the moving statistics to the host: the same values.
-  const auto [mean_c, var_c] =
-      bn_moving_statistics_after_one_step(std::make_shared<CentralStorageStrategy>(virtual_devices(2)));
+  const auto [mean_c, var_c] = bn_moving_statistics_after_one_step(
+      std::make_shared<CentralStorageStrategy>(virtual_devices(2)));
   EXPECT_EQ(max(abs(sub(mean_c, mean2))).item(), 0.0);
   EXPECT_EQ(max(abs(sub(var_c, var2))).item(), 0.0);
 }
@@ -286,7 +309,8 @@ TEST(StrategyTest, BadDeviceListsAreNamed) {
     MirroredStrategy s({"cpu:0", "cpu:0"});
     FAIL();
   } catch (const ValueError& e) {
-    EXPECT_NE(std::string(e.what()).find("MirroredStrategy: device \"cpu:0\" is listed twice"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("MirroredStrategy: device \"cpu:0\" is listed twice"),
+              std::string::npos)
         << e.what();
   }
   EXPECT_THROW(CentralStorageStrategy({"tpu:0"}), ValueError);

@@ -14,9 +14,12 @@ class OneDevice final : public StrategyBase {
  public:
   explicit OneDevice(const std::string& device = "cpu:0");
   std::string name() const override { return "OneDevice"; }
-  std::unique_ptr<train::StepExecutor> make_executor(std::shared_ptr<models::Network> network,
-                                                     std::shared_ptr<optim::Optimizer> optimizer) const override;
-  std::shared_ptr<const train::Strategy> clone() const override { return std::make_shared<OneDevice>(*this); }
+  std::unique_ptr<train::StepExecutor> make_executor(
+      std::shared_ptr<models::Network> network,
+      std::shared_ptr<optim::Optimizer> optimizer) const override;
+  std::shared_ptr<const train::Strategy> clone() const override {
+    return std::make_shared<OneDevice>(*this);
+  }
 };
 
 }  // namespace osprey::distribute

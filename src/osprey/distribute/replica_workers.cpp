@@ -8,10 +8,14 @@
 namespace osprey::distribute {
 
 ReplicaWorkers::ReplicaWorkers(int count, int threads_per_replica)
-    : count_(count), threads_per_replica_(threads_per_replica), errors_(static_cast<size_t>(std::max(count, 1))) {
-  OSPREY_CHECK(count_ >= 1, "ReplicaWorkers: the number of replicas must be at least 1. Received: {}", count_);
+    : count_(count),
+      threads_per_replica_(threads_per_replica),
+      errors_(static_cast<size_t>(std::max(count, 1))) {
+  OSPREY_CHECK(count_ >= 1,
+               "ReplicaWorkers: the number of replicas must be at least 1. Received: {}", count_);
   OSPREY_CHECK(threads_per_replica_ >= 0,
-               "ReplicaWorkers: threads_per_replica must be at least 0 (0: num_threads() / replicas). Received: {}",
+               "ReplicaWorkers: threads_per_replica must be at least 0 (0: num_threads() / "
+               "replicas). Received: {}",
                threads_per_replica_);
 }
 

@@ -2,7 +2,6 @@
 #include "osprey/distribute/replica_workers.h"
 
 #include <gtest/gtest.h>
-
 #include <omp.h>
 
 #include <stdexcept>
@@ -40,8 +39,9 @@ TEST_F(ReplicaWorkersTest, EveryStepRunsOnTheSameThreadsReplicaZeroOnTheCaller) 
 
 TEST_F(ReplicaWorkersTest, EachReplicaGetsItsShareOfThePool) {
   set_num_threads(4);
-  for (auto [replicas, setting, share] : {std::tuple{2, 0, 2}, std::tuple{4, 0, 1}, std::tuple{3, 0, 1},
-                                         std::tuple{8, 0, 1}, std::tuple{2, 3, 3}}) {
+  for (auto [replicas, setting, share] :
+       {std::tuple{2, 0, 2}, std::tuple{4, 0, 1}, std::tuple{3, 0, 1}, std::tuple{8, 0, 1},
+        std::tuple{2, 3, 3}}) {
     ReplicaWorkers workers(replicas, setting);
     EXPECT_EQ(workers.threads_per_replica(), share);
     std::vector<int> seen(static_cast<size_t>(replicas)), omp(static_cast<size_t>(replicas));
@@ -49,8 +49,10 @@ TEST_F(ReplicaWorkersTest, EachReplicaGetsItsShareOfThePool) {
       seen[static_cast<size_t>(r)] = num_threads();
       omp[static_cast<size_t>(r)] = omp_get_max_threads();  // oneDNN's team size
     });
-    EXPECT_EQ(seen, std::vector<int>(static_cast<size_t>(replicas), share)) << replicas << " replicas";
-    EXPECT_EQ(omp, std::vector<int>(static_cast<size_t>(replicas), share)) << replicas << " replicas";
+    EXPECT_EQ(seen, std::vector<int>(static_cast<size_t>(replicas), share))
+        << replicas << " replicas";
+    EXPECT_EQ(omp, std::vector<int>(static_cast<size_t>(replicas), share))
+        << replicas << " replicas";
   }
   // The caller's own count is back once the step is over.
   EXPECT_EQ(num_threads(), 4);
@@ -75,7 +77,8 @@ TEST_F(ReplicaWorkersTest, TheLowestReplicasErrorReachesTheCallerAndTheWorkersGo
     EXPECT_STREQ(e.what(), "replica 1 failed");
   }
   std::vector<int> ran(3, 0);
-  workers.run([&](int r) { ran[static_cast<size_t>(r)] = 1; });  // no stale error from the last step
+  workers.run(
+      [&](int r) { ran[static_cast<size_t>(r)] = 1; });  // no stale error from the last step
   EXPECT_EQ(ran, (std::vector<int>{1, 1, 1}));
 }
 
@@ -84,8 +87,8 @@ TEST_F(ReplicaWorkersTest, ANegativeShareIsNamed) {
     MirroredStrategy s(virtual_devices(2), {.threads_per_replica = -1});
     FAIL() << "no exception";
   } catch (const ValueError& e) {
-    EXPECT_NE(std::string(e.what()).find(
-                  "MirroredStrategy: threads_per_replica must be at least 0 (0: num_threads() / replicas). Received: -1"),
+    EXPECT_NE(std::string(e.what()).find("MirroredStrategy: threads_per_replica must be at least 0 "
+                                         "(0: num_threads() / replicas). Received: -1"),
               std::string::npos)
         << e.what();
   }

@@ -8,17 +8,20 @@
 
 namespace osprey::distribute {
 
-Replicas::Replicas(std::shared_ptr<models::Network> primary, int count, std::string owner, int threads_per_replica)
+Replicas::Replicas(std::shared_ptr<models::Network> primary, int count, std::string owner,
+                   int threads_per_replica)
     : primary_(std::move(primary)),
       count_(count),
       owner_(std::move(owner)),
       workers_(std::max(count, 1), threads_per_replica) {
-  OSPREY_CHECK(count_ >= 1, "{}: the number of replicas must be at least 1. Received: {}", owner_, count_);
+  OSPREY_CHECK(count_ >= 1, "{}: the number of replicas must be at least 1. Received: {}", owner_,
+               count_);
 }
 
 void Replicas::create(const std::vector<Tensor>& x_shards) {
   autograd::NoGradGuard no_grad;
-  if (primary_->variables().empty()) (*primary_)(autograd::Variable(x_shards[0]), false);  // builds it
+  if (primary_->variables().empty())
+    (*primary_)(autograd::Variable(x_shards[0]), false);  // builds it
   // Built aside and kept only when every replica is: a replica whose build throws (its shard's
   // forward fails) must not leave ready() true with fewer networks than replicas.
   std::vector<std::shared_ptr<models::Network>> nets{primary_};
@@ -26,8 +29,10 @@ void Replicas::create(const std::vector<Tensor>& x_shards) {
   const nlohmann::json config = primary_->get_config();
   const std::vector<Tensor> weights = primary_->get_weights();
   for (int r = 1; r < count_; ++r) {
-    auto net = std::dynamic_pointer_cast<models::Network>(nn::layer_from_config(primary_->class_name(), config));
-    OSPREY_CHECK(net != nullptr, "{}: the model {} ({}) cannot be replicated: its config does not rebuild a model",
+    auto net = std::dynamic_pointer_cast<models::Network>(
+        nn::layer_from_config(primary_->class_name(), config));
+    OSPREY_CHECK(net != nullptr,
+                 "{}: the model {} ({}) cannot be replicated: its config does not rebuild a model",
                  owner_, primary_->name(), primary_->class_name());
     (*net)(autograd::Variable(x_shards[static_cast<size_t>(r)]), false);
     net->set_weights(weights);
@@ -58,7 +63,8 @@ void Replicas::copy_from_primary() {
 
 std::vector<train::ReplicaOutput> Replicas::forward(const Tensor& x, const Tensor& y,
                                                     const train::ReplicaForward& fn) {
-  OSPREY_CHECK(x.defined() && x.ndim() >= 1, "{}: the batch must be a tensor with a batch axis", owner_);
+  OSPREY_CHECK(x.defined() && x.ndim() >= 1, "{}: the batch must be a tensor with a batch axis",
+               owner_);
   const int64_t b = x.size(0);
   if (count_ == 1 || (!ready() && b < count_)) return {fn(*primary_, x, y)};
   // Replica r gets rows [start(r), start(r + 1)): the first b % n replicas one row more.

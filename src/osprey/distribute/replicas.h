@@ -21,7 +21,8 @@ namespace osprey::distribute {
 class Replicas {
  public:
   // threads_per_replica: each replica's thread limit, 0 for num_threads() / count (at least 1).
-  Replicas(std::shared_ptr<models::Network> primary, int count, std::string owner, int threads_per_replica = 0);
+  Replicas(std::shared_ptr<models::Network> primary, int count, std::string owner,
+           int threads_per_replica = 0);
 
   int size() const noexcept { return count_; }
   bool ready() const noexcept { return !nets_.empty(); }
@@ -29,16 +30,21 @@ class Replicas {
   // their shards, each with the primary's weights.
   void create(const std::vector<Tensor>& x_shards);
   models::Network& network(int r) const { return *nets_[static_cast<size_t>(r)]; }
-  const std::vector<autograd::Variable>& trainable(int r) const { return trainable_[static_cast<size_t>(r)]; }
+  const std::vector<autograd::Variable>& trainable(int r) const {
+    return trainable_[static_cast<size_t>(r)];
+  }
   // State such as BatchNormalization's moving statistics, in the same order on every replica.
-  const std::vector<autograd::Variable>& non_trainable(int r) const { return non_trainable_[static_cast<size_t>(r)]; }
+  const std::vector<autograd::Variable>& non_trainable(int r) const {
+    return non_trainable_[static_cast<size_t>(r)];
+  }
   // Every replica's variables (trainable or not) take the primary's values, in place.
   void copy_from_primary();
   void run(const std::function<void(int)>& fn) const { workers_.run(fn); }
   // Inference on replica shares of (x, y) split as evenly as possible, in order; creates the
   // replicas first when needed (or runs everything on the primary when x has fewer rows than
   // there are replicas and they do not exist yet).
-  std::vector<train::ReplicaOutput> forward(const Tensor& x, const Tensor& y, const train::ReplicaForward& fn);
+  std::vector<train::ReplicaOutput> forward(const Tensor& x, const Tensor& y,
+                                            const train::ReplicaForward& fn);
 
  private:
   std::shared_ptr<models::Network> primary_;

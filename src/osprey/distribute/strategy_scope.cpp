@@ -13,7 +13,8 @@ StrategyScope::StrategyScope(std::shared_ptr<const train::Strategy> strategy) {
     train::exchange_current_strategy(std::move(previous_));
     active_ = false;
     OSPREY_THROW(ValueError,
-                 "{}.scope(): a {} scope is already open on this thread; mixing strategies is not supported, "
+                 "{}.scope(): a {} scope is already open on this thread; mixing strategies is not "
+                 "supported, "
                  "close it first",
                  name, open);
   }

@@ -1,11 +1,10 @@
 // Mixing strategies: weights and optimizer slots remember the strategy scope they were created
 // under, and using them under another strategy is an error naming the variable and both
 // strategies (the seeds warn that this mistake is otherwise hard to trace).
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <string>
-
-#include <fmt/format.h>
 
 #include "osprey/distribute/central_storage_strategy.h"
 #include "osprey/distribute/devices.h"
@@ -205,7 +204,8 @@ TEST(StrategyScopeTest, AnOptimizerWhoseSlotsBelongToAnotherStrategyIsRefused) {
     a = make_mlp();
     a.compile(adam, "mse");
   }
-  a.fit(data_x(), data_y(), {.batch_size = 8, .verbose = 0});  // outside the scope: still Mirrored's
+  a.fit(data_x(), data_y(),
+        {.batch_size = 8, .verbose = 0});  // outside the scope: still Mirrored's
   EXPECT_EQ(adam->slot_origin().scope, mirrored.scope_label());
   Model b = make_mlp();
   expect_error(

@@ -85,8 +85,9 @@ TEST(SyncBatchNormTest, MirroredWith2And4DevicesAndCentralStorageMatchOneDeviceO
   const Tensor one_pred = one.model.predict(data_x(), {.verbose = 0});
   // 2 and 4: Mirrored on 2 and 4 virtual devices; 3: CentralStorage on 2.
   for (int n : {2, 4, 3}) {
-    const StrategyPtr s = n == 3 ? StrategyPtr(std::make_shared<CentralStorageStrategy>(virtual_devices(2)))
-                                 : StrategyPtr(std::make_shared<MirroredStrategy>(virtual_devices(n)));
+    const StrategyPtr s =
+        n == 3 ? StrategyPtr(std::make_shared<CentralStorageStrategy>(virtual_devices(2)))
+               : StrategyPtr(std::make_shared<MirroredStrategy>(virtual_devices(n)));
     Trained mirrored = train_20_steps(s, true);
     // Every weight, the moving mean and variance included (non-trainable weights), but the
     // first Dense's bias [1]: BatchNormalization subtracts the mean, so its gradient is 0 in
@@ -219,7 +220,8 @@ class FailOnMarker final : public nn::SingleInputLayer {
  public:
   FailOnMarker() : SingleInputLayer("FailOnMarker", {}) {}
   static void register_class() {
-    nn::register_layer("FailOnMarker", [](const nlohmann::json&) { return std::make_shared<FailOnMarker>(); });
+    nn::register_layer("FailOnMarker",
+                       [](const nlohmann::json&) { return std::make_shared<FailOnMarker>(); });
   }
 
  protected:
@@ -227,7 +229,8 @@ class FailOnMarker final : public nn::SingleInputLayer {
     const std::vector<float> v = x.value().contiguous().to_vector<float>();
     const int64_t cols = x.value().size(1);
     for (int64_t i = 0; i < x.value().size(0); ++i) {
-      if (v[static_cast<size_t>(i * cols)] == 1000.0f) OSPREY_THROW(ValueError, "FailOnMarker: row {} holds the marker", i);
+      if (v[static_cast<size_t>(i * cols)] == 1000.0f)
+        OSPREY_THROW(ValueError, "FailOnMarker: row {} holds the marker", i);
     }
     return x;
   }
@@ -261,7 +264,8 @@ TEST(SyncBatchNormTest, AReplicaThatFailsBeforeACollectiveStopsTheStepWithItsOwn
         EXPECT_EQ(std::string(e.what()), "FailOnMarker: row 1 holds the marker") << where;
       }
       // The replicas and their collectives work again: the next steps train.
-      auto h = m.fit(data_x(), data_y(), {.batch_size = 8, .epochs = 1, .verbose = 0, .shuffle = false});
+      auto h =
+          m.fit(data_x(), data_y(), {.batch_size = 8, .epochs = 1, .verbose = 0, .shuffle = false});
       ASSERT_EQ(h.history.at("loss").size(), 1u) << where;
       EXPECT_TRUE(std::isfinite(h.history.at("loss")[0])) << where;
     }

@@ -36,7 +36,8 @@ fs::path make_sibling_directory(const fs::path& target) {
     fs::path p = detail::random_sibling(target, "tmp");
     if (::mkdir(p.c_str(), 0777) == 0) return p;
     if (errno != EEXIST || attempt + 1 >= kCreateAttempts) {
-      detail::throw_errno(target, fmt::format("cannot create staging directory {}", p.string()), errno);
+      detail::throw_errno(target, fmt::format("cannot create staging directory {}", p.string()),
+                          errno);
     }
   }
 }
@@ -59,7 +60,9 @@ void sync_tree(const fs::path& root) {
     if (fs::is_regular_file(st)) sync_file(it->path());
     if (fs::is_directory(st)) sync_directory(it->path());
   }
-  if (ec) throw IoError(fmt::format("{}: cannot list staging directory: {}", root.string(), ec.message()));
+  if (ec)
+    throw IoError(
+        fmt::format("{}: cannot list staging directory: {}", root.string(), ec.message()));
   sync_directory(root);
 }
 
@@ -84,8 +87,8 @@ bool exchange(const fs::path& a, const fs::path& b) {
 AtomicDirectoryWriter::AtomicDirectoryWriter(fs::path target) : target_(normalize_target(target)) {
   struct stat st {};
   if (::lstat(target_.c_str(), &st) == 0 && !S_ISDIR(st.st_mode)) {
-    throw IoError(fmt::format("{}: exists and is not a directory; refusing to replace it",
-                              target_.string()));
+    throw IoError(
+        fmt::format("{}: exists and is not a directory; refusing to replace it", target_.string()));
   }
   staging_ = make_sibling_directory(target_);
 }
@@ -111,14 +114,16 @@ void AtomicDirectoryWriter::commit() {
     }
     if (!target_exists) {
       if (std::rename(staging_.c_str(), target_.c_str()) != 0) {
-        detail::throw_errno(target_, fmt::format("cannot rename {} to it", staging_.string()), errno);
+        detail::throw_errno(target_, fmt::format("cannot rename {} to it", staging_.string()),
+                            errno);
       }
     } else if (exchange(staging_, target_)) {
       remove_tree_quietly(staging_);  // now holds the old save
     } else {
       const fs::path old = detail::random_sibling(target_, "old");
       if (std::rename(target_.c_str(), old.c_str()) != 0) {
-        detail::throw_errno(target_, fmt::format("cannot move it aside to {}", old.string()), errno);
+        detail::throw_errno(target_, fmt::format("cannot move it aside to {}", old.string()),
+                            errno);
       }
       if (std::rename(staging_.c_str(), target_.c_str()) != 0) {
         const int err = errno;

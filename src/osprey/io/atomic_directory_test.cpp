@@ -77,7 +77,8 @@ TEST(AtomicDirectoryTest, RefusesToReplaceAFileWithADirectory) {
 TEST(AtomicDirectoryTest, RepeatedSavesKeepExactlyOneDirectory) {
   TempDir tmp;
   for (int i = 0; i < 5; ++i) {
-    atomic_write_directory(tmp / "ckpt", [&](const fs::path& d) { write_save(d, std::to_string(i)); });
+    atomic_write_directory(tmp / "ckpt",
+                           [&](const fs::path& d) { write_save(d, std::to_string(i)); });
   }
   EXPECT_EQ(read_bytes(tmp / "ckpt" / "assets" / "vocab.txt"), "4");
   EXPECT_EQ(tmp.entries(), std::vector<std::string>{"ckpt"});

@@ -30,7 +30,8 @@ AtomicFileWriter::AtomicFileWriter(std::filesystem::path target, AtomicFileOptio
     if (!file_.is_open() && (err != EEXIST || attempt + 1 >= kCreateAttempts)) {
       const std::filesystem::path tmp = std::move(tmp_);
       tmp_.clear();
-      detail::throw_errno(target_, fmt::format("cannot create temporary file {}", tmp.string()), err);
+      detail::throw_errno(target_, fmt::format("cannot create temporary file {}", tmp.string()),
+                          err);
     }
   }
   buffer_.reserve(kBufferBytes);

@@ -128,7 +128,8 @@ TEST(PosixFileTest, OpeningAMissingFileNamesItAndTheErrno) {
     read_file("/nonexistent/osprey/file");
     FAIL() << "expected IoError";
   } catch (const IoError& e) {
-    EXPECT_STREQ(e.what(), "/nonexistent/osprey/file: cannot open for reading: No such file or directory");
+    EXPECT_STREQ(e.what(),
+                 "/nonexistent/osprey/file: cannot open for reading: No such file or directory");
   }
 }
 

@@ -40,8 +40,8 @@ uint32_t crc32c_software(const void* data, size_t n, uint32_t crc) noexcept {
     std::memcpy(&w, p, 8);  // little-endian load
     w ^= c;
     c = kTables[7][w & 0xff] ^ kTables[6][(w >> 8) & 0xff] ^ kTables[5][(w >> 16) & 0xff] ^
-        kTables[4][(w >> 24) & 0xff] ^ kTables[3][(w >> 32) & 0xff] ^
-        kTables[2][(w >> 40) & 0xff] ^ kTables[1][(w >> 48) & 0xff] ^ kTables[0][w >> 56];
+        kTables[4][(w >> 24) & 0xff] ^ kTables[3][(w >> 32) & 0xff] ^ kTables[2][(w >> 40) & 0xff] ^
+        kTables[1][(w >> 48) & 0xff] ^ kTables[0][w >> 56];
   }
   for (; n > 0; --n, ++p) c = (c >> 8) ^ kTables[0][(c ^ *p) & 0xffu];
   return ~c;

@@ -36,7 +36,8 @@ TEST(Crc32cTest, HardwareAndSoftwarePathsAgreeOnEveryLengthAndAlignment) {
   for (size_t start = 0; start < 9; ++start) {
     for (size_t n = 0; start + n <= buf.size(); n += 1 + n / 8) {
       const uint32_t sw = detail::crc32c_software(buf.data() + start, n, 0x12345678u);
-      EXPECT_EQ(detail::crc32c_hardware(buf.data() + start, n, 0x12345678u), sw) << start << " " << n;
+      EXPECT_EQ(detail::crc32c_hardware(buf.data() + start, n, 0x12345678u), sw)
+          << start << " " << n;
       EXPECT_EQ(crc32c(buf.data() + start, n, 0x12345678u), sw);
     }
   }
@@ -47,7 +48,8 @@ TEST(Crc32cTest, ExtendingInPiecesEqualsOneCallOverTheWhole) {
   std::mt19937 gen(3);
   for (char& c : s) c = static_cast<char>(gen());
   const uint32_t whole = crc32c(s);
-  for (size_t cut : {size_t{0}, size_t{1}, size_t{7}, size_t{8}, size_t{500}, size_t{999}, size_t{1000}}) {
+  for (size_t cut :
+       {size_t{0}, size_t{1}, size_t{7}, size_t{8}, size_t{500}, size_t{999}, size_t{1000}}) {
     const uint32_t a = crc32c(s.data(), cut);
     EXPECT_EQ(crc32c(s.data() + cut, s.size() - cut, a), whole) << cut;
   }

@@ -84,10 +84,14 @@ inline Tensor valued_tensor(DType dtype, const Shape& shape, uint32_t seed) {
   std::vector<double> v(static_cast<size_t>(shape.numel()));
   for (double& x : v) {
     const int r = static_cast<int>(gen() % 41) - 20;  // [-20, 20]
-    if (dtype == DType::boolean) x = r > 0 ? 1.0 : 0.0;
-    else if (dtype == DType::uint8) x = r + 20;
-    else if (is_floating(dtype)) x = r / 4.0;
-    else x = r;
+    if (dtype == DType::boolean)
+      x = r > 0 ? 1.0 : 0.0;
+    else if (dtype == DType::uint8)
+      x = r + 20;
+    else if (is_floating(dtype))
+      x = r / 4.0;
+    else
+      x = r;
   }
   Tensor t = from_vector<double>(v, shape);
   return t.to(dtype);
@@ -101,8 +105,8 @@ inline bool have_python(bool need_numpy) {
 
 // Writes `script` to dir/name.py, runs /usr/bin/python3 on it with `args`, returns its stdout;
 // a non-zero exit fails the test (with the output) and returns "".
-inline std::string run_python(const fs::path& dir, const std::string& name, const std::string& script,
-                              const std::string& args) {
+inline std::string run_python(const fs::path& dir, const std::string& name,
+                              const std::string& script, const std::string& args) {
   const fs::path py = dir / (name + ".py");
   write_bytes(py, script);
   const std::string cmd = "/usr/bin/python3 " + py.string() + " " + args + " 2>&1";

@@ -34,8 +34,12 @@ class DuplicateKeyGuard {
  public:
   bool operator()(int /*depth*/, json::parse_event_t event, json& parsed) {
     switch (event) {
-      case json::parse_event_t::object_start: frames_.push_back({false, 0, {}, {}}); break;
-      case json::parse_event_t::array_start: frames_.push_back({true, 0, {}, {}}); break;
+      case json::parse_event_t::object_start:
+        frames_.push_back({false, 0, {}, {}});
+        break;
+      case json::parse_event_t::array_start:
+        frames_.push_back({true, 0, {}, {}});
+        break;
       case json::parse_event_t::key: {
         Frame& f = frames_.back();
         f.key = parsed.get<std::string>();
@@ -47,7 +51,9 @@ class DuplicateKeyGuard {
         frames_.pop_back();
         value_done();
         break;
-      case json::parse_event_t::value: value_done(); break;
+      case json::parse_event_t::value:
+        value_done();
+        break;
     }
     return true;
   }
@@ -106,7 +112,8 @@ nlohmann::json parse_json(std::string_view text, std::string_view source, bool i
                                     parse_error_detail(e)));
   }
   if (guard.duplicate()) {
-    throw_kind(is_file, fmt::format("{}: invalid JSON: duplicate key \"{}\"", source, *guard.duplicate()));
+    throw_kind(is_file,
+               fmt::format("{}: invalid JSON: duplicate key \"{}\"", source, *guard.duplicate()));
   }
   return j;
 }
@@ -133,22 +140,32 @@ void write_json_impl(const std::filesystem::path& path, const J& j, int indent) 
 void write_json_file(const std::filesystem::path& path, const nlohmann::json& j, int indent) {
   write_json_impl(path, j, indent);
 }
-void write_json_file(const std::filesystem::path& path, const nlohmann::ordered_json& j, int indent) {
+void write_json_file(const std::filesystem::path& path, const nlohmann::ordered_json& j,
+                     int indent) {
   write_json_impl(path, j, indent);
 }
 
 std::string_view json_type_name(const nlohmann::json& j) noexcept {
   switch (j.type()) {
-    case json::value_t::null: return "null";
-    case json::value_t::boolean: return "boolean";
+    case json::value_t::null:
+      return "null";
+    case json::value_t::boolean:
+      return "boolean";
     case json::value_t::number_integer:
-    case json::value_t::number_unsigned: return "integer";
-    case json::value_t::number_float: return "float";
-    case json::value_t::string: return "string";
-    case json::value_t::array: return "array";
-    case json::value_t::object: return "object";
-    case json::value_t::binary: return "binary";
-    case json::value_t::discarded: return "discarded";
+    case json::value_t::number_unsigned:
+      return "integer";
+    case json::value_t::number_float:
+      return "float";
+    case json::value_t::string:
+      return "string";
+    case json::value_t::array:
+      return "array";
+    case json::value_t::object:
+      return "object";
+    case json::value_t::binary:
+      return "binary";
+    case json::value_t::discarded:
+      return "discarded";
   }
   return "unknown";
 }
@@ -175,7 +192,8 @@ JsonView JsonView::operator[](std::string_view key) const {
   const std::string child = path_.empty() ? std::string(key) : fmt::format("{}.{}", path_, key);
   const auto it = j_->find(key);
   if (it == j_->end()) {
-    throw_kind(ctx_->is_file, fmt::format("{}: missing required field \"{}\"", ctx_->source, child));
+    throw_kind(ctx_->is_file,
+               fmt::format("{}: missing required field \"{}\"", ctx_->source, child));
   }
   return JsonView(&*it, ctx_, child);
 }

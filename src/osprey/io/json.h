@@ -7,19 +7,19 @@
 //   double lr = doc.root().get_or<double>("learning_rate", 1e-3);
 #pragma once
 
+#include <fmt/format.h>
+
 #include <cstdint>
 #include <filesystem>
 #include <limits>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <type_traits>
 #include <utility>
 #include <vector>
-
-#include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 namespace osprey::io {
 
@@ -56,9 +56,9 @@ class JsonView {
   JsonView operator[](size_t index) const;
   std::optional<JsonView> find(std::string_view key) const;  // nullopt when absent
   bool contains(std::string_view key) const;
-  size_t size() const;  // elements of an array or members of an object
-  std::vector<JsonView> elements() const;                         // requires an array
-  std::vector<std::pair<std::string, JsonView>> items() const;    // requires an object
+  size_t size() const;                     // elements of an array or members of an object
+  std::vector<JsonView> elements() const;  // requires an array
+  std::vector<std::pair<std::string, JsonView>> items() const;  // requires an object
 
   bool is_null() const noexcept { return j_->is_null(); }
   bool is_object() const noexcept { return j_->is_object(); }
@@ -69,10 +69,15 @@ class JsonView {
 
   // Typed value: bool, any integer type (range-checked; floats such as 2.0 are refused),
   // float/double (integers accepted), std::string, std::vector of any of these.
-  template <class T> T as() const;
-  template <class T> T get(std::string_view key) const { return (*this)[key].template as<T>(); }
+  template <class T>
+  T as() const;
+  template <class T>
+  T get(std::string_view key) const {
+    return (*this)[key].template as<T>();
+  }
   // The field's value, or fallback when the key is absent or null.
-  template <class T> T get_or(std::string_view key, T fallback) const {
+  template <class T>
+  T get_or(std::string_view key, T fallback) const {
     auto v = find(key);
     return v && !v->is_null() ? v->template as<T>() : std::move(fallback);
   }
@@ -106,7 +111,9 @@ class JsonView {
 class JsonDocument {
  public:
   JsonDocument(nlohmann::json j, std::string source, bool is_file = false)
-      : j_(std::make_unique<nlohmann::json>(std::move(j))), source_(std::move(source)), is_file_(is_file) {}
+      : j_(std::make_unique<nlohmann::json>(std::move(j))),
+        source_(std::move(source)),
+        is_file_(is_file) {}
   static JsonDocument read(const std::filesystem::path& path) {
     return JsonDocument(read_json_file(path), path.string(), true);
   }
@@ -120,11 +127,14 @@ class JsonDocument {
 };
 
 namespace detail {
-template <class T> struct IsVector : std::false_type {};
-template <class T, class A> struct IsVector<std::vector<T, A>> : std::true_type {};
+template <class T>
+struct IsVector : std::false_type {};
+template <class T, class A>
+struct IsVector<std::vector<T, A>> : std::true_type {};
 }  // namespace detail
 
-template <class T> T JsonView::as() const {
+template <class T>
+T JsonView::as() const {
   if constexpr (std::is_same_v<T, bool>) {
     return as_bool();
   } else if constexpr (std::is_integral_v<T>) {

@@ -12,7 +12,8 @@ using testing::read_bytes;
 using testing::TempDir;
 using testing::write_bytes;
 
-template <class E, class Fn> std::string error_of(Fn&& fn) {
+template <class E, class Fn>
+std::string error_of(Fn&& fn) {
   try {
     fn();
   } catch (const E& e) {
@@ -73,7 +74,8 @@ TEST(JsonTest, WritesAtomicallyAndReadsBack) {
   TempDir dir;
   nlohmann::ordered_json j = {{"zeta", 1}, {"alpha", {1, 2, 3}}};
   write_json_file(dir / "o.json", j);
-  EXPECT_EQ(read_bytes(dir / "o.json"), "{\n  \"zeta\": 1,\n  \"alpha\": [\n    1,\n    2,\n    3\n  ]\n}\n");
+  EXPECT_EQ(read_bytes(dir / "o.json"),
+            "{\n  \"zeta\": 1,\n  \"alpha\": [\n    1,\n    2,\n    3\n  ]\n}\n");
   EXPECT_EQ(read_json_file(dir / "o.json")["alpha"][2], 3);
   EXPECT_EQ(dir.entries(), std::vector<std::string>{"o.json"});
 }
@@ -86,15 +88,17 @@ TEST(JsonTest, WritingInvalidUtf8IsAValueErrorAndWritesNothing) {
 }
 
 TEST(JsonViewTest, WrongTypeNamesTheFileAndTheFieldPath) {
-  JsonDocument doc(nlohmann::json::parse(R"({"layers": [{}, {}, {"units": "64"}]})"), "config.json", true);
+  JsonDocument doc(nlohmann::json::parse(R"({"layers": [{}, {}, {"units": "64"}]})"), "config.json",
+                   true);
   const std::string msg = error_of<IoError>([&] { doc.root()["layers"][2]["units"].as<int>(); });
   EXPECT_EQ(msg, "config.json: field \"layers[2].units\" must be an integer, got string");
 }
 
 TEST(JsonViewTest, MissingFieldNamesTheFullPath) {
   JsonDocument doc(nlohmann::json::parse(R"({"optimizer": {"config": {}}})"), "model.json");
-  EXPECT_EQ(error_of<ValueError>([&] { doc.root()["optimizer"]["config"].get<double>("learning_rate"); }),
-            "model.json: missing required field \"optimizer.config.learning_rate\"");
+  EXPECT_EQ(
+      error_of<ValueError>([&] { doc.root()["optimizer"]["config"].get<double>("learning_rate"); }),
+      "model.json: missing required field \"optimizer.config.learning_rate\"");
 }
 
 TEST(JsonViewTest, IndexOutOfRangeAndNonArrayAreReported) {
@@ -103,7 +107,10 @@ TEST(JsonViewTest, IndexOutOfRangeAndNonArrayAreReported) {
             "x.json: field \"a\" has 2 elements; index 5 is out of range");
   EXPECT_EQ(error_of<ValueError>([&] { doc.root()["b"][0]; }),
             "x.json: field \"b\" must be an array, got integer");
-  EXPECT_EQ(error_of<ValueError>([&] { nlohmann::json j = 1; JsonView(j, "s")["k"]; }),
+  EXPECT_EQ(error_of<ValueError>([&] {
+              nlohmann::json j = 1;
+              JsonView(j, "s")["k"];
+            }),
             "s: the top-level value must be an object, got integer");
 }
 
@@ -124,13 +131,16 @@ TEST(JsonViewTest, ConvertsTypedValuesAndChecksRanges) {
   EXPECT_EQ(r.get_or<int>("absent", 9), 9);
   EXPECT_EQ(r.get_or<int>("n", 9), 9);
   EXPECT_EQ(r.get_or<int>("i", 9), 7);
-  EXPECT_NE(error_of<ValueError>([&] { r.get<int>("big"); }).find("out of range"), std::string::npos);
+  EXPECT_NE(error_of<ValueError>([&] { r.get<int>("big"); }).find("out of range"),
+            std::string::npos);
   EXPECT_EQ(error_of<ValueError>([&] { r.get<uint64_t>("neg"); }),
             "cfg: field \"neg\" must be non-negative, got -3");
-  EXPECT_EQ(error_of<ValueError>([&] { r.get<int>("two"); }), "cfg: field \"two\" must be an integer, got float");
+  EXPECT_EQ(error_of<ValueError>([&] { r.get<int>("two"); }),
+            "cfg: field \"two\" must be an integer, got float");
   EXPECT_EQ(error_of<ValueError>([&] { r.get<std::vector<int>>("s"); }),
             "cfg: field \"s\" must be an array, got string");
-  EXPECT_EQ(error_of<ValueError>([&] { r["v"][1].as<bool>(); }), "cfg: field \"v[1]\" must be a boolean, got integer");
+  EXPECT_EQ(error_of<ValueError>([&] { r["v"][1].as<bool>(); }),
+            "cfg: field \"v[1]\" must be a boolean, got integer");
 }
 
 TEST(JsonViewTest, FailReportsSemanticErrorsInTheSameFormat) {

@@ -16,7 +16,8 @@ namespace osprey::io {
 namespace detail {
 
 void throw_errno(const std::filesystem::path& path, std::string_view what, int err) {
-  throw IoError(fmt::format("{}: {}: {}", path.string(), what, std::generic_category().message(err)));
+  throw IoError(
+      fmt::format("{}: {}: {}", path.string(), what, std::generic_category().message(err)));
 }
 
 std::filesystem::path random_sibling(const std::filesystem::path& target, std::string_view tag) {
@@ -45,7 +46,9 @@ File::~File() {
   if (fd_ >= 0) ::close(fd_);  // errors are reported only by an explicit close()
 }
 
-File::File(File&& other) noexcept : fd_(other.fd_), path_(std::move(other.path_)) { other.fd_ = -1; }
+File::File(File&& other) noexcept : fd_(other.fd_), path_(std::move(other.path_)) {
+  other.fd_ = -1;
+}
 
 File& File::operator=(File&& other) noexcept {
   if (this != &other) {
@@ -105,11 +108,13 @@ void File::read_exact_at(void* dst, size_t n, uint64_t offset) const {
     const ssize_t r = ::pread(fd_, p + done, n - done, static_cast<off_t>(offset + done));
     if (r < 0) {
       if (errno == EINTR) continue;
-      detail::throw_errno(path_, fmt::format("read of {} bytes at offset {} failed", n, offset), errno);
+      detail::throw_errno(path_, fmt::format("read of {} bytes at offset {} failed", n, offset),
+                          errno);
     }
     if (r == 0) {
-      throw IoError(fmt::format("{}: unexpected end of file at offset {} (wanted {} bytes at offset {})",
-                                path_.string(), offset + done, n, offset));
+      throw IoError(
+          fmt::format("{}: unexpected end of file at offset {} (wanted {} bytes at offset {})",
+                      path_.string(), offset + done, n, offset));
     }
     done += static_cast<size_t>(r);
   }
@@ -157,7 +162,8 @@ void sync_directory(const std::filesystem::path& dir) {
   const int err = errno;
   ::close(fd);
   // Some file systems cannot fsync a directory (EINVAL); there is nothing more to do there.
-  if (rc != 0 && err != EINVAL && err != EROFS) detail::throw_errno(dir, "fsync of directory failed", err);
+  if (rc != 0 && err != EINVAL && err != EROFS)
+    detail::throw_errno(dir, "fsync of directory failed", err);
 }
 
 std::filesystem::path parent_directory(const std::filesystem::path& path) {

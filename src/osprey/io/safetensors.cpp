@@ -3,10 +3,9 @@
 #include <algorithm>
 #include <bit>
 #include <cstring>
+#include <nlohmann/json.hpp>
 #include <numeric>
 #include <set>
-
-#include <nlohmann/json.hpp>
 
 #include "osprey/core/error.h"
 #include "osprey/io/atomic_file.h"
@@ -24,24 +23,35 @@ namespace {
 // alignment order"; its writer sorts by this, descending, then by name.
 int reference_rank(DType d) noexcept {
   switch (d) {
-    case DType::boolean: return 0;
-    case DType::uint8: return 1;
-    case DType::int8: return 2;
-    case DType::float8_e5m2: return 3;
-    case DType::float8_e4m3fn: return 4;
-    case DType::float16: return 7;   // I16 = 5, U16 = 6
-    case DType::bfloat16: return 8;
-    case DType::int32: return 9;     // U32 = 10
-    case DType::float32: return 11;
-    case DType::float64: return 12;
-    case DType::int64: return 13;
+    case DType::boolean:
+      return 0;
+    case DType::uint8:
+      return 1;
+    case DType::int8:
+      return 2;
+    case DType::float8_e5m2:
+      return 3;
+    case DType::float8_e4m3fn:
+      return 4;
+    case DType::float16:
+      return 7;  // I16 = 5, U16 = 6
+    case DType::bfloat16:
+      return 8;
+    case DType::int32:
+      return 9;  // U32 = 10
+    case DType::float32:
+      return 11;
+    case DType::float64:
+      return 12;
+    case DType::int64:
+      return 13;
   }
   return 0;
 }
 
 struct Prepared {
-  std::string head;           // 8-byte length + padded JSON header
-  std::vector<Tensor> data;   // contiguous CPU tensors in file order
+  std::string head;          // 8-byte length + padded JSON header
+  std::vector<Tensor> data;  // contiguous CPU tensors in file order
 };
 
 Prepared prepare(const NamedTensors& tensors, const SafetensorsMetadata& metadata,
@@ -49,7 +59,8 @@ Prepared prepare(const NamedTensors& tensors, const SafetensorsMetadata& metadat
   std::set<std::string_view> seen;
   for (const auto& [name, t] : tensors) {
     OSPREY_CHECK(!name.empty(), "{}: safetensors tensor names must be non-empty", where);
-    OSPREY_CHECK(name != "__metadata__", "{}: \"__metadata__\" is reserved and cannot name a tensor", where);
+    OSPREY_CHECK(name != "__metadata__",
+                 "{}: \"__metadata__\" is reserved and cannot name a tensor", where);
     OSPREY_CHECK(seen.insert(name).second, "{}: duplicate tensor name \"{}\"", where, name);
     OSPREY_CHECK(t.defined(), "{}: tensor \"{}\" is undefined", where, name);
   }
@@ -99,17 +110,20 @@ Prepared prepare(const NamedTensors& tensors, const SafetensorsMetadata& metadat
   try {
     json = header.dump(-1, ' ', false, nlohmann::detail::error_handler_t::strict);
   } catch (const nlohmann::json::exception& e) {
-    OSPREY_THROW(ValueError, "{}: tensor names and metadata must be valid UTF-8: {}", where, e.what());
+    OSPREY_THROW(ValueError, "{}: tensor names and metadata must be valid UTF-8: {}", where,
+                 e.what());
   }
   json.append((8 - json.size() % 8) % 8, ' ');  // as the reference: data starts 8-byte aligned
   uint64_t n = json.size();
   p.head.resize(8);
-  for (int i = 0; i < 8; ++i, n >>= 8) p.head[static_cast<size_t>(i)] = static_cast<char>(n & 0xffu);
+  for (int i = 0; i < 8; ++i, n >>= 8)
+    p.head[static_cast<size_t>(i)] = static_cast<char>(n & 0xffu);
   p.head += json;
   return p;
 }
 
-template <class Sink> void emit(const Prepared& p, Sink&& sink) {
+template <class Sink>
+void emit(const Prepared& p, Sink&& sink) {
   sink(p.head.data(), p.head.size());
   for (const Tensor& t : p.data) {
     if (t.nbytes() > 0) sink(t.raw_data(), t.nbytes());
@@ -136,8 +150,9 @@ SafetensorsFile read_tensors(const SafetensorsHeader& h, Read&& read, std::strin
       const auto* b = static_cast<const unsigned char*>(t.raw_data());
       for (size_t i = 0; i < n; ++i) {
         if (b[i] > 1) {
-          throw IoError(fmt::format("{}: tensor \"{}\": BOOL byte at file offset {} is {}, expected 0 or 1",
-                                    source, info.name, h.data_offset + info.begin + i, b[i]));
+          throw IoError(
+              fmt::format("{}: tensor \"{}\": BOOL byte at file offset {} is {}, expected 0 or 1",
+                          source, info.name, h.data_offset + info.begin + i, b[i]));
         }
       }
     }
@@ -145,9 +160,10 @@ SafetensorsFile read_tensors(const SafetensorsHeader& h, Read&& read, std::strin
   }
   if (verify) {
     if (crc != *h.checksum) {
-      throw IoError(fmt::format("{}: checksum mismatch: the data section (file offsets {}-{}) has "
-                                "CRC32C {:08x} but the header records {:08x}; the file is corrupt",
-                                source, h.data_offset, h.data_offset + h.data_bytes, crc, *h.checksum));
+      throw IoError(
+          fmt::format("{}: checksum mismatch: the data section (file offsets {}-{}) has "
+                      "CRC32C {:08x} but the header records {:08x}; the file is corrupt",
+                      source, h.data_offset, h.data_offset + h.data_bytes, crc, *h.checksum));
     }
     out.checksum_verified = true;
   }
@@ -176,9 +192,10 @@ namespace {
 SafetensorsHeader read_header(const File& f, const std::string& source) {
   const uint64_t size = f.size();
   if (size < 8) {
-    throw IoError(fmt::format("{}: file is {} bytes, too short for the 8-byte header length "
-                              "(truncated or not a safetensors file?)",
-                              source, size));
+    throw IoError(
+        fmt::format("{}: file is {} bytes, too short for the 8-byte header length "
+                    "(truncated or not a safetensors file?)",
+                    source, size));
   }
   unsigned char len[8];
   f.read_exact_at(len, 8, 0);
@@ -193,7 +210,8 @@ SafetensorsHeader read_safetensors_header(const std::filesystem::path& path) {
   return read_header(File::open_read(path), path.string());
 }
 
-SafetensorsFile load_safetensors(const std::filesystem::path& path, SafetensorsLoadOptions options) {
+SafetensorsFile load_safetensors(const std::filesystem::path& path,
+                                 SafetensorsLoadOptions options) {
   const File f = File::open_read(path);  // one descriptor: header and data of the same file
   const SafetensorsHeader h = read_header(f, path.string());
   return read_tensors(
@@ -204,14 +222,16 @@ SafetensorsFile load_safetensors(const std::filesystem::path& path, SafetensorsL
 SafetensorsFile deserialize_safetensors(std::string_view bytes, std::string_view source,
                                         SafetensorsLoadOptions options) {
   if (bytes.size() < 8) {
-    throw IoError(fmt::format("{}: {} bytes, too short for the 8-byte header length", source, bytes.size()));
+    throw IoError(
+        fmt::format("{}: {} bytes, too short for the 8-byte header length", source, bytes.size()));
   }
   const uint64_t n = detail::check_safetensors_header_length(
       reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(), source);
-  const SafetensorsHeader h =
-      detail::parse_safetensors_header(bytes.substr(8, static_cast<size_t>(n)), bytes.size(), source);
+  const SafetensorsHeader h = detail::parse_safetensors_header(
+      bytes.substr(8, static_cast<size_t>(n)), bytes.size(), source);
   return read_tensors(
-      h, [&](void* dst, size_t len, uint64_t offset) { std::memcpy(dst, bytes.data() + offset, len); },
+      h,
+      [&](void* dst, size_t len, uint64_t offset) { std::memcpy(dst, bytes.data() + offset, len); },
       source, options);
 }
 
@@ -227,8 +247,8 @@ const Tensor& SafetensorsFile::at(std::string_view name) const {
   std::string names;
   for (size_t i = 0; i < tensors.size() && i < 8; ++i) names += (i ? ", " : "") + tensors[i].first;
   if (tensors.size() > 8) names += ", ...";
-  OSPREY_THROW(ValueError, "safetensors: no tensor named \"{}\"; the file holds {} tensors: {}", name,
-               tensors.size(), names);
+  OSPREY_THROW(ValueError, "safetensors: no tensor named \"{}\"; the file holds {} tensors: {}",
+               name, tensors.size(), names);
 }
 
 }  // namespace osprey::io

@@ -1,6 +1,7 @@
 // safetensors, the Hugging Face weight format, read and written exactly as the reference (Rust)
 // implementation does: 8-byte little-endian header length N, N bytes of JSON header
-//   {"__metadata__": {"k": "v"}, "name": {"dtype": "F32", "shape": [2, 3], "data_offsets": [0, 24]}}
+//   {"__metadata__": {"k": "v"}, "name": {"dtype": "F32", "shape": [2, 3], "data_offsets": [0,
+//   24]}}
 // padded with spaces to a multiple of 8, then the raw little-endian, row-major data with no holes.
 // The writer orders tensors as the reference does (descending dtype alignment, then name), so
 // every tensor is aligned to its element size; saves are atomic (atomic_file.h) and, by default,
@@ -8,9 +9,9 @@
 // verifies and hides. Loading checks the whole header against the file size before it allocates
 // anything: a corrupt or hostile file gives an IoError naming the file, the tensor and the field
 // or byte offset, never a crash or a huge allocation.
-//   save_safetensors("model.safetensors", {{"dense/kernel", w}, {"dense/bias", b}}, {{"format", "pt"}});
-//   SafetensorsFile f = load_safetensors("model.safetensors");
-//   const Tensor& w = f.at("dense/kernel");
+//   save_safetensors("model.safetensors", {{"dense/kernel", w}, {"dense/bias", b}}, {{"format",
+//   "pt"}}); SafetensorsFile f = load_safetensors("model.safetensors"); const Tensor& w =
+//   f.at("dense/kernel");
 #pragma once
 
 #include <cstdint>
@@ -48,9 +49,11 @@ struct SafetensorsSaveOptions {
 // Throws ValueError for duplicate or empty names, "__metadata__" as a name, or a metadata key
 // equal to kSafetensorsChecksumKey; IoError when the file cannot be written.
 void save_safetensors(const std::filesystem::path& path, const NamedTensors& tensors,
-                      const SafetensorsMetadata& metadata = {}, SafetensorsSaveOptions options = {});
+                      const SafetensorsMetadata& metadata = {},
+                      SafetensorsSaveOptions options = {});
 // The same bytes in memory (for tests and for sending weights over the wire).
-std::string serialize_safetensors(const NamedTensors& tensors, const SafetensorsMetadata& metadata = {},
+std::string serialize_safetensors(const NamedTensors& tensors,
+                                  const SafetensorsMetadata& metadata = {},
                                   SafetensorsSaveOptions options = {});
 
 struct SafetensorsTensorInfo {
@@ -89,10 +92,12 @@ struct SafetensorsFile {
   size_t size() const noexcept { return tensors.size(); }
 };
 
-SafetensorsFile load_safetensors(const std::filesystem::path& path, SafetensorsLoadOptions options = {});
+SafetensorsFile load_safetensors(const std::filesystem::path& path,
+                                 SafetensorsLoadOptions options = {});
 // Parses bytes produced by serialize_safetensors (or any safetensors file read into memory);
 // `source` names it in errors.
-SafetensorsFile deserialize_safetensors(std::string_view bytes, std::string_view source = "<memory>",
+SafetensorsFile deserialize_safetensors(std::string_view bytes,
+                                        std::string_view source = "<memory>",
                                         SafetensorsLoadOptions options = {});
 
 namespace detail {

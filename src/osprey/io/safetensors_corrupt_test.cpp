@@ -62,7 +62,8 @@ TEST_F(SafetensorsCorruptTest, AHeaderLengthOfOneQuintillionIsRefusedWithoutAllo
 TEST_F(SafetensorsCorruptTest, AHeaderLongerThanTheLimitIsRefusedEvenWhenTheFileIsThatLong) {
   const auto path = dir_ / "huge.safetensors";
   write_bytes(path, le64(kSafetensorsMaxHeaderBytes + 1) + "{");
-  ASSERT_EQ(::truncate(path.c_str(), static_cast<off_t>(kSafetensorsMaxHeaderBytes + 16)), 0);  // sparse
+  ASSERT_EQ(::truncate(path.c_str(), static_cast<off_t>(kSafetensorsMaxHeaderBytes + 16)),
+            0);  // sparse
   try {
     read_safetensors_header(path);
     FAIL() << "expected IoError";
@@ -83,7 +84,8 @@ TEST_F(SafetensorsCorruptTest, AHeaderThatIsNotAnObjectIsRefused) {
 }
 
 TEST_F(SafetensorsCorruptTest, UnknownAndUnsupportedDtypesAreNamed) {
-  std::string msg = load_error(file_of(R"({"w":{"dtype":"F7","shape":[1],"data_offsets":[0,4]}})", "abcd"));
+  std::string msg =
+      load_error(file_of(R"({"w":{"dtype":"F7","shape":[1],"data_offsets":[0,4]}})", "abcd"));
   EXPECT_HAS(msg, "tensor \"w\"");
   EXPECT_HAS(msg, "unknown dtype \"F7\"");
   msg = load_error(file_of(R"({"w":{"dtype":"I16","shape":[2],"data_offsets":[0,4]}})", "abcd"));
@@ -106,25 +108,30 @@ TEST_F(SafetensorsCorruptTest, OverlappingTensorsAreRefused) {
 }
 
 TEST_F(SafetensorsCorruptTest, AnEmptyTensorInsideAnotherCountsAsOverlap) {
-  EXPECT_HAS(load_error(file_of(
-                 R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"e":{"dtype":"F32","shape":[0],"data_offsets":[4,4]}})",
-                 std::string(8, 'x'))),
-             "overlap");
+  EXPECT_HAS(
+      load_error(file_of(
+          R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"e":{"dtype":"F32","shape":[0],"data_offsets":[4,4]}})",
+          std::string(8, 'x'))),
+      "overlap");
 }
 
 TEST_F(SafetensorsCorruptTest, HolesAndTrailingBytesInTheDataSectionAreRefused) {
-  EXPECT_HAS(load_error(file_of(
-                 R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[2],"data_offsets":[12,20]}})",
-                 std::string(20, 'x'))),
-             "data bytes [8, 12)");
-  EXPECT_HAS(load_error(file_of(R"({"a":{"dtype":"U8","shape":[2],"data_offsets":[0,2]}})", "xxyyy")),
-             "3 trailing bytes");
+  EXPECT_HAS(
+      load_error(file_of(
+          R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[2],"data_offsets":[12,20]}})",
+          std::string(20, 'x'))),
+      "data bytes [8, 12)");
+  EXPECT_HAS(
+      load_error(file_of(R"({"a":{"dtype":"U8","shape":[2],"data_offsets":[0,2]}})", "xxyyy")),
+      "3 trailing bytes");
 }
 
 TEST_F(SafetensorsCorruptTest, AShapeThatDoesNotMatchTheSpanIsASizeMismatch) {
-  const std::string msg =
-      load_error(file_of(R"({"w":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}})", std::string(8, 'x')));
-  EXPECT_HAS(msg, "tensor \"w\": size mismatch: shape [3] of F32 needs 12 bytes but data_offsets [0, 8] span 8");
+  const std::string msg = load_error(
+      file_of(R"({"w":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}})", std::string(8, 'x')));
+  EXPECT_HAS(msg,
+             "tensor \"w\": size mismatch: shape [3] of F32 needs 12 bytes but data_offsets [0, 8] "
+             "span 8");
 }
 
 TEST_F(SafetensorsCorruptTest, AShapeWhoseSizeOverflowsIsASizeMismatch) {
@@ -135,10 +142,11 @@ TEST_F(SafetensorsCorruptTest, AShapeWhoseSizeOverflowsIsASizeMismatch) {
 }
 
 TEST_F(SafetensorsCorruptTest, DuplicateTensorNamesAreRefused) {
-  EXPECT_HAS(load_error(file_of(
-                 R"({"w":{"dtype":"U8","shape":[1],"data_offsets":[0,1]},"w":{"dtype":"U8","shape":[1],"data_offsets":[1,2]}})",
-                 "ab")),
-             "duplicate key \"w\"");
+  EXPECT_HAS(
+      load_error(file_of(
+          R"({"w":{"dtype":"U8","shape":[1],"data_offsets":[0,1]},"w":{"dtype":"U8","shape":[1],"data_offsets":[1,2]}})",
+          "ab")),
+      "duplicate key \"w\"");
 }
 
 TEST_F(SafetensorsCorruptTest, MalformedFieldsNameTheTensorAndTheField) {
@@ -154,7 +162,8 @@ TEST_F(SafetensorsCorruptTest, MalformedFieldsNameTheTensorAndTheField) {
              "end before begin");
   EXPECT_HAS(load_error(file_of(R"({"w":{"dtype":7,"shape":[1],"data_offsets":[0,1]}})", "a")),
              "field \"w.dtype\" must be a string, got integer");
-  EXPECT_HAS(load_error(file_of(R"({"w":{"dtype":"U8","shape":[1,1,1,1,1,1,1,1,1],"data_offsets":[0,1]}})", "a")),
+  EXPECT_HAS(load_error(file_of(
+                 R"({"w":{"dtype":"U8","shape":[1,1,1,1,1,1,1,1,1],"data_offsets":[0,1]}})", "a")),
              "9 dimensions");
 }
 
@@ -162,7 +171,8 @@ TEST_F(SafetensorsCorruptTest, MetadataMustMapStringsToStrings) {
   EXPECT_HAS(load_error(file_of(R"({"__metadata__":{"epoch":3}})", "")),
              "field \"__metadata__.epoch\" must be a string, got integer");
   EXPECT_HAS(load_error(file_of(R"({"__metadata__":[1]})", "")), "must be an object of strings");
-  EXPECT_HAS(load_error(file_of(R"({"__metadata__":{"osprey.crc32c":"xyz"}})", "")), "8 hex digits");
+  EXPECT_HAS(load_error(file_of(R"({"__metadata__":{"osprey.crc32c":"xyz"}})", "")),
+             "8 hex digits");
   EXPECT_EQ(load_error(file_of(R"({"__metadata__":null})", "")), "");  // null is accepted
 }
 

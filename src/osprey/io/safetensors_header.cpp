@@ -31,14 +31,15 @@ constexpr std::array<CodeOf, kNumDTypes> kCodes{{
     {DType::boolean, "BOOL"},
 }};
 // Valid safetensors codes that have no osprey dtype: a clearer error than "unknown".
-constexpr std::string_view kUnsupportedCodes[] = {"I16", "U16", "U32", "U64", "C64", "F8_E8M0",
-                                                  "F4", "F6_E2M3", "F6_E3M2"};
+constexpr std::string_view kUnsupportedCodes[] = {"I16",     "U16", "U32",     "U64",    "C64",
+                                                  "F8_E8M0", "F4",  "F6_E2M3", "F6_E3M2"};
 
 [[noreturn]] void fail(std::string_view source, std::string_view what) {
   throw IoError(fmt::format("{}: {}", source, what));
 }
 
-[[noreturn]] void fail_tensor(std::string_view source, std::string_view name, std::string_view what) {
+[[noreturn]] void fail_tensor(std::string_view source, std::string_view name,
+                              std::string_view what) {
   throw IoError(fmt::format("{}: tensor \"{}\": {}", source, name, what));
 }
 
@@ -47,26 +48,30 @@ SafetensorsTensorInfo parse_tensor_entry(const JsonView& entry, const std::strin
                                          std::string_view source) {
   SafetensorsTensorInfo info;
   info.name = name;
-  if (!entry.is_object()) entry.fail(fmt::format("must be an object, got {}", json_type_name(entry.json())));
+  if (!entry.is_object())
+    entry.fail(fmt::format("must be an object, got {}", json_type_name(entry.json())));
 
   const std::string code = entry["dtype"].as<std::string>();
   const auto dtype = parse_safetensors_dtype(code);
   if (!dtype) {
-    const bool known = std::find(std::begin(kUnsupportedCodes), std::end(kUnsupportedCodes), code) !=
-                       std::end(kUnsupportedCodes);
-    fail_tensor(source, name,
-                known ? fmt::format("dtype \"{}\" is a safetensors dtype osprey does not support", code)
-                      : fmt::format("unknown dtype \"{}\" (expected one of F64, F32, BF16, F16, "
-                                    "F8_E4M3, F8_E5M2, I8, U8, I32, I64, BOOL)",
-                                    code));
+    const bool known = std::find(std::begin(kUnsupportedCodes), std::end(kUnsupportedCodes),
+                                 code) != std::end(kUnsupportedCodes);
+    fail_tensor(
+        source, name,
+        known ? fmt::format("dtype \"{}\" is a safetensors dtype osprey does not support", code)
+              : fmt::format("unknown dtype \"{}\" (expected one of F64, F32, BF16, F16, "
+                            "F8_E4M3, F8_E5M2, I8, U8, I32, I64, BOOL)",
+                            code));
   }
   info.dtype = *dtype;
 
   const JsonView shape = entry["shape"];
-  if (!shape.is_array()) shape.fail(fmt::format("must be an array, got {}", json_type_name(shape.json())));
+  if (!shape.is_array())
+    shape.fail(fmt::format("must be an array, got {}", json_type_name(shape.json())));
   const size_t ndim = shape.size();
   if (ndim > static_cast<size_t>(kMaxDims)) {
-    fail_tensor(source, name, fmt::format("shape has {} dimensions; osprey supports at most {}", ndim, kMaxDims));
+    fail_tensor(source, name,
+                fmt::format("shape has {} dimensions; osprey supports at most {}", ndim, kMaxDims));
   }
   uint64_t numel = 1;
   bool overflow = false;
@@ -105,7 +110,8 @@ SafetensorsTensorInfo parse_tensor_entry(const JsonView& entry, const std::strin
 
 void parse_metadata(const JsonView& meta, SafetensorsHeader& header, std::string_view source) {
   if (meta.is_null()) return;
-  if (!meta.is_object()) meta.fail(fmt::format("must be an object of strings, got {}", json_type_name(meta.json())));
+  if (!meta.is_object())
+    meta.fail(fmt::format("must be an object of strings, got {}", json_type_name(meta.json())));
   for (const auto& [key, value] : meta.items()) {
     std::string v = value.as<std::string>();
     if (key != kSafetensorsChecksumKey) {
@@ -123,7 +129,9 @@ void parse_metadata(const JsonView& meta, SafetensorsHeader& header, std::string
 
 }  // namespace
 
-std::string_view safetensors_dtype_code(DType d) noexcept { return kCodes[static_cast<size_t>(d)].code; }
+std::string_view safetensors_dtype_code(DType d) noexcept {
+  return kCodes[static_cast<size_t>(d)].code;
+}
 
 std::optional<DType> parse_safetensors_dtype(std::string_view code) noexcept {
   for (const CodeOf& c : kCodes) {
@@ -147,7 +155,8 @@ uint64_t check_safetensors_header_length(const unsigned char* first8, uint64_t f
     fail(source, fmt::format("header length {} (bytes 0-7) exceeds the {}-byte limit", n,
                              kSafetensorsMaxHeaderBytes));
   }
-  if (n < 2) fail(source, fmt::format("header length {} (bytes 0-7) is too small for a JSON object", n));
+  if (n < 2)
+    fail(source, fmt::format("header length {} (bytes 0-7) is too small for a JSON object", n));
   return n;
 }
 
@@ -178,16 +187,18 @@ SafetensorsHeader parse_safetensors_header(std::string_view text, uint64_t file_
   // The data section must be covered exactly: sorted by offset, each tensor starts where the
   // previous one ended (the reference implementation's rule, which also rules out polyglots).
   auto& ts = header.tensors;
-  std::sort(ts.begin(), ts.end(), [](const SafetensorsTensorInfo& a, const SafetensorsTensorInfo& b) {
-    return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
-  });
+  std::sort(ts.begin(), ts.end(),
+            [](const SafetensorsTensorInfo& a, const SafetensorsTensorInfo& b) {
+              return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
+            });
   uint64_t covered = 0;
   for (size_t i = 0; i < ts.size(); ++i) {
     if (ts[i].begin < covered) {
-      fail_tensor(source, ts[i].name,
-                  fmt::format("data_offsets [{}, {}] overlap tensor \"{}\" [{}, {}] (file offset {})",
-                              ts[i].begin, ts[i].end, ts[i - 1].name, ts[i - 1].begin,
-                              ts[i - 1].end, header.data_offset + ts[i].begin));
+      fail_tensor(
+          source, ts[i].name,
+          fmt::format("data_offsets [{}, {}] overlap tensor \"{}\" [{}, {}] (file offset {})",
+                      ts[i].begin, ts[i].end, ts[i - 1].name, ts[i - 1].begin, ts[i - 1].end,
+                      header.data_offset + ts[i].begin));
     }
     if (ts[i].begin > covered) {
       fail(source, fmt::format("data bytes [{}, {}) (file offsets {}-{}) belong to no tensor: the "
@@ -198,10 +209,11 @@ SafetensorsHeader parse_safetensors_header(std::string_view text, uint64_t file_
     covered = ts[i].end;
   }
   if (covered != header.data_bytes) {
-    fail(source, fmt::format("the tensors cover {} of the {} data bytes: {} trailing bytes from file "
-                             "offset {} belong to no tensor",
-                             covered, header.data_bytes, header.data_bytes - covered,
-                             header.data_offset + covered));
+    fail(source,
+         fmt::format("the tensors cover {} of the {} data bytes: {} trailing bytes from file "
+                     "offset {} belong to no tensor",
+                     covered, header.data_bytes, header.data_bytes - covered,
+                     header.data_offset + covered));
   }
   return header;
 }

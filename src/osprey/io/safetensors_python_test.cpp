@@ -65,19 +65,21 @@ TEST(SafetensorsPythonTest, AFileOspreyWritesIsReadByJsonAndNumpy) {
   if (!have_python(true)) GTEST_SKIP() << "/usr/bin/python3 with numpy is not available";
   TempDir dir;
   NamedTensors in;
-  const DType dtypes[] = {DType::float64, DType::float32, DType::bfloat16, DType::float16,
-                          DType::float8_e4m3fn, DType::float8_e5m2, DType::int8, DType::uint8,
-                          DType::int32, DType::int64, DType::boolean};
+  const DType dtypes[] = {DType::float64,       DType::float32,     DType::bfloat16, DType::float16,
+                          DType::float8_e4m3fn, DType::float8_e5m2, DType::int8,     DType::uint8,
+                          DType::int32,         DType::int64,       DType::boolean};
   uint32_t seed = 11;
   for (DType d : dtypes) {
-    in.emplace_back(std::string("layer/") + std::string(dtype_name(d)), valued_tensor(d, {2, 3, 4}, seed++));
+    in.emplace_back(std::string("layer/") + std::string(dtype_name(d)),
+                    valued_tensor(d, {2, 3, 4}, seed++));
   }
   in.emplace_back("scalar", valued_tensor(DType::float32, Shape{}, 99));
   in.emplace_back("empty", Tensor::empty({0, 5}, {DType::float32}));
   in.emplace_back("transposed", valued_tensor(DType::float32, {3, 5}, 7).transpose(0, 1));
   save_safetensors(dir / "o.safetensors", in, {{"format", "osprey"}});
 
-  const std::string out = run_python(dir.path(), "reader", kReader, (dir / "o.safetensors").string());
+  const std::string out =
+      run_python(dir.path(), "reader", kReader, (dir / "o.safetensors").string());
   ASSERT_FALSE(out.empty());
   const nlohmann::json j = parse_json(out, "python output");
   EXPECT_EQ(j["metadata"]["format"], "osprey");
@@ -129,7 +131,8 @@ TEST(SafetensorsPythonTest, AFileWrittenByHandInPythonIsReadCorrectly) {
   EXPECT_EQ(f.at("z/bias").to_vector<float>(), (std::vector<float>{0.5f, -1.0f, 2.25f}));
   EXPECT_EQ(f.at("a/kernel").shape(), (Shape{2, 2}));
   EXPECT_EQ(f.at("a/kernel").to_vector<double>(), (std::vector<double>{1, 2, 3, -4.5}));
-  EXPECT_EQ(f.at("ids").to_vector<int64_t>(), (std::vector<int64_t>{-(1ll << 40), 0, (1ll << 40) + 1}));
+  EXPECT_EQ(f.at("ids").to_vector<int64_t>(),
+            (std::vector<int64_t>{-(1ll << 40), 0, (1ll << 40) + 1}));
   EXPECT_EQ(f.at("half").to_vector<double>(), (std::vector<double>{0.25, -65504.0}));
   EXPECT_EQ(f.at("brain").dtype(), DType::bfloat16);
   EXPECT_EQ(f.at("brain").to_vector<double>(), (std::vector<double>{1.5, -3.0}));

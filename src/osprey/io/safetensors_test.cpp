@@ -18,9 +18,10 @@ using testing::TempDir;
 using testing::tensor_bytes;
 using testing::write_bytes;
 
-constexpr DType kAllDTypes[] = {DType::float64, DType::float32, DType::bfloat16, DType::float16,
-                                DType::float8_e4m3fn, DType::float8_e5m2, DType::int8, DType::uint8,
-                                DType::int32, DType::int64, DType::boolean};
+constexpr DType kAllDTypes[] = {DType::float64, DType::float32,       DType::bfloat16,
+                                DType::float16, DType::float8_e4m3fn, DType::float8_e5m2,
+                                DType::int8,    DType::uint8,         DType::int32,
+                                DType::int64,   DType::boolean};
 
 void expect_same(const Tensor& got, const Tensor& want, const std::string& name) {
   EXPECT_EQ(got.dtype(), want.dtype()) << name;
@@ -63,7 +64,8 @@ TEST(SafetensorsTest, NonContiguousTensorsAreWrittenContiguous) {
 
 TEST(SafetensorsTest, MetadataRoundTrips) {
   TempDir dir;
-  const SafetensorsMetadata meta = {{"format", "pt"}, {"osprey.version", "0.1"}, {"note", "ünï \"q\""}};
+  const SafetensorsMetadata meta = {
+      {"format", "pt"}, {"osprey.version", "0.1"}, {"note", "ünï \"q\""}};
   save_safetensors(dir / "m.safetensors", {{"w", ones({2})}}, meta);
   EXPECT_EQ(load_safetensors(dir / "m.safetensors").metadata, meta);
   EXPECT_EQ(read_safetensors_header(dir / "m.safetensors").metadata, meta);
@@ -99,8 +101,9 @@ TEST(SafetensorsTest, MatchesTheReferenceWriterByteForByte) {
             std::string("\x48\0\0\0\0\0\0\0", 8) + h2 + "       " + data);
   EXPECT_EQ(serialize_safetensors({}, {}, {.checksum = false}),
             std::string("\x08\0\0\0\0\0\0\0{}      ", 16));
-  EXPECT_EQ(serialize_safetensors({}, {{"framework", "pt"}}, {.checksum = false}),
-            std::string("\x28\0\0\0\0\0\0\0", 8) + R"({"__metadata__":{"framework":"pt"}})" + "     ");
+  EXPECT_EQ(
+      serialize_safetensors({}, {{"framework", "pt"}}, {.checksum = false}),
+      std::string("\x28\0\0\0\0\0\0\0", 8) + R"({"__metadata__":{"framework":"pt"}})" + "     ");
 }
 
 TEST(SafetensorsTest, WriterOrdersByDescendingAlignmentThenNameSoDataIsAligned) {
@@ -114,7 +117,8 @@ TEST(SafetensorsTest, WriterOrdersByDescendingAlignmentThenNameSoDataIsAligned) 
   const SafetensorsFile f = deserialize_safetensors(bytes);
   std::vector<std::string> order;
   for (const auto& [n, t] : f.tensors) order.push_back(n);
-  EXPECT_EQ(order, (std::vector<std::string>{"z_i64", "d_f64", "a_f32", "c_f32", "h_bf16", "b_u8"}));
+  EXPECT_EQ(order,
+            (std::vector<std::string>{"z_i64", "d_f64", "a_f32", "c_f32", "h_bf16", "b_u8"}));
   uint64_t n = 0;
   std::memcpy(&n, bytes.data(), 8);
   EXPECT_EQ(n % 8, 0u);
@@ -122,7 +126,8 @@ TEST(SafetensorsTest, WriterOrdersByDescendingAlignmentThenNameSoDataIsAligned) 
 
 TEST(SafetensorsTest, HeaderCanBeReadWithoutTheData) {
   TempDir dir;
-  save_safetensors(dir / "h.safetensors", {{"k", zeros({4, 8})}, {"b", zeros({8}, {DType::int32})}});
+  save_safetensors(dir / "h.safetensors",
+                   {{"k", zeros({4, 8})}, {"b", zeros({8}, {DType::int32})}});
   const SafetensorsHeader h = read_safetensors_header(dir / "h.safetensors");
   ASSERT_EQ(h.tensors.size(), 2u);
   EXPECT_EQ(h.tensors[0].name, "k");  // F32 before I32, as the reference orders them
@@ -153,8 +158,9 @@ TEST(SafetensorsTest, SaveRejectsBadNamesWithValueError) {
   EXPECT_THROW(save_safetensors(dir / "x", {{"a", t}, {"a", t}}), ValueError);
   EXPECT_THROW(save_safetensors(dir / "x", {{"", t}}), ValueError);
   EXPECT_THROW(save_safetensors(dir / "x", {{"__metadata__", t}}), ValueError);
-  EXPECT_THROW(save_safetensors(dir / "x", {{"a", t}}, {{std::string(kSafetensorsChecksumKey), "0"}}),
-               ValueError);
+  EXPECT_THROW(
+      save_safetensors(dir / "x", {{"a", t}}, {{std::string(kSafetensorsChecksumKey), "0"}}),
+      ValueError);
   EXPECT_THROW(save_safetensors(dir / "x", {{"a", Tensor()}}), ValueError);
   EXPECT_TRUE(dir.entries().empty());
 }

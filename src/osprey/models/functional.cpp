@@ -9,13 +9,13 @@
 
 namespace osprey::models {
 
-Functional::Functional(std::vector<nn::SymbolicTensor> inputs, std::vector<nn::SymbolicTensor> outputs,
-                       std::string name)
+Functional::Functional(std::vector<nn::SymbolicTensor> inputs,
+                       std::vector<nn::SymbolicTensor> outputs, std::string name)
     : Network("Functional", {name.empty() ? nn::unique_name("functional") : name, "", true}),
       inputs_(std::move(inputs)),
       outputs_(std::move(outputs)) {
-  OSPREY_CHECK(!inputs_.empty() && !outputs_.empty(), "{}: a functional model needs inputs and outputs",
-               this->name());
+  OSPREY_CHECK(!inputs_.empty() && !outputs_.empty(),
+               "{}: a functional model needs inputs and outputs", this->name());
   std::set<const Node*> input_nodes;
   for (const auto& in : inputs_) {
     OSPREY_CHECK(in.defined() && in.node()->layer == nullptr,
@@ -35,8 +35,10 @@ Functional::Functional(std::vector<nn::SymbolicTensor> inputs, std::vector<nn::S
         continue;
       }
       if (node->layer == nullptr) {
-        OSPREY_CHECK(input_nodes.count(node), "{}: the outputs depend on input '{}', which is not among "
-                     "the model's inputs", this->name(), node->input_name);
+        OSPREY_CHECK(input_nodes.count(node),
+                     "{}: the outputs depend on input '{}', which is not among "
+                     "the model's inputs",
+                     this->name(), node->input_name);
         done.insert(node);
         stack.pop_back();
         continue;
@@ -100,7 +102,8 @@ Shape Functional::compute_output_shape(const std::vector<Shape>& input_shapes) {
 
 std::vector<Network::LayerRow> Functional::summary_rows() const {
   std::vector<LayerRow> rows;
-  for (const auto& in : inputs_) rows.push_back({in.node()->input_name, "InputLayer", in.shape(), 0});
+  for (const auto& in : inputs_)
+    rows.push_back({in.node()->input_name, "InputLayer", in.shape(), 0});
   std::set<const nn::Layer*> seen;
   for (size_t i = 0; i < order_.size(); ++i) {
     const Node* n = order_[i];
@@ -142,9 +145,12 @@ nlohmann::json Functional::get_config() const {
   for (const auto& in : inputs_) {
     refs[in.node().get()] = {in.node()->input_name, 0, 0};
     inputs.push_back({in.node()->input_name, 0, 0});
-    layers.push_back({{"class_name", "InputLayer"}, {"name", in.node()->input_name},
-                      {"config", {{"name", in.node()->input_name}, {"batch_shape", shape_json(in.shape())},
-                                  {"dtype", std::string(dtype_name(in.dtype()))}}}});
+    layers.push_back({{"class_name", "InputLayer"},
+                      {"name", in.node()->input_name},
+                      {"config",
+                       {{"name", in.node()->input_name},
+                        {"batch_shape", shape_json(in.shape())},
+                        {"dtype", std::string(dtype_name(in.dtype()))}}}});
   }
   nlohmann::json execution = nlohmann::json::array();
   std::map<const nn::Layer*, size_t> index;
@@ -167,8 +173,8 @@ nlohmann::json Functional::get_config() const {
   }
   nlohmann::json outputs = nlohmann::json::array();
   for (const auto& o : outputs_) outputs.push_back(refs.at(o.node().get()));
-  return {{"name", name()}, {"trainable", trainable()}, {"layers", layers}, {"input_layers", inputs},
-          {"output_layers", outputs}, {"execution_order", execution}};
+  return {{"name", name()},         {"trainable", trainable()}, {"layers", layers},
+          {"input_layers", inputs}, {"output_layers", outputs}, {"execution_order", execution}};
 }
 
 std::shared_ptr<nn::Layer> Functional::from_config(const nlohmann::json& c) {
@@ -185,7 +191,8 @@ std::shared_ptr<nn::Layer> Functional::from_config(const nlohmann::json& c) {
       const auto& cfg = l.at("config");
       Shape s = shape_from_json(cfg.at("batch_shape"));
       s.erase(0);
-      tensors[name + "/0"] = nn::Input(s, name, parse_dtype(cfg.value("dtype", std::string("float32"))));
+      tensors[name + "/0"] =
+          nn::Input(s, name, parse_dtype(cfg.value("dtype", std::string("float32"))));
       continue;
     }
     layer_by_name[name] = nn::layer_from_config(cls, l.at("config"));
@@ -194,11 +201,13 @@ std::shared_ptr<nn::Layer> Functional::from_config(const nlohmann::json& c) {
   for (const auto& step : c.at("execution_order")) {
     const std::string name = step.at(0).get<std::string>();
     const int k = step.at(1).get<int>();
-    OSPREY_CHECK(layer_by_name.count(name), "functional config: execution_order names unknown layer '{}'", name);
+    OSPREY_CHECK(layer_by_name.count(name),
+                 "functional config: execution_order names unknown layer '{}'", name);
     std::vector<nn::SymbolicTensor> args;
     for (const auto& ref : inbound[name].at(static_cast<size_t>(k))) {
-      OSPREY_CHECK(tensors.count(key(ref)), "functional config: layer '{}' reads '{}' before it is computed",
-                   name, key(ref));
+      OSPREY_CHECK(tensors.count(key(ref)),
+                   "functional config: layer '{}' reads '{}' before it is computed", name,
+                   key(ref));
       args.push_back(tensors[key(ref)]);
     }
     tensors[name + "/" + std::to_string(k)] = (*layer_by_name[name])(args);

@@ -1,7 +1,5 @@
 #include "osprey/models/network.h"
 
-#include <algorithm>
-
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -26,16 +24,18 @@ void Network::set_path_prefix(const std::string& prefix) {
 
 void Network::replace_sublayer(const std::string& name, std::shared_ptr<nn::Layer> layer) {
   get_layer(name);  // the ValueError for an unknown name
-  OSPREY_THROW(NotImplementedError, "{}: a {} model cannot replace its layers yet (layer '{}')", this->name(),
-               class_name(), name);
+  OSPREY_THROW(NotImplementedError, "{}: a {} model cannot replace its layers yet (layer '{}')",
+               this->name(), class_name(), name);
 }
 
 std::shared_ptr<nn::Layer> Network::adopt_replacement(const std::string& name,
-                                                  const std::shared_ptr<nn::Layer>& layer) {
-  OSPREY_CHECK(layer != nullptr, "{}: replace_sublayer('{}') received a null layer", this->name(), name);
+                                                      const std::shared_ptr<nn::Layer>& layer) {
+  OSPREY_CHECK(layer != nullptr, "{}: replace_sublayer('{}') received a null layer", this->name(),
+               name);
   std::shared_ptr<nn::Layer> old = get_layer(name);  // the ValueError listing the layers
-  OSPREY_CHECK(layer->name() == name, "{}: the layer replacing '{}' must keep its name. Received: '{}'",
-               this->name(), name, layer->name());
+  OSPREY_CHECK(layer->name() == name,
+               "{}: the layer replacing '{}' must keep its name. Received: '{}'", this->name(),
+               name, layer->name());
   adopt(layer);
   return old;
 }
@@ -71,13 +71,14 @@ std::string bytes_text(int64_t bytes) {
 
 std::string Network::summary() const {
   const std::string rule(65, '_'), thick(65, '=');
-  std::string out = fmt::format("Model: \"{}\"\n{}\n {:<28}{:<26}{:<9}\n{}\n", name(), rule, "Layer (type)",
-                                "Output Shape", "Param #", thick);
+  std::string out = fmt::format("Model: \"{}\"\n{}\n {:<28}{:<26}{:<9}\n{}\n", name(), rule,
+                                "Layer (type)", "Output Shape", "Param #", thick);
   const std::vector<LayerRow> rows = summary_rows();
   for (size_t i = 0; i < rows.size(); ++i) {
     const LayerRow& r = rows[i];
-    out += fmt::format(" {:<28}{:<26}{:<9}\n", fmt::format("{} ({})", r.name, r.class_name),
-                       built() || r.output_shape.ndim() ? shape_text(r.output_shape) : "?", r.params);
+    out +=
+        fmt::format(" {:<28}{:<26}{:<9}\n", fmt::format("{} ({})", r.name, r.class_name),
+                    built() || r.output_shape.ndim() ? shape_text(r.output_shape) : "?", r.params);
     if (i + 1 < rows.size()) out += "\n";
   }
   int64_t total = 0, trainable = 0, total_bytes = 0, trainable_bytes = 0;
@@ -89,9 +90,10 @@ std::string Network::summary() const {
     trainable += v.numel();
     trainable_bytes += static_cast<int64_t>(v.value().nbytes());
   }
-  out += fmt::format("{}\nTotal params: {} ({})\nTrainable params: {} ({})\nNon-trainable params: {} ({})\n{}\n",
-                     thick, total, bytes_text(total_bytes), trainable, bytes_text(trainable_bytes),
-                     total - trainable, bytes_text(total_bytes - trainable_bytes), rule);
+  out += fmt::format(
+      "{}\nTotal params: {} ({})\nTrainable params: {} ({})\nNon-trainable params: {} ({})\n{}\n",
+      thick, total, bytes_text(total_bytes), trainable, bytes_text(trainable_bytes),
+      total - trainable, bytes_text(total_bytes - trainable_bytes), rule);
   return out;
 }
 
@@ -103,12 +105,12 @@ std::vector<Tensor> Network::get_weights() const {
 
 void Network::set_weights(const std::vector<Tensor>& weights) {
   const std::vector<Variable> vars = variables();
-  OSPREY_CHECK(weights.size() == vars.size(), "{}: set_weights expected {} arrays, received {}", name(),
-               vars.size(), weights.size());
+  OSPREY_CHECK(weights.size() == vars.size(), "{}: set_weights expected {} arrays, received {}",
+               name(), vars.size(), weights.size());
   for (size_t i = 0; i < vars.size(); ++i) {
     OSPREY_CHECK(weights[i].shape() == vars[i].shape(),
-                 "{}: set_weights: weight {} ({}) has shape {}, received {}", name(), i, vars[i].name(),
-                 vars[i].shape().to_string(), weights[i].shape().to_string());
+                 "{}: set_weights: weight {} ({}) has shape {}, received {}", name(), i,
+                 vars[i].name(), vars[i].shape().to_string(), weights[i].shape().to_string());
   }
   // Copy in place: the optimizer and any views keep referring to the same storage.
   for (size_t i = 0; i < vars.size(); ++i) {
@@ -131,7 +133,8 @@ void Sequential::add(std::shared_ptr<nn::Layer> layer) {
   adopt(layer);
   for (const auto& l : layers_) {
     OSPREY_CHECK(l->name() != layer->name(),
-                 "{}: all layers must have unique names; '{}' is already in the model", name(), layer->name());
+                 "{}: all layers must have unique names; '{}' is already in the model", name(),
+                 layer->name());
   }
   layers_.push_back(std::move(layer));
 }
@@ -202,12 +205,15 @@ std::vector<Network::LayerRow> Sequential::summary_rows() const {
 }
 
 nlohmann::json Sequential::get_config() const {
-  nlohmann::json c = {{"name", name()}, {"trainable", trainable()}, {"dtype", dtype_policy().name()},
+  nlohmann::json c = {{"name", name()},
+                      {"trainable", trainable()},
+                      {"dtype", dtype_policy().name()},
                       {"layers", nlohmann::json::array()}};
   for (const auto& l : layers_) c["layers"].push_back(nn::serialize_layer(*l));
   if (built()) {
     nlohmann::json shape = nlohmann::json::array();
-    for (int64_t d : build_input_shapes()[0]) shape.push_back(d < 0 ? nlohmann::json(nullptr) : nlohmann::json(d));
+    for (int64_t d : build_input_shapes()[0])
+      shape.push_back(d < 0 ? nlohmann::json(nullptr) : nlohmann::json(d));
     c["build_input_shape"] = shape;
   }
   return c;

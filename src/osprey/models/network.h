@@ -56,7 +56,8 @@ class Network : public nn::Layer {
   // What every replace_sublayer checks: layer not null, `name` a direct layer (the ValueError
   // listing the layers), and layer keeping that name. Returns the layer being replaced, after
   // adopting the new one into this model's paths.
-  std::shared_ptr<nn::Layer> adopt_replacement(const std::string& name, const std::shared_ptr<nn::Layer>& layer);
+  std::shared_ptr<nn::Layer> adopt_replacement(const std::string& name,
+                                               const std::shared_ptr<nn::Layer>& layer);
 
   Variable call(const std::vector<Variable>& inputs, bool training) override;
   // Each layer casts its own inputs, so a float32 first layer sees them unrounded.
@@ -66,8 +67,8 @@ class Network : public nn::Layer {
 };
 
 struct SequentialOptions {
-  std::string name{};     // default "sequential", "sequential_1", ...
-  Shape input_shape{};    // without the batch axis; when given, the model builds immediately
+  std::string name{};   // default "sequential", "sequential_1", ...
+  Shape input_shape{};  // without the batch axis; when given, the model builds immediately
   bool trainable = true;
   // The model's dtype policy (empty: the global one). Its layers keep their own; compile() reads
   // this one (mixed_float16 gets loss scaling).
@@ -76,7 +77,8 @@ struct SequentialOptions {
 
 class Sequential : public Network {
  public:
-  explicit Sequential(std::vector<std::shared_ptr<nn::Layer>> layers = {}, SequentialOptions options = {});
+  explicit Sequential(std::vector<std::shared_ptr<nn::Layer>> layers = {},
+                      SequentialOptions options = {});
   void add(std::shared_ptr<nn::Layer> layer);
   void pop();
   void replace_sublayer(const std::string& name, std::shared_ptr<nn::Layer> layer) override;
@@ -99,7 +101,8 @@ class Sequential : public Network {
 // A graph of layer calls from inputs to outputs, made with the functional API:
 //   auto in = nn::Input({784});
 //   auto h = layers::Dense(64, "relu")(in);
-//   auto m = std::make_shared<models::Functional>(std::vector{in}, std::vector{layers::Dense(10)(h)});
+//   auto m = std::make_shared<models::Functional>(std::vector{in},
+//   std::vector{layers::Dense(10)(h)});
 // A layer called several times (shared) keeps one set of weights.
 class Functional : public Network {
  public:
@@ -121,7 +124,7 @@ class Functional : public Network {
  private:
   using Node = nn::SymbolicTensor::Node;
   std::vector<nn::SymbolicTensor> inputs_, outputs_;
-  std::vector<const Node*> order_;  // layer-call nodes in execution order
+  std::vector<const Node*> order_;                       // layer-call nodes in execution order
   std::vector<std::shared_ptr<nn::Layer>> node_layers_;  // the layer each node of order_ runs
   std::vector<std::shared_ptr<nn::Layer>> layers_;
 };

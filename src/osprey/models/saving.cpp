@@ -7,7 +7,9 @@
 namespace osprey::models {
 
 void save_model(const Network& model, const std::filesystem::path& dir, const SaveExtras& extras) {
-  OSPREY_CHECK(model.built(), "save_model: {} is not built yet; call it on data (or build it) first", model.name());
+  OSPREY_CHECK(model.built(),
+               "save_model: {} is not built yet; call it on data (or build it) first",
+               model.name());
   nlohmann::json config = extras.config;
   config["format"] = "osprey.model";
   config["format_version"] = 1;
@@ -30,18 +32,22 @@ void save_model(const Network& model, const std::filesystem::path& dir, const Sa
 LoadedModel load_model(const std::filesystem::path& dir) {
   register_model_classes();
   const std::filesystem::path config_path = dir / "config.json";
-  OSPREY_CHECK_T(IoError, std::filesystem::exists(config_path), "load_model: {} does not exist (expected a "
-                 "directory written by save())", config_path.string());
+  OSPREY_CHECK_T(IoError, std::filesystem::exists(config_path),
+                 "load_model: {} does not exist (expected a "
+                 "directory written by save())",
+                 config_path.string());
   LoadedModel out;
   out.dir = dir;
   out.config = io::read_json_file(config_path);
-  OSPREY_CHECK_T(IoError, out.config.contains("model") && out.config["model"].contains("class_name"),
+  OSPREY_CHECK_T(IoError,
+                 out.config.contains("model") && out.config["model"].contains("class_name"),
                  "{}: field \"model\" with a \"class_name\" is missing", config_path.string());
   const auto& m = out.config["model"];
-  std::shared_ptr<nn::Layer> layer = nn::layer_from_config(m["class_name"].get<std::string>(), m.at("config"));
+  std::shared_ptr<nn::Layer> layer =
+      nn::layer_from_config(m["class_name"].get<std::string>(), m.at("config"));
   out.model = std::dynamic_pointer_cast<Network>(layer);
-  OSPREY_CHECK_T(IoError, out.model != nullptr, "{}: \"model\" is a {}, not a model", config_path.string(),
-                 m["class_name"].get<std::string>());
+  OSPREY_CHECK_T(IoError, out.model != nullptr, "{}: \"model\" is a {}, not a model",
+                 config_path.string(), m["class_name"].get<std::string>());
   load_weights(*out.model, dir / "model.safetensors");
   return out;
 }
@@ -50,9 +56,11 @@ void load_weights(Network& model, const std::filesystem::path& weights_path) {
   const io::SafetensorsFile file = io::load_safetensors(weights_path);
   for (const autograd::Variable& v : model.variables()) {
     const Tensor* t = file.find(v.name());
-    OSPREY_CHECK_T(IoError, t != nullptr, "{}: weight \"{}\" is missing", weights_path.string(), v.name());
-    OSPREY_CHECK_T(IoError, t->shape() == v.shape(), "{}: weight \"{}\" has shape {}, the model expects {}",
-                   weights_path.string(), v.name(), t->shape().to_string(), v.shape().to_string());
+    OSPREY_CHECK_T(IoError, t != nullptr, "{}: weight \"{}\" is missing", weights_path.string(),
+                   v.name());
+    OSPREY_CHECK_T(IoError, t->shape() == v.shape(),
+                   "{}: weight \"{}\" has shape {}, the model expects {}", weights_path.string(),
+                   v.name(), t->shape().to_string(), v.shape().to_string());
     Tensor dst = v.value();
     dst.copy_(*t);
   }

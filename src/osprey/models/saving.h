@@ -21,7 +21,8 @@ struct SaveExtras {
   std::vector<std::pair<std::string, io::NamedTensors>> files;  // {"optimizer.safetensors", ...}
 };
 
-void save_model(const Network& model, const std::filesystem::path& dir, const SaveExtras& extras = {});
+void save_model(const Network& model, const std::filesystem::path& dir,
+                const SaveExtras& extras = {});
 
 struct LoadedModel {
   std::shared_ptr<Network> model;

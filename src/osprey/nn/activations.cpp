@@ -14,8 +14,10 @@ ActivationFn::ActivationFn(const std::string& name) : name_(name.empty() ? "line
   } else if (name_ == "tanh") {
     fused_ = Activation::tanh;
   } else {
-    OSPREY_CHECK(name_ == "linear" || name_ == "softmax",
-                 "unknown activation '{}'. Expected one of: relu, gelu, sigmoid, tanh, softmax, linear", name_);
+    OSPREY_CHECK(
+        name_ == "linear" || name_ == "softmax",
+        "unknown activation '{}'. Expected one of: relu, gelu, sigmoid, tanh, softmax, linear",
+        name_);
   }
 }
 

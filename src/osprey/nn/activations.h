@@ -14,7 +14,7 @@ class ActivationFn {
  public:
   ActivationFn() : ActivationFn("linear") {}
   ActivationFn(const char* name) : ActivationFn(std::string(name)) {}  // NOLINT: implicit by design
-  ActivationFn(const std::string& name);                              // NOLINT
+  ActivationFn(const std::string& name);                               // NOLINT
 
   autograd::Variable operator()(const autograd::Variable& x) const;
   const std::string& name() const { return name_; }

@@ -46,56 +46,78 @@ Tensor truncated_normal(const Shape& shape, DType dtype, uint64_t seed, double s
 // variance), a plain normal, or a uniform.
 Initializer variance_scaling(std::string name, std::string class_name, double scale,
                              std::string mode, std::string distribution) {
-  nlohmann::json config = {{"scale", scale}, {"mode", mode}, {"distribution", distribution}, {"seed", nullptr}};
-  return Initializer(std::move(name), {{"class_name", class_name}, {"config", config}},
-                     [=](const Shape& shape, DType dtype, uint64_t seed) {
-                       auto [fan_in, fan_out] = compute_fans(shape);
-                       const double n = mode == "fan_in" ? fan_in : mode == "fan_out" ? fan_out : (fan_in + fan_out) / 2.0;
-                       const double s = scale / std::max(1.0, n);
-                       if (distribution == "truncated_normal") {
-                         return truncated_normal(shape, dtype, seed, std::sqrt(s) / 0.87962566103423978);
-                       }
-                       if (distribution == "untruncated_normal") {
-                         return random_normal(shape, {.seed = seed, .dtype = dtype, .stddev = std::sqrt(s)});
-                       }
-                       const double limit = std::sqrt(3.0 * s);
-                       return random_uniform(shape, {.seed = seed, .dtype = dtype, .low = -limit, .high = limit});
-                     });
+  nlohmann::json config = {
+      {"scale", scale}, {"mode", mode}, {"distribution", distribution}, {"seed", nullptr}};
+  return Initializer(
+      std::move(name), {{"class_name", class_name}, {"config", config}},
+      [=](const Shape& shape, DType dtype, uint64_t seed) {
+        auto [fan_in, fan_out] = compute_fans(shape);
+        const double n = mode == "fan_in"    ? fan_in
+                         : mode == "fan_out" ? fan_out
+                                             : (fan_in + fan_out) / 2.0;
+        const double s = scale / std::max(1.0, n);
+        if (distribution == "truncated_normal") {
+          return truncated_normal(shape, dtype, seed, std::sqrt(s) / 0.87962566103423978);
+        }
+        if (distribution == "untruncated_normal") {
+          return random_normal(shape, {.seed = seed, .dtype = dtype, .stddev = std::sqrt(s)});
+        }
+        const double limit = std::sqrt(3.0 * s);
+        return random_uniform(shape, {.seed = seed, .dtype = dtype, .low = -limit, .high = limit});
+      });
 }
 
 }  // namespace
 
 Initializer Zeros() {
-  return {"zeros", {{"class_name", "Zeros"}, {"config", nlohmann::json::object()}},
+  return {"zeros",
+          {{"class_name", "Zeros"}, {"config", nlohmann::json::object()}},
           [](const Shape& s, DType d, uint64_t) { return zeros(s, {d}); }};
 }
 Initializer Ones() {
-  return {"ones", {{"class_name", "Ones"}, {"config", nlohmann::json::object()}},
+  return {"ones",
+          {{"class_name", "Ones"}, {"config", nlohmann::json::object()}},
           [](const Shape& s, DType d, uint64_t) { return ones(s, {d}); }};
 }
 Initializer Constant(double value) {
-  return {"constant", {{"class_name", "Constant"}, {"config", {{"value", value}}}},
+  return {"constant",
+          {{"class_name", "Constant"}, {"config", {{"value", value}}}},
           [value](const Shape& s, DType d, uint64_t) { return full(s, value, {d}); }};
 }
 Initializer RandomNormal(double mean, double stddev) {
   OSPREY_CHECK(stddev >= 0, "RandomNormal: stddev must be non-negative. Received: {}", stddev);
-  return {"random_normal", {{"class_name", "RandomNormal"}, {"config", {{"mean", mean}, {"stddev", stddev}, {"seed", nullptr}}}},
+  return {"random_normal",
+          {{"class_name", "RandomNormal"},
+           {"config", {{"mean", mean}, {"stddev", stddev}, {"seed", nullptr}}}},
           [=](const Shape& s, DType d, uint64_t seed) {
             return random_normal(s, {.seed = seed, .dtype = d, .mean = mean, .stddev = stddev});
           }};
 }
 Initializer RandomUniform(double minval, double maxval) {
-  OSPREY_CHECK(minval <= maxval, "RandomUniform: minval must not exceed maxval. Received: {} > {}", minval, maxval);
-  return {"random_uniform", {{"class_name", "RandomUniform"}, {"config", {{"minval", minval}, {"maxval", maxval}, {"seed", nullptr}}}},
+  OSPREY_CHECK(minval <= maxval, "RandomUniform: minval must not exceed maxval. Received: {} > {}",
+               minval, maxval);
+  return {"random_uniform",
+          {{"class_name", "RandomUniform"},
+           {"config", {{"minval", minval}, {"maxval", maxval}, {"seed", nullptr}}}},
           [=](const Shape& s, DType d, uint64_t seed) {
             return random_uniform(s, {.seed = seed, .dtype = d, .low = minval, .high = maxval});
           }};
 }
-Initializer GlorotUniform() { return variance_scaling("glorot_uniform", "GlorotUniform", 1.0, "fan_avg", "uniform"); }
-Initializer GlorotNormal() { return variance_scaling("glorot_normal", "GlorotNormal", 1.0, "fan_avg", "truncated_normal"); }
-Initializer HeNormal() { return variance_scaling("he_normal", "HeNormal", 2.0, "fan_in", "truncated_normal"); }
-Initializer HeUniform() { return variance_scaling("he_uniform", "HeUniform", 2.0, "fan_in", "uniform"); }
-Initializer LecunNormal() { return variance_scaling("lecun_normal", "LecunNormal", 1.0, "fan_in", "truncated_normal"); }
+Initializer GlorotUniform() {
+  return variance_scaling("glorot_uniform", "GlorotUniform", 1.0, "fan_avg", "uniform");
+}
+Initializer GlorotNormal() {
+  return variance_scaling("glorot_normal", "GlorotNormal", 1.0, "fan_avg", "truncated_normal");
+}
+Initializer HeNormal() {
+  return variance_scaling("he_normal", "HeNormal", 2.0, "fan_in", "truncated_normal");
+}
+Initializer HeUniform() {
+  return variance_scaling("he_uniform", "HeUniform", 2.0, "fan_in", "uniform");
+}
+Initializer LecunNormal() {
+  return variance_scaling("lecun_normal", "LecunNormal", 1.0, "fan_in", "truncated_normal");
+}
 
 Initializer get(const std::string& name) {
   if (name == "zeros") return Zeros();
@@ -107,28 +129,37 @@ Initializer get(const std::string& name) {
   if (name == "lecun_normal") return LecunNormal();
   if (name == "random_normal") return RandomNormal();
   if (name == "random_uniform") return RandomUniform();
-  OSPREY_THROW(ValueError,
-               "unknown initializer '{}'. Expected one of: zeros, ones, glorot_uniform, glorot_normal, "
-               "he_normal, he_uniform, lecun_normal, random_normal, random_uniform",
-               name);
+  OSPREY_THROW(
+      ValueError,
+      "unknown initializer '{}'. Expected one of: zeros, ones, glorot_uniform, glorot_normal, "
+      "he_normal, he_uniform, lecun_normal, random_normal, random_uniform",
+      name);
 }
 
 Initializer from_json(const nlohmann::json& j) {
   if (j.is_string()) return get(j.get<std::string>());
-  OSPREY_CHECK(j.is_object() && j.contains("class_name"), "initializer config must be a name or "
-               "{{\"class_name\": ..., \"config\": ...}}. Received: {}", j.dump());
+  OSPREY_CHECK(j.is_object() && j.contains("class_name"),
+               "initializer config must be a name or "
+               "{{\"class_name\": ..., \"config\": ...}}. Received: {}",
+               j.dump());
   const std::string cls = j.at("class_name").get<std::string>();
   const nlohmann::json c = j.value("config", nlohmann::json::object());
   if (cls == "Constant") return Constant(c.value("value", 0.0));
   if (cls == "RandomNormal") return RandomNormal(c.value("mean", 0.0), c.value("stddev", 0.05));
-  if (cls == "RandomUniform") return RandomUniform(c.value("minval", -0.05), c.value("maxval", 0.05));
+  if (cls == "RandomUniform")
+    return RandomUniform(c.value("minval", -0.05), c.value("maxval", 0.05));
   if (cls == "VarianceScaling") {
     return variance_scaling("variance_scaling", "VarianceScaling", c.value("scale", 1.0),
-                            c.value("mode", std::string("fan_in")), c.value("distribution", std::string("truncated_normal")));
+                            c.value("mode", std::string("fan_in")),
+                            c.value("distribution", std::string("truncated_normal")));
   }
-  static const std::pair<const char*, const char*> kNames[] = {
-      {"Zeros", "zeros"}, {"Ones", "ones"}, {"GlorotUniform", "glorot_uniform"}, {"GlorotNormal", "glorot_normal"},
-      {"HeNormal", "he_normal"}, {"HeUniform", "he_uniform"}, {"LecunNormal", "lecun_normal"}};
+  static const std::pair<const char*, const char*> kNames[] = {{"Zeros", "zeros"},
+                                                               {"Ones", "ones"},
+                                                               {"GlorotUniform", "glorot_uniform"},
+                                                               {"GlorotNormal", "glorot_normal"},
+                                                               {"HeNormal", "he_normal"},
+                                                               {"HeUniform", "he_uniform"},
+                                                               {"LecunNormal", "lecun_normal"}};
   for (const auto& [k, n] : kNames) {
     if (cls == k) return get(n);
   }

@@ -21,7 +21,8 @@ class Initializer {
   Initializer(std::string name, nlohmann::json config, Fn fn)
       : name_(std::move(name)), config_(std::move(config)), fn_(std::move(fn)) {}
   // An initializer by name with Keras's defaults; ValueError listing the names otherwise.
-  Initializer(const char* name);         // NOLINT: implicit, so options read {.kernel_initializer = "zeros"}
+  Initializer(
+      const char* name);  // NOLINT: implicit, so options read {.kernel_initializer = "zeros"}
   Initializer(const std::string& name);  // NOLINT
 
   Tensor operator()(const Shape& shape, DType dtype, uint64_t seed) const;

@@ -26,9 +26,12 @@ std::string to_snake_case(const std::string& class_name) {
     const char c = class_name[i];
     if (std::isupper(static_cast<unsigned char>(c))) {
       const bool prev_lower = i > 0 && std::islower(static_cast<unsigned char>(class_name[i - 1]));
-      const bool next_lower = i + 1 < class_name.size() && std::islower(static_cast<unsigned char>(class_name[i + 1]));
+      const bool next_lower =
+          i + 1 < class_name.size() && std::islower(static_cast<unsigned char>(class_name[i + 1]));
       const bool prev_upper = i > 0 && std::isupper(static_cast<unsigned char>(class_name[i - 1]));
-      if (i > 0 && (prev_lower || (prev_upper && next_lower)) && !std::isdigit(static_cast<unsigned char>(class_name[i - 1]))) out += '_';
+      if (i > 0 && (prev_lower || (prev_upper && next_lower)) &&
+          !std::isdigit(static_cast<unsigned char>(class_name[i - 1])))
+        out += '_';
       out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     } else {
       out += c;
@@ -39,7 +42,8 @@ std::string to_snake_case(const std::string& class_name) {
 
 SymbolicTensor Input(const Shape& shape, const std::string& name, DType dtype) {
   for (int i = 0; i < shape.ndim(); ++i) {
-    OSPREY_CHECK(shape[i] > 0, "Input: sizes must be positive (the batch dimension is implicit). Received: {}",
+    OSPREY_CHECK(shape[i] > 0,
+                 "Input: sizes must be positive (the batch dimension is implicit). Received: {}",
                  shape.to_string());
   }
   Shape s = shape;
@@ -53,7 +57,8 @@ Layer::Layer(std::string class_name, const LayerOptions& options)
     : class_name_(std::move(class_name)),
       name_(options.name.empty() ? unique_name(to_snake_case(class_name_)) : options.name),
       trainable_(options.trainable),
-      policy_(options.dtype.empty() ? config::dtype_policy() : policy_from_option(options.dtype, name_)) {}
+      policy_(options.dtype.empty() ? config::dtype_policy()
+                                    : policy_from_option(options.dtype, name_)) {}
 
 void Layer::set_path_prefix(const std::string& prefix) {
   prefix_ = prefix;
@@ -61,7 +66,8 @@ void Layer::set_path_prefix(const std::string& prefix) {
 }
 
 void Layer::check_num_inputs(size_t received, size_t expected) const {
-  OSPREY_CHECK(received == expected, "{}: expected {} input(s), received {}", name_, expected, received);
+  OSPREY_CHECK(received == expected, "{}: expected {} input(s), received {}", name_, expected,
+               received);
 }
 
 void Layer::build(const std::vector<Shape>& input_shapes) {
@@ -98,7 +104,8 @@ Variable Layer::operator()(const std::vector<Variable>& xs, bool training) {
 }
 
 Variable Layer::autocast(const Variable& weight) {
-  if (!weight.defined() || !is_floating(weight.dtype()) || weight.dtype() == compute_dtype()) return weight;
+  if (!weight.defined() || !is_floating(weight.dtype()) || weight.dtype() == compute_dtype())
+    return weight;
   if (!autograd::should_record(weight)) return autograd::cast(weight, compute_dtype());
   for (CastEntry& e : cast_cache_) {
     if (!e.master.is_same(weight)) continue;
@@ -121,11 +128,15 @@ Shape Layer::compute_output_shape(const std::vector<Shape>& input_shapes) {
   }
   autograd::NoGradGuard no_grad;
   Shape out = (*this)(dummies, false).shape();
-  if (!input_shapes.empty() && input_shapes[0].ndim() > 0 && input_shapes[0][0] < 0 && out.ndim() > 0) out[0] = -1;
+  if (!input_shapes.empty() && input_shapes[0].ndim() > 0 && input_shapes[0][0] < 0 &&
+      out.ndim() > 0)
+    out[0] = -1;
   return out;
 }
 
-SymbolicTensor Layer::operator()(const SymbolicTensor& x) { return (*this)(std::vector<SymbolicTensor>{x}); }
+SymbolicTensor Layer::operator()(const SymbolicTensor& x) {
+  return (*this)(std::vector<SymbolicTensor>{x});
+}
 
 SymbolicTensor Layer::operator()(const std::vector<SymbolicTensor>& xs) {
   std::vector<Shape> shapes;
@@ -141,8 +152,9 @@ SymbolicTensor Layer::operator()(const std::vector<SymbolicTensor>& xs) {
   return SymbolicTensor(out, compute_dtype(), std::move(node));
 }
 
-Variable Layer::add_weight(const std::string& name, const Shape& shape, const Initializer& initializer,
-                           bool trainable, Regularizer regularizer) {
+Variable Layer::add_weight(const std::string& name, const Shape& shape,
+                           const Initializer& initializer, bool trainable,
+                           Regularizer regularizer) {
   for (const Weight& w : weights_) {
     OSPREY_CHECK(w.name != name, "{}: a weight named '{}' already exists", name_, name);
   }
@@ -165,8 +177,8 @@ Variable Layer::add_weight(const std::string& name, Tensor value, bool trainable
 }
 
 void Layer::replace_sublayer(const std::string& name, std::shared_ptr<Layer> layer) {
-  OSPREY_THROW(NotImplementedError, "{}: a {} cannot replace its sublayers (asked to replace '{}')", name_,
-               class_name_, name);
+  OSPREY_THROW(NotImplementedError, "{}: a {} cannot replace its sublayers (asked to replace '{}')",
+               name_, class_name_, name);
 }
 
 bool Layer::remove_sublayer(const std::string& /*name*/) { return false; }

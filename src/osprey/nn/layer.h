@@ -28,7 +28,7 @@ using autograd::Variable;
 class Layer;
 
 struct LayerOptions {
-  std::string name{};   // default: unique snake_case of the class name (dense, dense_1, ...)
+  std::string name{};  // default: unique snake_case of the class name (dense, dense_1, ...)
   // A dtype policy name (precision/dtype_policy.h: "float32", "mixed_bfloat16", ...); empty:
   // the global policy (config::dtype_policy()) at construction, as Keras.
   std::string dtype{};
@@ -42,7 +42,7 @@ class SymbolicTensor {
   struct Node {
     std::shared_ptr<Layer> layer;  // null for a model input
     std::vector<SymbolicTensor> inputs;
-    std::string input_name;        // for model inputs
+    std::string input_name;  // for model inputs
   };
   SymbolicTensor() = default;
   SymbolicTensor(Shape shape, DType dtype, std::shared_ptr<const Node> node)
@@ -59,7 +59,8 @@ class SymbolicTensor {
 };
 
 // A model input: shape without the batch dimension, as keras.Input.
-SymbolicTensor Input(const Shape& shape, const std::string& name = "", DType dtype = DType::float32);
+SymbolicTensor Input(const Shape& shape, const std::string& name = "",
+                     DType dtype = DType::float32);
 
 struct Weight {
   Variable variable;

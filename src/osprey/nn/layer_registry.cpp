@@ -29,7 +29,8 @@ void register_layer(const std::string& class_name, LayerFactory factory) {
   r.factories[class_name] = std::move(factory);
 }
 
-std::shared_ptr<Layer> layer_from_config(const std::string& class_name, const nlohmann::json& config) {
+std::shared_ptr<Layer> layer_from_config(const std::string& class_name,
+                                         const nlohmann::json& config) {
   Registry& r = registry();
   LayerFactory f;
   {
@@ -38,7 +39,8 @@ std::shared_ptr<Layer> layer_from_config(const std::string& class_name, const nl
     if (it == r.factories.end()) {
       std::string known;
       for (const auto& [k, v] : r.factories) known += (known.empty() ? "" : ", ") + k;
-      OSPREY_THROW(ValueError, "unknown layer class '{}'. Registered layers: {}", class_name, known);
+      OSPREY_THROW(ValueError, "unknown layer class '{}'. Registered layers: {}", class_name,
+                   known);
     }
     f = it->second;
   }

@@ -16,7 +16,8 @@ using LayerFactory = std::function<std::shared_ptr<Layer>(const nlohmann::json& 
 
 void register_layer(const std::string& class_name, LayerFactory factory);
 // ValueError naming the class and the registered ones when it is unknown.
-std::shared_ptr<Layer> layer_from_config(const std::string& class_name, const nlohmann::json& config);
+std::shared_ptr<Layer> layer_from_config(const std::string& class_name,
+                                         const nlohmann::json& config);
 // {"class_name": ..., "config": ...} for one layer.
 nlohmann::json serialize_layer(const Layer& layer);
 

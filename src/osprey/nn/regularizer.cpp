@@ -5,7 +5,8 @@
 namespace osprey::nn {
 
 Regularizer Regularizer::l1_l2(double l1, double l2) {
-  OSPREY_CHECK(l1 >= 0 && l2 >= 0, "Regularizer: factors must be non-negative. Received: l1={}, l2={}", l1, l2);
+  OSPREY_CHECK(l1 >= 0 && l2 >= 0,
+               "Regularizer: factors must be non-negative. Received: l1={}, l2={}", l1, l2);
   Regularizer r;
   r.l1_ = l1;
   r.l2_ = l2;

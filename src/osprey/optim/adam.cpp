@@ -10,11 +10,14 @@ namespace osprey::optim {
 
 namespace {
 
-template <class C, bool kAmsgrad> struct AdamRule {
+template <class C, bool kAmsgrad>
+struct AdamRule {
   using Params = AdamStep;
   explicit AdamRule(const AdamStep& p)
-      : alpha(static_cast<C>(p.alpha)), omb1(static_cast<C>(p.one_minus_beta_1)),
-        omb2(static_cast<C>(p.one_minus_beta_2)), eps(static_cast<C>(p.epsilon)) {}
+      : alpha(static_cast<C>(p.alpha)),
+        omb1(static_cast<C>(p.one_minus_beta_1)),
+        omb2(static_cast<C>(p.one_minus_beta_2)),
+        eps(static_cast<C>(p.epsilon)) {}
   // s0: momentum (m), s1: velocity (v), s2: velocity_hat (amsgrad only).
   C operator()(C g, C w, C* __restrict m, C* __restrict v, C* __restrict v_hat, int64_t i) const {
     const C mi = m[i] + (g - m[i]) * omb1;
@@ -29,8 +32,10 @@ template <class C, bool kAmsgrad> struct AdamRule {
   }
   C alpha, omb1, omb2, eps;
 };
-template <class C> using AdamPlain = AdamRule<C, false>;
-template <class C> using AdamAmsgrad = AdamRule<C, true>;
+template <class C>
+using AdamPlain = AdamRule<C, false>;
+template <class C>
+using AdamAmsgrad = AdamRule<C, true>;
 
 void check_unit(const char* owner, const char* field, double v) {
   OSPREY_CHECK(std::isfinite(v) && v >= 0.0 && v < 1.0, "{}: {} must be in [0, 1). Received: {}={}",
@@ -45,11 +50,14 @@ Adam::Adam(std::string class_name, OptimizerOptions common_options, double beta_
            double epsilon, bool amsgrad)
     : Optimizer(class_name, std::move(common_options),
                 {"momentum", "velocity", amsgrad ? "velocity_hat" : ""}),
-      beta_1_(beta_1), beta_2_(beta_2), epsilon_(epsilon), amsgrad_(amsgrad) {
+      beta_1_(beta_1),
+      beta_2_(beta_2),
+      epsilon_(epsilon),
+      amsgrad_(amsgrad) {
   check_unit(class_name.c_str(), "beta_1", beta_1);
   check_unit(class_name.c_str(), "beta_2", beta_2);
-  OSPREY_CHECK(std::isfinite(epsilon) && epsilon >= 0.0, "{}: epsilon must be >= 0. Received: epsilon={}",
-               class_name, epsilon);
+  OSPREY_CHECK(std::isfinite(epsilon) && epsilon >= 0.0,
+               "{}: epsilon must be >= 0. Received: epsilon={}", class_name, epsilon);
 }
 
 Adam Adam::from_config(const nlohmann::json& config) {
@@ -68,7 +76,8 @@ Adam Adam::from_config(const nlohmann::json& config) {
 
 const void* Adam::prepare_step(double learning_rate, int64_t step) {
   const double t = static_cast<double>(step);
-  step_.alpha = learning_rate * std::sqrt(1.0 - std::pow(beta_2_, t)) / (1.0 - std::pow(beta_1_, t));
+  step_.alpha =
+      learning_rate * std::sqrt(1.0 - std::pow(beta_2_, t)) / (1.0 - std::pow(beta_1_, t));
   step_.one_minus_beta_1 = 1.0 - beta_1_;
   step_.one_minus_beta_2 = 1.0 - beta_2_;
   step_.epsilon = epsilon_;
@@ -87,8 +96,7 @@ void Adam::add_config(nlohmann::json& config) const {
   config["amsgrad"] = amsgrad_;
 }
 
-AdamW::AdamW(AdamWOptions o)
-    : Adam("AdamW", common(o), o.beta_1, o.beta_2, o.epsilon, o.amsgrad) {}
+AdamW::AdamW(AdamWOptions o) : Adam("AdamW", common(o), o.beta_1, o.beta_2, o.epsilon, o.amsgrad) {}
 
 AdamW AdamW::from_config(const nlohmann::json& config) {
   detail::ConfigReader r(config, "AdamW");

@@ -18,9 +18,9 @@ namespace osprey::optim {
 
 struct AdamOptions {
   LearningRate learning_rate = 0.001;
-  double beta_1 = 0.9;     // in [0, 1)
-  double beta_2 = 0.999;   // in [0, 1)
-  double epsilon = 1e-7;   // >= 0
+  double beta_1 = 0.9;    // in [0, 1)
+  double beta_2 = 0.999;  // in [0, 1)
+  double epsilon = 1e-7;  // >= 0
   bool amsgrad = false;
   std::optional<double> weight_decay = std::nullopt;
   std::optional<double> clipnorm = std::nullopt;

@@ -45,8 +45,8 @@ TEST(AdamTest, GlobalClipnormClipsAllVariablesByTheirJointNorm) {
 }
 
 TEST(AdamTest, AScheduleIsEvaluatedAtIterationsBeforeEachStep) {
-  Adam opt({.learning_rate =
-                ExponentialDecay({.initial_learning_rate = 0.05, .decay_steps = 2, .decay_rate = 0.5})});
+  Adam opt({.learning_rate = ExponentialDecay(
+                {.initial_learning_rate = 0.05, .decay_steps = 2, .decay_rate = 0.5})});
   expect_golden(run_quadratic(opt), golden::kAdamExponentialDecay, 1e-12);
   EXPECT_NEAR(opt.learning_rate(), 0.05 * std::pow(0.5, 3.0), 1e-15);
 }
@@ -65,7 +65,8 @@ TEST(AdamTest, Float64WeightsKeepFloat64Slots) {
 
 TEST(AdamTest, LossScaleFactorDividesTheGradientsBeforeClipping) {
   Adam opt({.learning_rate = 0.01, .clipnorm = 1.0, .loss_scale_factor = 1024.0});
-  expect_golden(run_quadratic(opt, DType::float64, golden::kSteps, 1024.0), golden::kAdamClipnorm, 1e-12);
+  expect_golden(run_quadratic(opt, DType::float64, golden::kSteps, 1024.0), golden::kAdamClipnorm,
+                1e-12);
   EXPECT_EQ(opt.scale_loss(2.0), 2048.0);
 }
 
@@ -125,7 +126,10 @@ TEST(AdamWTest, ConfigWithNullWeightDecayIsAValueError) {
 
 TEST(AdamTest, ConfigRoundTripsWithKerasFieldNames) {
   Adam opt({.learning_rate = CosineDecay({.initial_learning_rate = 0.1, .decay_steps = 100}),
-            .beta_1 = 0.8, .amsgrad = true, .global_clipnorm = 1.5, .loss_scale_factor = 128.0,
+            .beta_1 = 0.8,
+            .amsgrad = true,
+            .global_clipnorm = 1.5,
+            .loss_scale_factor = 128.0,
             .name = "my_adam"});
   const nlohmann::json c = opt.get_config();
   EXPECT_EQ(c["beta_1"], 0.8);

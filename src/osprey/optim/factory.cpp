@@ -19,7 +19,8 @@ constexpr const char* kValidNames = "sgd, adam, adamw, rmsprop";
 
 std::string lower(std::string_view s) {
   std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return std::tolower(c); });
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return std::tolower(c); });
   return out;
 }
 
@@ -39,7 +40,9 @@ std::unique_ptr<Optimizer> build(std::string_view name, const nlohmann::json& co
 
 }  // namespace
 
-std::unique_ptr<Optimizer> get(std::string_view name) { return build(name, nlohmann::json::object()); }
+std::unique_ptr<Optimizer> get(std::string_view name) {
+  return build(name, nlohmann::json::object());
+}
 
 nlohmann::json serialize(const Optimizer& optimizer) {
   return {{"class_name", optimizer.class_name()}, {"config", optimizer.get_config()}};
@@ -49,7 +52,8 @@ std::unique_ptr<Optimizer> deserialize(const nlohmann::json& serialized) {
   detail::ConfigReader r(serialized, "optim::deserialize");
   const std::string cls = r.string("class_name", "");
   const nlohmann::json* config = r.raw("config");
-  OSPREY_CHECK(config != nullptr, "optim::deserialize: the \"config\" field is missing. Received: {}",
+  OSPREY_CHECK(config != nullptr,
+               "optim::deserialize: the \"config\" field is missing. Received: {}",
                serialized.dump());
   r.raw("module");
   r.raw("registered_name");

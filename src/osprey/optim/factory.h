@@ -2,13 +2,12 @@
 // `model.compile("adam", ...)`, a tuner's Choice("optimizer", {"rmsprop", "adam"}) and a saved
 // model's config all build the same objects.
 //   auto opt = optim::get("rmsprop");                       // RMSprop, learning_rate 0.001
-//   nlohmann::json j = optim::serialize(*opt);              // {"class_name": "RMSprop", "config": {...}}
-//   auto again = optim::deserialize(j);
+//   nlohmann::json j = optim::serialize(*opt);              // {"class_name": "RMSprop", "config":
+//   {...}} auto again = optim::deserialize(j);
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string_view>
 
 #include "osprey/optim/optimizer.h"

@@ -33,26 +33,29 @@ struct VarTask {
   void* value = nullptr;
   const void* grad = nullptr;
   std::array<void*, kMaxSlots> slots{};  // null where the optimizer has no such slot
-  int64_t begin = 0;                      // offset of element 0 in the step's flat range
+  int64_t begin = 0;                     // offset of element 0 in the step's flat range
   int64_t numel = 0;
   double grad_scale = 1.0;  // 1 / loss_scale_factor, times the clipnorm factor
   double clipvalue = std::numeric_limits<double>::infinity();
-  double keep = 1.0;        // 1 - weight_decay * learning_rate; exactly 1 when off or excluded
+  double keep = 1.0;  // 1 - weight_decay * learning_rate; exactly 1 when off or excluded
   KernelFn kernel = nullptr;
   SumSquaresFn sum_squares = nullptr;
 };
 
 // Compute (and slot) type of a weight type.
-template <class T> using Compute = std::conditional_t<std::is_same_v<T, double>, double, float>;
+template <class T>
+using Compute = std::conditional_t<std::is_same_v<T, double>, double, float>;
 
-template <class C, class T> inline C load(T x) noexcept {
+template <class C, class T>
+inline C load(T x) noexcept {
   if constexpr (std::is_arithmetic_v<T>) {
     return static_cast<C>(x);
   } else {
     return static_cast<C>(static_cast<float>(x));
   }
 }
-template <class T, class C> inline T store(C x) noexcept {
+template <class T, class C>
+inline T store(C x) noexcept {
   if constexpr (std::is_arithmetic_v<T>) {
     return static_cast<T>(x);
   } else {
@@ -79,12 +82,14 @@ void run_kernel(const VarTask& t, const void* params, int64_t lo, int64_t hi) {
   const C keep = static_cast<C>(t.keep);
   for (int64_t i = lo; i < hi; ++i) {
     const C gi = std::min(std::max(load<C>(g[i]) * scale, clip_low), clip_high);
-    const C wi = load<C>(w[i]) * keep;  // decoupled weight decay, as torch's AdamW: w * (1 - wd * lr)
+    const C wi =
+        load<C>(w[i]) * keep;  // decoupled weight decay, as torch's AdamW: w * (1 - wd * lr)
     w[i] = store<T>(k(gi, wi, s0, s1, s2, i));
   }
 }
 
-template <class G> double sum_squares(const void* grad, int64_t lo, int64_t hi) {
+template <class G>
+double sum_squares(const void* grad, int64_t lo, int64_t hi) {
   const G* g = static_cast<const G*>(grad);
   double acc[4] = {0.0, 0.0, 0.0, 0.0};  // four chains: same order on every run
   int64_t i = lo;
@@ -107,16 +112,22 @@ inline bool is_update_dtype(DType d) noexcept {
 }
 
 // Calls fn.template operator()<T>() with the element type of a float dtype (is_update_dtype).
-template <class Fn> auto visit_update_dtype(DType d, Fn&& fn) {
+template <class Fn>
+auto visit_update_dtype(DType d, Fn&& fn) {
   switch (d) {
-    case DType::float64: return fn.template operator()<double>();
-    case DType::bfloat16: return fn.template operator()<bfloat16>();
-    case DType::float16: return fn.template operator()<float16>();
-    default: return fn.template operator()<float>();
+    case DType::float64:
+      return fn.template operator()<double>();
+    case DType::bfloat16:
+      return fn.template operator()<bfloat16>();
+    case DType::float16:
+      return fn.template operator()<float16>();
+    default:
+      return fn.template operator()<float>();
   }
 }
 
-template <template <class> class K> KernelFn kernel_for(DType value, DType grad) {
+template <template <class> class K>
+KernelFn kernel_for(DType value, DType grad) {
   return visit_update_dtype(value, [&]<class T>() {
     return visit_update_dtype(grad, [&]<class G>() -> KernelFn { return &run_kernel<K, T, G>; });
   });

@@ -1,11 +1,11 @@
 #include "osprey/optim/loss_scale_optimizer.h"
 
+#include <fmt/format.h>
+
 #include <atomic>
 #include <bit>
 #include <cmath>
 #include <cstdint>
-
-#include <fmt/format.h>
 
 #include "osprey/autograd/ops/elementwise.h"
 #include "osprey/core/error.h"
@@ -30,7 +30,8 @@ bool finite_f32(const Tensor& g) {
   std::atomic<bool> finite{true};
   parallel_for(0, g.numel(), 1 << 16, [&](int64_t b, int64_t e) {
     uint32_t bad = 0;
-    for (int64_t i = b; i < e; ++i) bad |= ((std::bit_cast<uint32_t>(p[i]) & 0x7f800000u) == 0x7f800000u);
+    for (int64_t i = b; i < e; ++i)
+      bad |= ((std::bit_cast<uint32_t>(p[i]) & 0x7f800000u) == 0x7f800000u);
     if (bad != 0) finite.store(false, std::memory_order_relaxed);
   });
   return finite.load();
@@ -51,7 +52,8 @@ namespace {
 
 // The wrapper's own OptimizerOptions: the inner's learning rate (so options() reads sensibly),
 // no clipping or decay of its own (the inner does those), and its own name.
-OptimizerOptions wrapper_options(const std::shared_ptr<Optimizer>& inner, const LossScaleOptions& o) {
+OptimizerOptions wrapper_options(const std::shared_ptr<Optimizer>& inner,
+                                 const LossScaleOptions& o) {
   OSPREY_CHECK(inner != nullptr, "LossScaleOptimizer: inner optimizer must not be null");
   OptimizerOptions w;
   w.learning_rate = inner->learning_rate_option();
@@ -81,7 +83,9 @@ LossScaleOptimizer::LossScaleOptimizer(std::shared_ptr<Optimizer> inner, LossSca
                "LossScaleOptimizer: the inner optimizer is already a LossScaleOptimizer");
 }
 
-Variable LossScaleOptimizer::scale_loss(const Variable& loss) const { return autograd::mul(loss, scale_); }
+Variable LossScaleOptimizer::scale_loss(const Variable& loss) const {
+  return autograd::mul(loss, scale_);
+}
 
 bool LossScaleOptimizer::all_finite(const std::vector<Variable>& variables) {
   for (const Variable& v : variables) {
@@ -113,7 +117,9 @@ bool LossScaleOptimizer::unscale_gradients(const std::vector<Variable>& variable
   return true;
 }
 
-void LossScaleOptimizer::apply(const std::vector<Variable>& variables) { apply_if_finite(variables); }
+void LossScaleOptimizer::apply(const std::vector<Variable>& variables) {
+  apply_if_finite(variables);
+}
 
 bool LossScaleOptimizer::apply_if_finite(const std::vector<Variable>& variables) {
   if (!unscale_gradients(variables)) {
@@ -149,7 +155,8 @@ nlohmann::json LossScaleOptimizer::get_config() const {
 LossScaleOptimizer LossScaleOptimizer::from_config(const nlohmann::json& config) {
   detail::ConfigReader r(config, "LossScaleOptimizer");
   const nlohmann::json* inner = r.raw("inner_optimizer");
-  OSPREY_CHECK(inner != nullptr, "LossScaleOptimizer: config field \"inner_optimizer\" is missing. Received: {}",
+  OSPREY_CHECK(inner != nullptr,
+               "LossScaleOptimizer: config field \"inner_optimizer\" is missing. Received: {}",
                config.dump());
   LossScaleOptions o;
   o.name = r.string("name", o.name);
@@ -159,7 +166,8 @@ LossScaleOptimizer LossScaleOptimizer::from_config(const nlohmann::json& config)
   return LossScaleOptimizer(deserialize(*inner), o);
 }
 
-std::vector<std::pair<std::string, Tensor>> LossScaleOptimizer::state(std::string_view prefix) const {
+std::vector<std::pair<std::string, Tensor>> LossScaleOptimizer::state(
+    std::string_view prefix) const {
   auto out = inner_->state(prefix);
   out.emplace_back(fmt::format("{}/loss_scale", prefix), from_vector<double>({scale_}, Shape{}));
   out.emplace_back(fmt::format("{}/loss_scale_good_steps", prefix),
@@ -172,7 +180,8 @@ std::vector<std::pair<std::string, Tensor>> LossScaleOptimizer::state(std::strin
 void LossScaleOptimizer::load_state(const std::vector<std::pair<std::string, Tensor>>& state,
                                     std::string_view prefix) {
   const std::string scale_key = fmt::format("{}/loss_scale", prefix);
-  const std::string good_key = scale_key + "_good_steps", skipped_key = scale_key + "_skipped_steps";
+  const std::string good_key = scale_key + "_good_steps",
+                    skipped_key = scale_key + "_skipped_steps";
   std::vector<std::pair<std::string, Tensor>> rest;
   std::optional<double> scale;
   int64_t good = 0, skipped = 0;
@@ -182,8 +191,9 @@ void LossScaleOptimizer::load_state(const std::vector<std::pair<std::string, Ten
       rest.emplace_back(name, t);
       continue;
     }
-    OSPREY_CHECK(t.defined() && t.numel() == 1, "LossScaleOptimizer: state entry \"{}\" must be a scalar. Received: {}",
-                 name, t.defined() ? t.describe() : "an undefined tensor");
+    OSPREY_CHECK(t.defined() && t.numel() == 1,
+                 "LossScaleOptimizer: state entry \"{}\" must be a scalar. Received: {}", name,
+                 t.defined() ? t.describe() : "an undefined tensor");
     if (name == scale_key) scale = t.item();
     if (name == good_key) good = static_cast<int64_t>(t.item());
     if (name == skipped_key) skipped = static_cast<int64_t>(t.item());
@@ -197,7 +207,8 @@ void LossScaleOptimizer::load_state(const std::vector<std::pair<std::string, Ten
 }
 
 const void* LossScaleOptimizer::prepare_step(double, int64_t) {
-  OSPREY_THROW(InternalError, "LossScaleOptimizer::prepare_step: the inner optimizer runs the update");
+  OSPREY_THROW(InternalError,
+               "LossScaleOptimizer::prepare_step: the inner optimizer runs the update");
 }
 
 detail::KernelFn LossScaleOptimizer::kernel(DType, DType) const {

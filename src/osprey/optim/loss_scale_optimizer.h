@@ -58,7 +58,9 @@ class LossScaleOptimizer : public Optimizer {
   // Steps taken by the inner optimizer (skipped steps are not counted, as Keras).
   int64_t iterations() const noexcept override { return inner_->iterations(); }
   double learning_rate() const override { return inner_->learning_rate(); }
-  const LearningRate& learning_rate_option() const noexcept override { return inner_->learning_rate_option(); }
+  const LearningRate& learning_rate_option() const noexcept override {
+    return inner_->learning_rate_option();
+  }
   void set_learning_rate(LearningRate learning_rate) override;
   void exclude_from_weight_decay(std::vector<std::string> var_names) override;
   Optimizer& inner() const noexcept { return *inner_; }
@@ -68,9 +70,10 @@ class LossScaleOptimizer : public Optimizer {
   // "dynamic_growth_steps"}; from_config() reverses it.
   nlohmann::json get_config() const override;
   static LossScaleOptimizer from_config(const nlohmann::json& config);
-  // The inner optimizer's state plus "<prefix>/loss_scale" (float64), "<prefix>/loss_scale_good_steps"
-  // and "<prefix>/loss_scale_skipped_steps" (int64).
-  std::vector<std::pair<std::string, Tensor>> state(std::string_view prefix = "optimizer") const override;
+  // The inner optimizer's state plus "<prefix>/loss_scale" (float64),
+  // "<prefix>/loss_scale_good_steps" and "<prefix>/loss_scale_skipped_steps" (int64).
+  std::vector<std::pair<std::string, Tensor>> state(
+      std::string_view prefix = "optimizer") const override;
   void load_state(const std::vector<std::pair<std::string, Tensor>>& state,
                   std::string_view prefix = "optimizer") override;
   std::vector<std::string> slot_names() const override { return inner_->slot_names(); }

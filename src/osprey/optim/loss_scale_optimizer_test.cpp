@@ -25,9 +25,7 @@ Variable weight(std::vector<double> values) {
   return Variable(from_vector<double>(values, {n}), true, "sequential/dense/kernel");
 }
 
-void set_grad(Variable& v, std::vector<double> g) {
-  v.set_grad(from_vector<double>(g, v.shape()));
-}
+void set_grad(Variable& v, std::vector<double> g) { v.set_grad(from_vector<double>(g, v.shape())); }
 
 TEST(LossScaleOptimizerTest, StartsAtTwoToTheFifteenthAndScalesTheLoss) {
   LossScaleOptimizer opt(plain_sgd());

@@ -1,10 +1,10 @@
 #include "osprey/optim/optimizer.h"
 
+#include <fmt/ranges.h>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
-
-#include <fmt/ranges.h>
 
 #include "osprey/autograd/creation_scope.h"
 #include "osprey/autograd/ops/elementwise.h"
@@ -26,8 +26,8 @@ json to_json(const std::optional<double>& v) { return v ? json(*v) : json(nullpt
 void check_learning_rate(const std::string& owner, const LearningRate& lr) {
   if (lr.is_schedule()) return;
   const double v = lr(0);
-  OSPREY_CHECK(std::isfinite(v) && v >= 0.0, "{}: learning_rate must be >= 0. Received: learning_rate={}",
-               owner, v);
+  OSPREY_CHECK(std::isfinite(v) && v >= 0.0,
+               "{}: learning_rate must be >= 0. Received: learning_rate={}", owner, v);
 }
 
 void check_positive(const std::string& owner, const char* field, const std::optional<double>& v) {
@@ -37,17 +37,19 @@ void check_positive(const std::string& owner, const char* field, const std::opti
 }
 
 // The first task whose range ends after `pos` (tasks are sorted and cover [0, total)).
-const detail::VarTask* task_at(const detail::VarTask* begin, const detail::VarTask* end, int64_t pos) {
-  return std::upper_bound(begin, end, pos, [](int64_t p, const detail::VarTask& t) {
-    return p < t.begin + t.numel;
-  });
+const detail::VarTask* task_at(const detail::VarTask* begin, const detail::VarTask* end,
+                               int64_t pos) {
+  return std::upper_bound(
+      begin, end, pos, [](int64_t p, const detail::VarTask& t) { return p < t.begin + t.numel; });
 }
 
 }  // namespace
 
 Optimizer::Optimizer(std::string class_name, OptimizerOptions options,
                      std::array<std::string, detail::kMaxSlots> slot_names)
-    : class_name_(std::move(class_name)), o_(std::move(options)), slot_names_(std::move(slot_names)) {
+    : class_name_(std::move(class_name)),
+      o_(std::move(options)),
+      slot_names_(std::move(slot_names)) {
   check_learning_rate(class_name_, o_.learning_rate);
   const int clips = int{o_.clipnorm.has_value()} + int{o_.clipvalue.has_value()} +
                     int{o_.global_clipnorm.has_value()};
@@ -91,10 +93,11 @@ bool Optimizer::uses_weight_decay(std::string_view path) const {
 
 Optimizer::SlotSet& Optimizer::slots_for(const Variable& v, int64_t call) {
   const std::string& path = v.name();
-  OSPREY_CHECK(!path.empty(),
-               "{}: every variable needs a name (its path, e.g. \"sequential/dense/kernel\"): slots "
-               "are keyed by it. Received an unnamed variable {}",
-               class_name_, v.value().describe());
+  OSPREY_CHECK(
+      !path.empty(),
+      "{}: every variable needs a name (its path, e.g. \"sequential/dense/kernel\"): slots "
+      "are keyed by it. Received an unnamed variable {}",
+      class_name_, v.value().describe());
   auto it = slots_.find(path);
   if (it == slots_.end()) {
     if (slots_.empty()) slot_origin_ = {autograd::creation_scope(), path};
@@ -102,10 +105,11 @@ Optimizer::SlotSet& Optimizer::slots_for(const Variable& v, int64_t call) {
     it->second.decay = uses_weight_decay(path);
   }
   SlotSet& set = it->second;
-  OSPREY_CHECK(set.seen_in_call != call,
-               "{}: two variables passed to apply() share the name \"{}\"; slots are keyed by name, "
-               "so names must be unique",
-               class_name_, path);
+  OSPREY_CHECK(
+      set.seen_in_call != call,
+      "{}: two variables passed to apply() share the name \"{}\"; slots are keyed by name, "
+      "so names must be unique",
+      class_name_, path);
   set.seen_in_call = call;
   const Tensor& value = v.value();
   const DType slot_dtype = value.dtype() == DType::float64 ? DType::float64 : DType::float32;
@@ -117,8 +121,9 @@ Optimizer::SlotSet& Optimizer::slots_for(const Variable& v, int64_t call) {
       continue;
     }
     OSPREY_CHECK(s.shape() == value.shape(),
-                 "{}: slot \"{}\" of \"{}\" has shape {}, but the variable has shape {}", class_name_,
-                 slot_names_[k], path, s.shape().to_string(), value.shape().to_string());
+                 "{}: slot \"{}\" of \"{}\" has shape {}, but the variable has shape {}",
+                 class_name_, slot_names_[k], path, s.shape().to_string(),
+                 value.shape().to_string());
     if (s.dtype() != slot_dtype || !s.is_contiguous()) s = s.to(slot_dtype).contiguous();  // loaded
   }
   return set;
@@ -137,13 +142,14 @@ void Optimizer::apply(const std::vector<Variable>& variables) {
     ++with_grad;
     const Tensor& value = v.value();
     const Tensor& grad = v.grad();
-    OSPREY_CHECK(detail::is_update_dtype(value.dtype()) && detail::is_update_dtype(grad.dtype()),
-                 "{}: variable \"{}\" must be float64, float32, bfloat16 or float16, with a gradient "
-                 "of one of those. Received: value {}, gradient {}",
-                 class_name_, v.name(), value.describe(), grad.describe());
+    OSPREY_CHECK(
+        detail::is_update_dtype(value.dtype()) && detail::is_update_dtype(grad.dtype()),
+        "{}: variable \"{}\" must be float64, float32, bfloat16 or float16, with a gradient "
+        "of one of those. Received: value {}, gradient {}",
+        class_name_, v.name(), value.describe(), grad.describe());
     OSPREY_CHECK(grad.shape() == value.shape(),
-                 "{}: the gradient of \"{}\" has shape {}, but the variable has shape {}", class_name_,
-                 v.name(), grad.shape().to_string(), value.shape().to_string());
+                 "{}: the gradient of \"{}\" has shape {}, but the variable has shape {}",
+                 class_name_, v.name(), grad.shape().to_string(), value.shape().to_string());
     OSPREY_CHECK(value.is_contiguous() && grad.is_contiguous(),
                  "{}: variable \"{}\" and its gradient must be contiguous. Received: value strides "
                  "{}, gradient strides {}",
@@ -194,7 +200,8 @@ void Optimizer::clip_gradients(double inv_scale) {
     for (int64_t k = kb; k < ke; ++k) {
       const int64_t lo = k * detail::kNormBlock;
       const int64_t hi = std::min(lo + detail::kNormBlock, c->total);
-      for (const detail::VarTask* t = task_at(c->tasks, c->end, lo); t != c->end && t->begin < hi; ++t) {
+      for (const detail::VarTask* t = task_at(c->tasks, c->end, lo); t != c->end && t->begin < hi;
+           ++t) {
         const int64_t a = std::max(lo, t->begin) - t->begin;
         const int64_t b = std::min(hi, t->begin + t->numel) - t->begin;
         c->partials[k + (t - c->tasks)] = t->sum_squares(t->grad, a, b);
@@ -233,7 +240,8 @@ void Optimizer::run_tasks(const void* params) {
     const void* params;
   } ctx{tasks_.data(), tasks_.data() + tasks_.size(), params};
   parallel_for(0, total, detail::kGrain, [c = &ctx](int64_t lo, int64_t hi) {
-    for (const detail::VarTask* t = task_at(c->tasks, c->end, lo); t != c->end && t->begin < hi; ++t) {
+    for (const detail::VarTask* t = task_at(c->tasks, c->end, lo); t != c->end && t->begin < hi;
+         ++t) {
       const int64_t a = std::max(lo, t->begin) - t->begin;
       const int64_t b = std::min(hi, t->begin + t->numel) - t->begin;
       t->kernel(*t, c->params, a, b);
@@ -312,8 +320,8 @@ void Optimizer::load_state(const std::vector<std::pair<std::string, Tensor>>& st
     const std::string_view rest = std::string_view(name).substr(head.size());
     if (rest == "iterations") {
       OSPREY_CHECK(tensor.defined() && tensor.numel() == 1 && !is_floating(tensor.dtype()),
-                   "{}: state entry \"{}\" must be an integer scalar. Received: {}", class_name_, name,
-                   tensor.defined() ? tensor.describe() : "an undefined tensor");
+                   "{}: state entry \"{}\" must be an integer scalar. Received: {}", class_name_,
+                   name, tensor.defined() ? tensor.describe() : "an undefined tensor");
       iterations = static_cast<int64_t>(tensor.item());
       continue;
     }
@@ -322,19 +330,22 @@ void Optimizer::load_state(const std::vector<std::pair<std::string, Tensor>>& st
     int k = 0;
     while (k < detail::kMaxSlots && (slot_names_[k].empty() || slot_names_[k] != slot_name)) ++k;
     OSPREY_CHECK(cut != std::string_view::npos && cut > 0 && k < detail::kMaxSlots,
-                 "{}: state entry \"{}\" is not a slot of this optimizer (its slots: {})", class_name_,
-                 name, fmt::join(slot_names(), ", "));
+                 "{}: state entry \"{}\" is not a slot of this optimizer (its slots: {})",
+                 class_name_, name, fmt::join(slot_names(), ", "));
     OSPREY_CHECK(tensor.defined() && is_floating(tensor.dtype()),
                  "{}: state entry \"{}\" must be a floating-point tensor", class_name_, name);
     SlotSet& set = loaded[std::string(rest.substr(0, cut))];
-    OSPREY_CHECK(!set.tensors[k].defined(), "{}: state entry \"{}\" appears twice", class_name_, name);
+    OSPREY_CHECK(!set.tensors[k].defined(), "{}: state entry \"{}\" appears twice", class_name_,
+                 name);
     set.tensors[k] = tensor.clone();
   }
-  OSPREY_CHECK(iterations.has_value(), "{}: the state has no \"{}iterations\" entry", class_name_, head);
+  OSPREY_CHECK(iterations.has_value(), "{}: the state has no \"{}iterations\" entry", class_name_,
+               head);
   for (auto& [path, set] : loaded) {
     for (int k = 0; k < detail::kMaxSlots; ++k) {
       OSPREY_CHECK(slot_names_[k].empty() || set.tensors[k].defined(),
-                   "{}: the state has no \"{}{}/{}\" entry", class_name_, head, path, slot_names_[k]);
+                   "{}: the state has no \"{}{}/{}\" entry", class_name_, head, path,
+                   slot_names_[k]);
     }
     set.decay = uses_weight_decay(path);
   }

@@ -5,12 +5,11 @@
 // one fused pass over all parameters (fused_update.h) that allocates nothing after the first.
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <array>
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -105,7 +104,8 @@ class Optimizer {
   // Everything an exact resume needs: "<prefix>/iterations" (an int64 scalar) and
   // "<prefix>/<variable path>/<slot>" for every slot. The slot tensors alias the optimizer's:
   // write or clone them before the next apply().
-  virtual std::vector<std::pair<std::string, Tensor>> state(std::string_view prefix = "optimizer") const;
+  virtual std::vector<std::pair<std::string, Tensor>> state(
+      std::string_view prefix = "optimizer") const;
   // Replaces iterations and every slot with the entries of state() (copied); throws ValueError
   // (and changes nothing) for an entry that is not this optimizer's, a variable missing one of
   // its slots, or no iterations entry.
@@ -139,11 +139,13 @@ class Optimizer {
   // Reads the shared fields of a config into options (the caller reads its own, then finish()).
   static void read_config(detail::ConfigReader& reader, OptimizerOptions& options);
   // Copies the shared fields between an optimizer's own options struct and OptimizerOptions.
-  template <class O> static OptimizerOptions common(const O& o) {
-    return {o.learning_rate, o.weight_decay, o.clipnorm, o.clipvalue, o.global_clipnorm,
-            o.loss_scale_factor, o.name};
+  template <class O>
+  static OptimizerOptions common(const O& o) {
+    return {o.learning_rate,   o.weight_decay,      o.clipnorm, o.clipvalue,
+            o.global_clipnorm, o.loss_scale_factor, o.name};
   }
-  template <class O> static void set_common(O& o, const OptimizerOptions& c) {
+  template <class O>
+  static void set_common(O& o, const OptimizerOptions& c) {
     o.learning_rate = c.learning_rate;
     if constexpr (std::is_same_v<decltype(o.weight_decay), double>) {
       if (c.weight_decay) o.weight_decay = *c.weight_decay;

@@ -18,9 +18,11 @@ using namespace testing;  // NOLINT
 
 std::vector<std::unique_ptr<Optimizer>> every_optimizer() {
   std::vector<std::unique_ptr<Optimizer>> all;
-  all.push_back(std::make_unique<SGD>(SGDOptions{.learning_rate = 0.05, .momentum = 0.9, .nesterov = true}));
+  all.push_back(
+      std::make_unique<SGD>(SGDOptions{.learning_rate = 0.05, .momentum = 0.9, .nesterov = true}));
   all.push_back(std::make_unique<Adam>(AdamOptions{.learning_rate = 0.05, .amsgrad = true}));
-  all.push_back(std::make_unique<AdamW>(AdamWOptions{.learning_rate = 0.05, .weight_decay = 0.001}));
+  all.push_back(
+      std::make_unique<AdamW>(AdamWOptions{.learning_rate = 0.05, .weight_decay = 0.001}));
   all.push_back(std::make_unique<RMSprop>(
       RMSpropOptions{.learning_rate = 0.01, .momentum = 0.5, .centered = true, .clipnorm = 10.0}));
   return all;
@@ -38,8 +40,9 @@ TEST(OptimizerGetTest, NamesGiveKerasDefaults) {
 }
 
 TEST(OptimizerGetTest, AnUnknownNameIsAValueErrorListingTheValidNames) {
-  expect_message<ValueError>([] { get("adagrad_plus"); },
-                             "Unknown optimizer: \"adagrad_plus\". Valid names: sgd, adam, adamw, rmsprop");
+  expect_message<ValueError>(
+      [] { get("adagrad_plus"); },
+      "Unknown optimizer: \"adagrad_plus\". Valid names: sgd, adam, adamw, rmsprop");
 }
 
 TEST(OptimizerGetTest, SerializeAndDeserializeRoundTripEveryOptimizer) {
@@ -64,10 +67,16 @@ TEST(OptimizerTest, BadSharedOptionsAreValueErrorsWithExactMessages) {
                              "Adam: loss_scale_factor must be > 0. Received: loss_scale_factor=-2");
   expect_message<ValueError>([] { SGD().set_learning_rate(-1.0); },
                              "SGD: learning_rate must be >= 0. Received: learning_rate=-1");
-  expect_message<ValueError>([] { Adam::from_config({{"beta_3", 0.5}}); },
-                             "Adam: argument(s) not recognized: beta_3");
-  expect_message<NotImplementedError>([] { Adam::from_config({{"use_ema", true}}); },
-                                      "Adam: config field \"use_ema\" is not supported yet. Received: true");
+  expect_message<ValueError>(
+      [] {
+        Adam::from_config({{"beta_3", 0.5}});
+      },
+      "Adam: argument(s) not recognized: beta_3");
+  expect_message<NotImplementedError>(
+      [] {
+        Adam::from_config({{"use_ema", true}});
+      },
+      "Adam: config field \"use_ema\" is not supported yet. Received: true");
 }
 
 TEST(OptimizerTest, VariablesWithoutAGradientAreSkipped) {
@@ -97,20 +106,27 @@ TEST(OptimizerTest, BadVariablesAreValueErrorsAndNothingIsUpdated) {
   autograd::Variable unnamed(from_vector<double>({1.0, 2.0}), true);
   unnamed.set_grad(from_vector<double>({1.0, 1.0}));
   SGD opt;
-  expect_message<ValueError>([&] { opt.apply({q.kernel, unnamed}); },
-                             "SGD: every variable needs a name (its path, e.g. \"sequential/dense/kernel\"): "
-                             "slots are keyed by it. Received an unnamed variable float64[2] on cpu:0");
+  expect_message<ValueError>(
+      [&] {
+        opt.apply({q.kernel, unnamed});
+      },
+      "SGD: every variable needs a name (its path, e.g. \"sequential/dense/kernel\"): "
+      "slots are keyed by it. Received an unnamed variable float64[2] on cpu:0");
   EXPECT_EQ(q.kernel.value().to_vector<double>(), vec(golden::kKernel0));
-  expect_message<ValueError>([&] { opt.apply({q.kernel, q.kernel}); },
-                             "SGD: two variables passed to apply() share the name \"sequential/dense/kernel\"; "
-                             "slots are keyed by name, so names must be unique");
+  expect_message<ValueError>(
+      [&] {
+        opt.apply({q.kernel, q.kernel});
+      },
+      "SGD: two variables passed to apply() share the name \"sequential/dense/kernel\"; "
+      "slots are keyed by name, so names must be unique");
   EXPECT_EQ(opt.iterations(), 0);
   opt.apply(q.variables());  // a failed call leaves nothing behind
   EXPECT_EQ(opt.iterations(), 1);
 }
 
 TEST(OptimizerTest, SetLearningRateReplacesASchedule) {
-  Adam opt({.learning_rate = ExponentialDecay({.initial_learning_rate = 0.1, .decay_steps = 1, .decay_rate = 0.5})});
+  Adam opt({.learning_rate = ExponentialDecay(
+                {.initial_learning_rate = 0.1, .decay_steps = 1, .decay_rate = 0.5})});
   run_quadratic(opt, DType::float64, 2);
   EXPECT_DOUBLE_EQ(opt.learning_rate(), 0.025);
   opt.set_learning_rate(opt.learning_rate() * 0.1);

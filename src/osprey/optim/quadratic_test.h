@@ -23,7 +23,8 @@ struct Quadratic {
   std::vector<Variable> variables() const { return {kernel, bias}; }
 };
 
-template <size_t N> std::vector<double> vec(const std::array<double, N>& a) {
+template <size_t N>
+std::vector<double> vec(const std::array<double, N>& a) {
   return std::vector<double>(a.begin(), a.end());
 }
 
@@ -77,7 +78,8 @@ inline void expect_golden(const std::vector<double>& got, const std::array<doubl
 }
 
 // Expects fn() to throw E whose message is exactly `message`.
-template <class E, class F> void expect_message(F&& fn, const std::string& message) {
+template <class E, class F>
+void expect_message(F&& fn, const std::string& message) {
   try {
     fn();
     ADD_FAILURE() << "expected an exception: " << message;

@@ -9,11 +9,14 @@ namespace osprey::optim {
 
 namespace {
 
-template <class C, bool kCentered, bool kMomentum> struct RMSpropRule {
+template <class C, bool kCentered, bool kMomentum>
+struct RMSpropRule {
   using Params = RMSpropStep;
   explicit RMSpropRule(const RMSpropStep& p)
-      : lr(static_cast<C>(p.learning_rate)), rho(static_cast<C>(p.rho)),
-        one_minus_rho(static_cast<C>(1.0 - p.rho)), momentum(static_cast<C>(p.momentum)),
+      : lr(static_cast<C>(p.learning_rate)),
+        rho(static_cast<C>(p.rho)),
+        one_minus_rho(static_cast<C>(1.0 - p.rho)),
+        momentum(static_cast<C>(p.momentum)),
         eps(static_cast<C>(p.epsilon)) {}
   // s0: velocity, s1: momentum (momentum > 0), s2: average_gradient (centered).
   C operator()(C g, C w, C* __restrict v, C* __restrict mom, C* __restrict avg, int64_t i) const {
@@ -36,17 +39,25 @@ template <class C, bool kCentered, bool kMomentum> struct RMSpropRule {
   }
   C lr, rho, one_minus_rho, momentum, eps;
 };
-template <class C> using RMSpropPlain = RMSpropRule<C, false, false>;
-template <class C> using RMSpropMomentum = RMSpropRule<C, false, true>;
-template <class C> using RMSpropCentered = RMSpropRule<C, true, false>;
-template <class C> using RMSpropCenteredMomentum = RMSpropRule<C, true, true>;
+template <class C>
+using RMSpropPlain = RMSpropRule<C, false, false>;
+template <class C>
+using RMSpropMomentum = RMSpropRule<C, false, true>;
+template <class C>
+using RMSpropCentered = RMSpropRule<C, true, false>;
+template <class C>
+using RMSpropCenteredMomentum = RMSpropRule<C, true, true>;
 
 }  // namespace
 
 RMSprop::RMSprop(RMSpropOptions o)
-    : Optimizer("RMSprop", common(o),
-                {"velocity", o.momentum > 0.0 ? "momentum" : "", o.centered ? "average_gradient" : ""}),
-      rho_(o.rho), momentum_(o.momentum), epsilon_(o.epsilon), centered_(o.centered) {
+    : Optimizer(
+          "RMSprop", common(o),
+          {"velocity", o.momentum > 0.0 ? "momentum" : "", o.centered ? "average_gradient" : ""}),
+      rho_(o.rho),
+      momentum_(o.momentum),
+      epsilon_(o.epsilon),
+      centered_(o.centered) {
   OSPREY_CHECK(std::isfinite(o.rho) && o.rho >= 0.0 && o.rho < 1.0,
                "RMSprop: rho must be in [0, 1). Received: rho={}", o.rho);
   OSPREY_CHECK(std::isfinite(o.momentum) && o.momentum >= 0.0 && o.momentum < 1.0,

@@ -69,17 +69,20 @@ TEST(RMSpropTest, StepsMatchPyTorchAtEpsilonZero) {
 TEST(RMSpropTest, MomentumStepsMatchPyTorchAtEpsilonZero) {
   RMSprop opt({.learning_rate = 0.01, .momentum = 0.9, .epsilon = 0.0});
   expect_golden(run_quadratic(opt), golden::kRmspropMomentumEps0, 1e-12);
-  expect_golden(Reference{0.01, 0.9, 0.9, 0.0, false, {}}.run(), golden::kRmspropMomentumEps0, 1e-12);
+  expect_golden(Reference{0.01, 0.9, 0.9, 0.0, false, {}}.run(), golden::kRmspropMomentumEps0,
+                1e-12);
 }
 
 TEST(RMSpropTest, CenteredStepsMatchPyTorchAtEpsilonZero) {
   RMSprop opt({.learning_rate = 0.01, .epsilon = 0.0, .centered = true});
   expect_golden(run_quadratic(opt), golden::kRmspropCenteredEps0, 1e-12);
-  expect_golden(Reference{0.01, 0.9, 0.0, 0.0, true, {}}.run(), golden::kRmspropCenteredEps0, 1e-12);
+  expect_golden(Reference{0.01, 0.9, 0.0, 0.0, true, {}}.run(), golden::kRmspropCenteredEps0,
+                1e-12);
 }
 
 TEST(RMSpropTest, CenteredMomentumWithClipnormMatchesPyTorchAtEpsilonZero) {
-  RMSprop opt({.learning_rate = 0.01, .momentum = 0.5, .epsilon = 0.0, .centered = true, .clipnorm = 1.0});
+  RMSprop opt(
+      {.learning_rate = 0.01, .momentum = 0.5, .epsilon = 0.0, .centered = true, .clipnorm = 1.0});
   expect_golden(run_quadratic(opt), golden::kRmspropCenteredMomentumClipnormEps0, 1e-12);
   expect_golden(Reference{0.01, 0.9, 0.5, 0.0, true, 1.0}.run(),
                 golden::kRmspropCenteredMomentumClipnormEps0, 1e-12);
@@ -88,9 +91,10 @@ TEST(RMSpropTest, CenteredMomentumWithClipnormMatchesPyTorchAtEpsilonZero) {
 TEST(RMSpropTest, KerasEpsilonGoesInsideTheSquareRoot) {
   // A large epsilon makes the placement visible: sqrt(v + eps) != sqrt(v) + eps.
   for (bool centered : {false, true}) {
-    RMSprop opt({.learning_rate = 0.01, .rho = 0.8, .momentum = 0.3, .epsilon = 0.1, .centered = centered});
-    expect_values_near(run_quadratic(opt), Reference{0.01, 0.8, 0.3, 0.1, centered, {}}.run(), 1e-12,
-                       centered ? "centered" : "plain");
+    RMSprop opt(
+        {.learning_rate = 0.01, .rho = 0.8, .momentum = 0.3, .epsilon = 0.1, .centered = centered});
+    expect_values_near(run_quadratic(opt), Reference{0.01, 0.8, 0.3, 0.1, centered, {}}.run(),
+                       1e-12, centered ? "centered" : "plain");
   }
 }
 
@@ -101,8 +105,8 @@ TEST(RMSpropTest, DefaultEpsilonMatchesTheHandReference) {
 
 TEST(RMSpropTest, Float32WeightsFollowTheFloat64Reference) {
   RMSprop opt({.learning_rate = 0.01, .momentum = 0.5, .centered = true});
-  expect_values_near(run_quadratic(opt, DType::float32), Reference{0.01, 0.9, 0.5, 1e-7, true, {}}.run(),
-                     1e-5);
+  expect_values_near(run_quadratic(opt, DType::float32),
+                     Reference{0.01, 0.9, 0.5, 1e-7, true, {}}.run(), 1e-5);
 }
 
 TEST(RMSpropTest, SlotsFollowTheOptions) {
@@ -131,7 +135,8 @@ TEST(RMSpropTest, BadOptionsAreValueErrors) {
 }
 
 TEST(RMSpropTest, ConfigRoundTripsWithKerasFieldNames) {
-  RMSprop opt({.learning_rate = 0.01, .rho = 0.8, .momentum = 0.5, .centered = true, .clipvalue = 3.0});
+  RMSprop opt(
+      {.learning_rate = 0.01, .rho = 0.8, .momentum = 0.5, .centered = true, .clipvalue = 3.0});
   const nlohmann::json c = opt.get_config();
   EXPECT_EQ(c["rho"], 0.8);
   EXPECT_EQ(c["momentum"], 0.5);

@@ -1,10 +1,10 @@
 #include "osprey/optim/schedules.h"
 
+#include <fmt/ranges.h>
+
 #include <algorithm>
 #include <cmath>
 #include <numbers>
-
-#include <fmt/ranges.h>
 
 #include "osprey/core/error.h"
 #include "osprey/optim/config_reader.h"
@@ -13,13 +13,16 @@ namespace osprey::optim {
 
 using nlohmann::json;
 
-json Schedule::serialize() const { return {{"class_name", class_name()}, {"config", get_config()}}; }
+json Schedule::serialize() const {
+  return {{"class_name", class_name()}, {"config", get_config()}};
+}
 
 std::shared_ptr<const Schedule> schedule_from_config(const json& serialized) {
   detail::ConfigReader r(serialized, "schedule_from_config");
   const std::string cls = r.string("class_name", "");
   const json* config = r.raw("config");
-  OSPREY_CHECK(config != nullptr, "schedule_from_config: the \"config\" field is missing. Received: {}",
+  OSPREY_CHECK(config != nullptr,
+               "schedule_from_config: the \"config\" field is missing. Received: {}",
                serialized.dump());
   r.raw("module");  // Keras writes these two; they carry nothing osprey needs
   r.raw("registered_name");
@@ -28,11 +31,14 @@ std::shared_ptr<const Schedule> schedule_from_config(const json& serialized) {
   if (cls == "ExponentialDecay") {
     return std::make_shared<const ExponentialDecay>(ExponentialDecay::from_config(*config));
   }
-  if (cls == "CosineDecay") return std::make_shared<const CosineDecay>(CosineDecay::from_config(*config));
+  if (cls == "CosineDecay")
+    return std::make_shared<const CosineDecay>(CosineDecay::from_config(*config));
   if (cls == "PiecewiseConstantDecay" || cls == "PiecewiseConstant") {
-    return std::make_shared<const PiecewiseConstantDecay>(PiecewiseConstantDecay::from_config(*config));
+    return std::make_shared<const PiecewiseConstantDecay>(
+        PiecewiseConstantDecay::from_config(*config));
   }
-  if (cls == "LinearWarmup") return std::make_shared<const LinearWarmup>(LinearWarmup::from_config(*config));
+  if (cls == "LinearWarmup")
+    return std::make_shared<const LinearWarmup>(LinearWarmup::from_config(*config));
   OSPREY_THROW(ValueError,
                "schedule_from_config: unknown schedule class \"{}\". Expected one of: Constant, "
                "ExponentialDecay, CosineDecay, PiecewiseConstantDecay, LinearWarmup",
@@ -41,7 +47,8 @@ std::shared_ptr<const Schedule> schedule_from_config(const json& serialized) {
 
 // ---- LearningRate
 
-LearningRate::LearningRate(std::shared_ptr<const Schedule> schedule) : schedule_(std::move(schedule)) {
+LearningRate::LearningRate(std::shared_ptr<const Schedule> schedule)
+    : schedule_(std::move(schedule)) {
   OSPREY_CHECK(schedule_ != nullptr, "LearningRate: the schedule must not be null");
 }
 
@@ -68,7 +75,8 @@ Constant Constant::from_config(const json& config) {
 // ---- ExponentialDecay
 
 ExponentialDecay::ExponentialDecay(ExponentialDecayOptions options) : o_(std::move(options)) {
-  OSPREY_CHECK(o_.decay_steps > 0, "ExponentialDecay: decay_steps must be > 0. Received: decay_steps={}",
+  OSPREY_CHECK(o_.decay_steps > 0,
+               "ExponentialDecay: decay_steps must be > 0. Received: decay_steps={}",
                o_.decay_steps);
 }
 
@@ -79,8 +87,11 @@ double ExponentialDecay::operator()(int64_t step) const {
 }
 
 json ExponentialDecay::get_config() const {
-  return {{"initial_learning_rate", o_.initial_learning_rate}, {"decay_steps", o_.decay_steps},
-          {"decay_rate", o_.decay_rate}, {"staircase", o_.staircase}, {"name", o_.name}};
+  return {{"initial_learning_rate", o_.initial_learning_rate},
+          {"decay_steps", o_.decay_steps},
+          {"decay_rate", o_.decay_rate},
+          {"staircase", o_.staircase},
+          {"name", o_.name}};
 }
 
 ExponentialDecay ExponentialDecay::from_config(const json& config) {
@@ -100,7 +111,8 @@ ExponentialDecay ExponentialDecay::from_config(const json& config) {
 CosineDecay::CosineDecay(CosineDecayOptions options) : o_(std::move(options)) {
   OSPREY_CHECK(o_.decay_steps > 0, "CosineDecay: decay_steps must be > 0. Received: decay_steps={}",
                o_.decay_steps);
-  OSPREY_CHECK(o_.warmup_steps >= 0, "CosineDecay: warmup_steps must be >= 0. Received: warmup_steps={}",
+  OSPREY_CHECK(o_.warmup_steps >= 0,
+               "CosineDecay: warmup_steps must be >= 0. Received: warmup_steps={}",
                o_.warmup_steps);
 }
 
@@ -115,14 +127,17 @@ double CosineDecay::operator()(int64_t step) const {
   const double warmup_steps = static_cast<double>(o_.warmup_steps);
   s = std::min(s, decay_steps + warmup_steps);
   if (s < warmup_steps) {
-    return (*o_.warmup_target - o_.initial_learning_rate) * (s / warmup_steps) + o_.initial_learning_rate;
+    return (*o_.warmup_target - o_.initial_learning_rate) * (s / warmup_steps) +
+           o_.initial_learning_rate;
   }
   return decayed(s - warmup_steps, *o_.warmup_target);
 }
 
 json CosineDecay::get_config() const {
-  return {{"initial_learning_rate", o_.initial_learning_rate}, {"decay_steps", o_.decay_steps},
-          {"alpha", o_.alpha}, {"name", o_.name},
+  return {{"initial_learning_rate", o_.initial_learning_rate},
+          {"decay_steps", o_.decay_steps},
+          {"alpha", o_.alpha},
+          {"name", o_.name},
           {"warmup_target", o_.warmup_target ? json(*o_.warmup_target) : json(nullptr)},
           {"warmup_steps", o_.warmup_steps}};
 }
@@ -170,8 +185,10 @@ PiecewiseConstantDecay PiecewiseConstantDecay::from_config(const json& config) {
   detail::ConfigReader r(config, "PiecewiseConstantDecay");
   PiecewiseConstantDecayOptions o;
   for (double b : r.numbers("boundaries")) {
-    OSPREY_CHECK(b == std::floor(b), "PiecewiseConstantDecay: boundaries must be integers (steps). "
-                 "Received: {}", b);
+    OSPREY_CHECK(b == std::floor(b),
+                 "PiecewiseConstantDecay: boundaries must be integers (steps). "
+                 "Received: {}",
+                 b);
     o.boundaries.push_back(static_cast<int64_t>(b));
   }
   o.values = r.numbers("values");
@@ -183,7 +200,8 @@ PiecewiseConstantDecay PiecewiseConstantDecay::from_config(const json& config) {
 // ---- LinearWarmup
 
 LinearWarmup::LinearWarmup(LinearWarmupOptions options) : o_(std::move(options)) {
-  OSPREY_CHECK(o_.warmup_steps >= 0, "LinearWarmup: warmup_steps must be >= 0. Received: warmup_steps={}",
+  OSPREY_CHECK(o_.warmup_steps >= 0,
+               "LinearWarmup: warmup_steps must be >= 0. Received: warmup_steps={}",
                o_.warmup_steps);
 }
 
@@ -195,8 +213,10 @@ double LinearWarmup::operator()(int64_t step) const {
 }
 
 json LinearWarmup::get_config() const {
-  return {{"initial_learning_rate", o_.initial_learning_rate}, {"warmup_steps", o_.warmup_steps},
-          {"schedule", o_.schedule.to_config()}, {"name", o_.name}};
+  return {{"initial_learning_rate", o_.initial_learning_rate},
+          {"warmup_steps", o_.warmup_steps},
+          {"schedule", o_.schedule.to_config()},
+          {"name", o_.name}};
 }
 
 LinearWarmup LinearWarmup::from_config(const json& config) {
@@ -216,11 +236,13 @@ LinearWarmup LinearWarmup::from_config(const json& config) {
 
 double scaled_learning_rate(double base, int64_t num_replicas, std::string_view rule) {
   OSPREY_CHECK(num_replicas >= 1,
-               "scaled_learning_rate: num_replicas must be >= 1. Received: num_replicas={}", num_replicas);
+               "scaled_learning_rate: num_replicas must be >= 1. Received: num_replicas={}",
+               num_replicas);
   if (rule == "linear") return base * static_cast<double>(num_replicas);
   if (rule == "sqrt") return base * std::sqrt(static_cast<double>(num_replicas));
   OSPREY_THROW(ValueError,
-               "scaled_learning_rate: rule must be \"linear\" or \"sqrt\". Received: rule=\"{}\"", rule);
+               "scaled_learning_rate: rule must be \"linear\" or \"sqrt\". Received: rule=\"{}\"",
+               rule);
 }
 
 }  // namespace osprey::optim

@@ -2,17 +2,16 @@
 // optimizer's learning_rate option holds: a constant or a Schedule of the optimizer's step
 // (iterations(): 0 for the first update). Plus the large-batch rules of the seeds: scale the
 // base rate with the replica count, and reach the scaled rate by a linear warmup.
-//   Adam adam({.learning_rate = CosineDecay({.initial_learning_rate = 1e-3, .decay_steps = 10000})});
-//   double lr = scaled_learning_rate(0.1, /*num_replicas=*/8, "linear");          // 0.8
+//   Adam adam({.learning_rate = CosineDecay({.initial_learning_rate = 1e-3, .decay_steps =
+//   10000})}); double lr = scaled_learning_rate(0.1, /*num_replicas=*/8, "linear");          // 0.8
 //   LinearWarmup warm({.initial_learning_rate = 0.1, .warmup_steps = 500, .schedule = lr});
 // Configs use Keras's class and field names: {"class_name": "ExponentialDecay", "config": {...}}.
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <concepts>
 #include <cstdint>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -40,7 +39,7 @@ std::shared_ptr<const Schedule> schedule_from_config(const nlohmann::json& seria
 // read like Keras: `.learning_rate = 0.01` or `.learning_rate = ExponentialDecay({...})`.
 class LearningRate {
  public:
-  LearningRate(double value) : value_(value) {}  // NOLINT(google-explicit-constructor)
+  LearningRate(double value) : value_(value) {}            // NOLINT(google-explicit-constructor)
   LearningRate(std::shared_ptr<const Schedule> schedule);  // NOLINT: throws on null
   template <std::derived_from<Schedule> S>
   LearningRate(S schedule)  // NOLINT(google-explicit-constructor)

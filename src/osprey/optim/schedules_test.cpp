@@ -20,7 +20,8 @@ TEST(SchedulesTest, ConstantIsTheSameAtEveryStep) {
 }
 
 TEST(SchedulesTest, ExponentialDecayIsContinuousOrStaircase) {
-  const ExponentialDecay smooth({.initial_learning_rate = 0.1, .decay_steps = 10, .decay_rate = 0.5});
+  const ExponentialDecay smooth(
+      {.initial_learning_rate = 0.1, .decay_steps = 10, .decay_rate = 0.5});
   EXPECT_DOUBLE_EQ(smooth(0), 0.1);
   EXPECT_DOUBLE_EQ(smooth(5), 0.1 * std::pow(0.5, 0.5));
   EXPECT_DOUBLE_EQ(smooth(20), 0.025);
@@ -41,12 +42,15 @@ TEST(SchedulesTest, CosineDecayReachesAlphaTimesTheInitialRateAndStays) {
 }
 
 TEST(SchedulesTest, CosineDecayWarmsUpLinearlyToTheTargetThenDecaysFromIt) {
-  const CosineDecay c({.initial_learning_rate = 0.0, .decay_steps = 100, .alpha = 0.0,
-                       .warmup_target = 0.4, .warmup_steps = 10});
+  const CosineDecay c({.initial_learning_rate = 0.0,
+                       .decay_steps = 100,
+                       .alpha = 0.0,
+                       .warmup_target = 0.4,
+                       .warmup_steps = 10});
   EXPECT_DOUBLE_EQ(c(0), 0.0);
   EXPECT_DOUBLE_EQ(c(5), 0.2);
-  EXPECT_DOUBLE_EQ(c(10), 0.4);            // decay starts at the target
-  EXPECT_NEAR(c(60), 0.2, 1e-15);          // half way through the decay
+  EXPECT_DOUBLE_EQ(c(10), 0.4);    // decay starts at the target
+  EXPECT_NEAR(c(60), 0.2, 1e-15);  // half way through the decay
   EXPECT_NEAR(c(110), 0.0, 1e-15);
   EXPECT_NEAR(c(500), 0.0, 1e-15);
 }
@@ -87,21 +91,29 @@ TEST(SchedulesTest, ScaledLearningRateIsLinearOrSquareRoot) {
   EXPECT_DOUBLE_EQ(scaled_learning_rate(0.1, 4), 0.4);
   EXPECT_DOUBLE_EQ(scaled_learning_rate(0.1, 4, "sqrt"), 0.2);
   EXPECT_DOUBLE_EQ(scaled_learning_rate(0.1, 1, "sqrt"), 0.1);
-  expect_message<ValueError>([] { scaled_learning_rate(0.1, 4, "cubic"); },
-                             "scaled_learning_rate: rule must be \"linear\" or \"sqrt\". Received: rule=\"cubic\"");
-  expect_message<ValueError>([] { scaled_learning_rate(0.1, 0); },
-                             "scaled_learning_rate: num_replicas must be >= 1. Received: num_replicas=0");
+  expect_message<ValueError>(
+      [] { scaled_learning_rate(0.1, 4, "cubic"); },
+      "scaled_learning_rate: rule must be \"linear\" or \"sqrt\". Received: rule=\"cubic\"");
+  expect_message<ValueError>(
+      [] { scaled_learning_rate(0.1, 0); },
+      "scaled_learning_rate: num_replicas must be >= 1. Received: num_replicas=0");
 }
 
 TEST(SchedulesTest, EverySchedulesConfigRoundTrips) {
   const std::vector<LearningRate> all = {
       Constant(0.3),
-      ExponentialDecay({.initial_learning_rate = 0.1, .decay_steps = 7, .decay_rate = 0.9, .staircase = true}),
+      ExponentialDecay(
+          {.initial_learning_rate = 0.1, .decay_steps = 7, .decay_rate = 0.9, .staircase = true}),
       CosineDecay({.initial_learning_rate = 0.1, .decay_steps = 50, .alpha = 0.2}),
-      CosineDecay({.initial_learning_rate = 0.0, .decay_steps = 50, .warmup_target = 0.5, .warmup_steps = 5}),
+      CosineDecay({.initial_learning_rate = 0.0,
+                   .decay_steps = 50,
+                   .warmup_target = 0.5,
+                   .warmup_steps = 5}),
       PiecewiseConstant({.boundaries = {3, 9}, .values = {0.3, 0.2, 0.1}}),
-      LinearWarmup({.initial_learning_rate = 0.1, .warmup_steps = 3,
-                    .schedule = ExponentialDecay({.initial_learning_rate = 0.4, .decay_steps = 2, .decay_rate = 0.5})}),
+      LinearWarmup({.initial_learning_rate = 0.1,
+                    .warmup_steps = 3,
+                    .schedule = ExponentialDecay(
+                        {.initial_learning_rate = 0.4, .decay_steps = 2, .decay_rate = 0.5})}),
   };
   for (const LearningRate& lr : all) {
     const nlohmann::json j = lr.to_config();
@@ -113,12 +125,15 @@ TEST(SchedulesTest, EverySchedulesConfigRoundTrips) {
 }
 
 TEST(SchedulesTest, KerasSerializedSchedulesAreAccepted) {
-  const nlohmann::json keras = {
-      {"module", "keras.optimizers.schedules"},
-      {"class_name", "ExponentialDecay"},
-      {"config", {{"initial_learning_rate", 0.01}, {"decay_steps", 1000.0}, {"decay_rate", 0.96},
-                  {"staircase", false}, {"name", "ExponentialDecay"}}},
-      {"registered_name", nullptr}};
+  const nlohmann::json keras = {{"module", "keras.optimizers.schedules"},
+                                {"class_name", "ExponentialDecay"},
+                                {"config",
+                                 {{"initial_learning_rate", 0.01},
+                                  {"decay_steps", 1000.0},
+                                  {"decay_rate", 0.96},
+                                  {"staircase", false},
+                                  {"name", "ExponentialDecay"}}},
+                                {"registered_name", nullptr}};
   const auto s = schedule_from_config(keras);
   EXPECT_DOUBLE_EQ((*s)(1000), 0.01 * 0.96);
 }
@@ -130,21 +145,34 @@ TEST(SchedulesTest, BadSchedulesAreValueErrors) {
   expect_message<ValueError>([] { CosineDecay({.initial_learning_rate = 0.1, .decay_steps = -3}); },
                              "CosineDecay: decay_steps must be > 0. Received: decay_steps=-3");
   expect_message<ValueError>(
-      [] { PiecewiseConstant({.boundaries = {1, 2}, .values = {0.1, 0.2}}); },
-      "PiecewiseConstantDecay: the length of boundaries should be 1 less than the length of values. "
+      [] {
+        PiecewiseConstant({.boundaries = {1, 2}, .values = {0.1, 0.2}});
+      },
+      "PiecewiseConstantDecay: the length of boundaries should be 1 less than the length of "
+      "values. "
       "Received: boundaries=[1, 2] of length 2, and values=[0.1, 0.2] of length 2.");
-  expect_message<ValueError>([] { PiecewiseConstant({.boundaries = {5, 5}, .values = {1, 2, 3}}); },
-                             "PiecewiseConstantDecay: boundaries must be strictly increasing. Received: "
-                             "boundaries=[5, 5]");
   expect_message<ValueError>(
-      [] { schedule_from_config({{"class_name", "Triangle"}, {"config", nlohmann::json::object()}}); },
+      [] {
+        PiecewiseConstant({.boundaries = {5, 5}, .values = {1, 2, 3}});
+      },
+      "PiecewiseConstantDecay: boundaries must be strictly increasing. Received: "
+      "boundaries=[5, 5]");
+  expect_message<ValueError>(
+      [] {
+        schedule_from_config({{"class_name", "Triangle"}, {"config", nlohmann::json::object()}});
+      },
       "schedule_from_config: unknown schedule class \"Triangle\". Expected one of: Constant, "
       "ExponentialDecay, CosineDecay, PiecewiseConstantDecay, LinearWarmup");
   expect_message<ValueError>(
-      [] { ExponentialDecay::from_config({{"decay_steps", 10}, {"decay_rate", 0.5}, {"rate", 1}}); },
+      [] {
+        ExponentialDecay::from_config({{"decay_steps", 10}, {"decay_rate", 0.5}, {"rate", 1}});
+      },
       "ExponentialDecay: argument(s) not recognized: rate");
-  expect_message<ValueError>([] { CosineDecay::from_config({{"decay_steps", "ten"}}); },
-                             "CosineDecay: config field \"decay_steps\" must be an integer. Received: \"ten\"");
+  expect_message<ValueError>(
+      [] {
+        CosineDecay::from_config({{"decay_steps", "ten"}});
+      },
+      "CosineDecay: config field \"decay_steps\" must be an integer. Received: \"ten\"");
 }
 
 }  // namespace

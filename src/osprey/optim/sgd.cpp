@@ -9,7 +9,8 @@ namespace osprey::optim {
 
 namespace {
 
-template <class C, bool kMomentum, bool kNesterov> struct SGDRule {
+template <class C, bool kMomentum, bool kNesterov>
+struct SGDRule {
   using Params = SGDStep;
   explicit SGDRule(const SGDStep& p)
       : lr(static_cast<C>(p.learning_rate)), momentum(static_cast<C>(p.momentum)) {}
@@ -26,15 +27,19 @@ template <class C, bool kMomentum, bool kNesterov> struct SGDRule {
   }
   C lr, momentum;
 };
-template <class C> using SGDPlain = SGDRule<C, false, false>;
-template <class C> using SGDMomentum = SGDRule<C, true, false>;
-template <class C> using SGDNesterov = SGDRule<C, true, true>;
+template <class C>
+using SGDPlain = SGDRule<C, false, false>;
+template <class C>
+using SGDMomentum = SGDRule<C, true, false>;
+template <class C>
+using SGDNesterov = SGDRule<C, true, true>;
 
 }  // namespace
 
 SGD::SGD(SGDOptions o)
     : Optimizer("SGD", common(o), {o.momentum != 0.0 ? "momentum" : "", "", ""}),
-      momentum_(o.momentum), nesterov_(o.nesterov) {
+      momentum_(o.momentum),
+      nesterov_(o.nesterov) {
   OSPREY_CHECK(std::isfinite(o.momentum) && o.momentum >= 0.0 && o.momentum <= 1.0,
                "SGD: momentum must be in [0, 1]. Received: momentum={}", o.momentum);
 }

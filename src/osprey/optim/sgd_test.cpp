@@ -49,11 +49,13 @@ TEST(SGDTest, Float32WeightsFollowTheFloat64GoldenValues) {
 // Keras folds the learning rate into the velocity (m = momentum * m - lr * g), PyTorch applies
 // it afterwards; they differ once lr changes, so this reference is Keras's formula by hand.
 TEST(SGDTest, MomentumWithAScheduleFoldsTheRateIntoTheVelocityAsKeras) {
-  const ExponentialDecay schedule({.initial_learning_rate = 0.1, .decay_steps = 1, .decay_rate = 0.5});
+  const ExponentialDecay schedule(
+      {.initial_learning_rate = 0.1, .decay_steps = 1, .decay_rate = 0.5});
   SGD opt({.learning_rate = schedule, .momentum = 0.8, .nesterov = true});
   const std::vector<double> got = run_quadratic(opt);
 
-  std::vector<double> w = vec(golden::kKernel0), a = vec(golden::kKernelA), c = vec(golden::kKernelC);
+  std::vector<double> w = vec(golden::kKernel0), a = vec(golden::kKernelA),
+                      c = vec(golden::kKernelC);
   for (int i = 0; i < 3; ++i) {
     w.push_back(golden::kBias0[i]);
     a.push_back(golden::kBiasA[i]);

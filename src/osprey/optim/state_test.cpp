@@ -36,8 +36,10 @@ void expect_identical_next_step(Optimizer& original, int warm_steps) {
   original.apply(q.variables());
   resumed->apply(copy.variables());
   // Bitwise: same slots, same step count, same learning rate.
-  EXPECT_EQ(q.kernel.value().to_vector<float>(), copy.kernel.value().to_vector<float>()) << original.class_name();
-  EXPECT_EQ(q.bias.value().to_vector<float>(), copy.bias.value().to_vector<float>()) << original.class_name();
+  EXPECT_EQ(q.kernel.value().to_vector<float>(), copy.kernel.value().to_vector<float>())
+      << original.class_name();
+  EXPECT_EQ(q.bias.value().to_vector<float>(), copy.bias.value().to_vector<float>())
+      << original.class_name();
 }
 
 TEST(StateTest, EveryOptimizerResumesWithTheIdenticalNextStep) {
@@ -86,17 +88,20 @@ TEST(StateTest, ForeignOrIncompleteStateIsAValueErrorAndChangesNothing) {
   run_quadratic(adam, DType::float32, 1);
   const State good = cloned(adam.state());
   RMSprop rms;
-  expect_message<ValueError>([&] { rms.load_state(good); },
-                             "RMSprop: state entry \"optimizer/sequential/dense/bias/momentum\" is not a slot "
-                             "of this optimizer (its slots: velocity)");
+  expect_message<ValueError>(
+      [&] { rms.load_state(good); },
+      "RMSprop: state entry \"optimizer/sequential/dense/bias/momentum\" is not a slot "
+      "of this optimizer (its slots: velocity)");
   State no_iterations(good.begin() + 1, good.end());
   expect_message<ValueError>([&] { adam.load_state(no_iterations); },
                              "Adam: the state has no \"optimizer/iterations\" entry");
   State missing(good.begin(), good.end() - 1);
-  expect_message<ValueError>([&] { adam.load_state(missing); },
-                             "Adam: the state has no \"optimizer/sequential/dense/kernel/velocity\" entry");
-  expect_message<ValueError>([&] { adam.load_state(good, "other"); },
-                             "Adam: state entry \"optimizer/iterations\" does not start with \"other/\"");
+  expect_message<ValueError>(
+      [&] { adam.load_state(missing); },
+      "Adam: the state has no \"optimizer/sequential/dense/kernel/velocity\" entry");
+  expect_message<ValueError>(
+      [&] { adam.load_state(good, "other"); },
+      "Adam: state entry \"optimizer/iterations\" does not start with \"other/\"");
   EXPECT_EQ(adam.iterations(), 1);
 }
 
@@ -107,8 +112,9 @@ TEST(StateTest, AResizedVariableIsAValueError) {
   opt.apply({w});
   autograd::Variable w2(from_vector<float>({1, 2}), true, "w");
   w2.set_grad(from_vector<float>({1, 1}));
-  expect_message<ValueError>([&] { opt.apply({w2}); },
-                             "Adam: slot \"momentum\" of \"w\" has shape [3], but the variable has shape [2]");
+  expect_message<ValueError>(
+      [&] { opt.apply({w2}); },
+      "Adam: slot \"momentum\" of \"w\" has shape [3], but the variable has shape [2]");
 }
 
 }  // namespace

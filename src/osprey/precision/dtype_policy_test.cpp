@@ -33,9 +33,10 @@ TEST(DTypePolicyTest, UnknownNameListsTheValidOnes) {
     DTypePolicy p("mixed_float32");
     FAIL() << "no throw";
   } catch (const ValueError& e) {
-    EXPECT_STREQ(e.what(),
-                 "DTypePolicy: unknown dtype policy 'mixed_float32'. Valid policies: float32, float64, "
-                 "float16, bfloat16, mixed_float16, mixed_bfloat16");
+    EXPECT_STREQ(
+        e.what(),
+        "DTypePolicy: unknown dtype policy 'mixed_float32'. Valid policies: float32, float64, "
+        "float16, bfloat16, mixed_float16, mixed_bfloat16");
   }
   EXPECT_THROW(config::set_dtype_policy("fp16"), ValueError);
   EXPECT_EQ(config::dtype_policy().name(), "float32");  // a bad name changes nothing

@@ -24,14 +24,16 @@ float replica_amax(float amax) {
   if (c == nullptr || c->num_replicas() <= 1) return amax;
   // One buffer per replica thread, reused: a train step allocates nothing after the first.
   thread_local Tensor slots;
-  if (!slots.defined() || slots.numel() != c->num_replicas()) slots = zeros({c->num_replicas()}, {DType::float32});
+  if (!slots.defined() || slots.numel() != c->num_replicas())
+    slots = zeros({c->num_replicas()}, {DType::float32});
   std::fill_n(slots.data<float>(), c->num_replicas(), 0.0f);
   slots.data<float>()[c->replica_id()] = amax;
   c->all_reduce_sum(slots);
   const float* v = slots.data<float>();
   float m = v[0];
   for (int r = 1; r < c->num_replicas(); ++r) {
-    m = (std::isnan(m) || std::isnan(v[r])) ? std::numeric_limits<float>::quiet_NaN() : std::max(m, v[r]);
+    m = (std::isnan(m) || std::isnan(v[r])) ? std::numeric_limits<float>::quiet_NaN()
+                                            : std::max(m, v[r]);
   }
   return m;
 }
@@ -52,11 +54,10 @@ Variable fake_quantize(const Variable& x, const precision::Float8State& state, b
 
 Variable quantize_gradient(const Variable& y, const precision::Float8State& state, bool update) {
   OSPREY_CHECK(y.defined(), "quantize_gradient: y is an undefined Variable");
-  return autograd::make_variable(
-      y.value(), "quantize_gradient", {y},
-      [state, update](const Tensor& g, const std::vector<bool>&) {
-        return std::vector<Tensor>{delayed_qdq(g, state, update)};
-      });
+  return autograd::make_variable(y.value(), "quantize_gradient", {y},
+                                 [state, update](const Tensor& g, const std::vector<bool>&) {
+                                   return std::vector<Tensor>{delayed_qdq(g, state, update)};
+                                 });
 }
 
 Float8Scalings add_float8_scalings(

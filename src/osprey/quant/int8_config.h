@@ -11,7 +11,8 @@ namespace osprey::quant::detail {
 
 inline void check_int8_mode(const nlohmann::json& config, const char* layer) {
   const std::string mode = config.value("quantization_mode", std::string("int8"));
-  OSPREY_CHECK(mode == "int8", "{}: quantization_mode must be \"int8\". Received: \"{}\"", layer, mode);
+  OSPREY_CHECK(mode == "int8", "{}: quantization_mode must be \"int8\". Received: \"{}\"", layer,
+               mode);
 }
 
 }  // namespace osprey::quant::detail

@@ -69,8 +69,8 @@ std::string quantizable_kinds(std::string_view mode, const char* conjunction) {
                         : fmt::format("Dense {} Conv2D", conjunction);
 }
 
-void swap_layers(nn::Layer& model, std::string_view mode, const QuantizeOptions& o, std::vector<std::string>& done,
-                 std::vector<std::string>& seen) {
+void swap_layers(nn::Layer& model, std::string_view mode, const QuantizeOptions& o,
+                 std::vector<std::string>& done, std::vector<std::string>& seen) {
   const std::vector<std::shared_ptr<nn::Layer>> layers = model.sublayers();
   for (size_t i = 0; i < layers.size(); ++i) {
     const std::shared_ptr<nn::Layer>& layer = layers[i];
@@ -92,9 +92,10 @@ void swap_layers(nn::Layer& model, std::string_view mode, const QuantizeOptions&
       done.push_back(mode == "int8" ? q->variables().front().name() : q->path() + "/kernel");
       continue;
     }
-    OSPREY_CHECK(o.layers.empty() || !is_quantized(*layer), "quantize: layer '{}' is already quantized",
-                 layer->name());
-    OSPREY_CHECK(o.layers.empty(), "quantize: layer '{}' is a {}; mode \"{}\" quantizes {} layers only",
+    OSPREY_CHECK(o.layers.empty() || !is_quantized(*layer),
+                 "quantize: layer '{}' is already quantized", layer->name());
+    OSPREY_CHECK(o.layers.empty(),
+                 "quantize: layer '{}' is a {}; mode \"{}\" quantizes {} layers only",
                  layer->name(), layer->class_name(), mode, quantizable_kinds(mode, "and"));
   }
 }
@@ -106,11 +107,14 @@ const std::vector<std::string>& quantization_modes() {
   return modes;
 }
 
-std::vector<std::string> quantize(nn::Layer& model, std::string_view mode, const QuantizeOptions& options) {
+std::vector<std::string> quantize(nn::Layer& model, std::string_view mode,
+                                  const QuantizeOptions& options) {
   const auto& modes = quantization_modes();
   OSPREY_CHECK(std::find(modes.begin(), modes.end(), mode) != modes.end(),
-               "quantize: unsupported mode \"{}\". Supported modes: {}", mode, fmt::join(modes, ", "));
-  OSPREY_CHECK(model.built(), "quantize: model '{}' is not built yet; call it on data (or build it) first",
+               "quantize: unsupported mode \"{}\". Supported modes: {}", mode,
+               fmt::join(modes, ", "));
+  OSPREY_CHECK(model.built(),
+               "quantize: model '{}' is not built yet; call it on data (or build it) first",
                model.name());
   // The model now holds quantized layers, which anything rebuilding it from its config (the
   // replicas of a distribution strategy, clone_model) must find registered.

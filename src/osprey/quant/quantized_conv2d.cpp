@@ -2,8 +2,8 @@
 
 #include "osprey/autograd/grad_mode.h"
 #include "osprey/core/error.h"
-#include "osprey/quant/int8_config.h"
 #include "osprey/nn/layers/spatial.h"
+#include "osprey/quant/int8_config.h"
 #include "osprey/tensor/factory.h"
 #include "osprey/tensor/ops.h"
 #include "osprey/tensor/ops_quant.h"
@@ -14,7 +14,8 @@ QuantizedConv2D::QuantizedConv2D(int64_t filters, std::array<int64_t, 2> kernel_
                                  nn::Conv2DOptions options)
     // The int8 kernel reads float32 activations: it computes in float32 whatever the global
     // dtype policy (bfloat16 inputs are cast up on arrival).
-    : SingleInputLayer("QuantizedConv2D", nn::LayerOptions{options.name, "float32", options.trainable}),
+    : SingleInputLayer("QuantizedConv2D",
+                       nn::LayerOptions{options.name, "float32", options.trainable}),
       filters_(filters),
       kernel_size_(kernel_size),
       options_(std::move(options)) {

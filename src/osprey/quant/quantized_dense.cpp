@@ -18,7 +18,8 @@ QuantizedDense::QuantizedDense(int64_t units, nn::ActivationFn activation, bool 
 }
 
 std::shared_ptr<QuantizedDense> QuantizedDense::from_dense(const nn::Dense& dense) {
-  OSPREY_CHECK(dense.built(), "quantize: layer '{}' is not built yet; call the model on data (or build it) first",
+  OSPREY_CHECK(dense.built(),
+               "quantize: layer '{}' is not built yet; call the model on data (or build it) first",
                dense.name());
   // The int8 kernel reads float32 activations: a quantized layer computes in float32 whatever
   // the global dtype policy (its inputs are cast up when they arrive in bfloat16).
@@ -39,7 +40,8 @@ std::shared_ptr<QuantizedDense> QuantizedDense::from_dense(const nn::Dense& dens
 
 void QuantizedDense::build_single(const Shape& input_shape) {
   OSPREY_CHECK(input_shape.ndim() >= 1 && input_shape[input_shape.ndim() - 1] > 0,
-               "{}: expected an input of shape [..., features]. Received: {}", name(), input_shape.to_string());
+               "{}: expected an input of shape [..., features]. Received: {}", name(),
+               input_shape.to_string());
   const int64_t in = input_shape[input_shape.ndim() - 1];
   kernel_ = add_weight("kernel", zeros({in, units_}, {DType::int8}), false);
   kernel_scale_ = add_weight("kernel_scale", ones({units_}, {DType::float32}), false);
@@ -78,7 +80,8 @@ nlohmann::json QuantizedDense::get_config() const {
 std::shared_ptr<nn::Layer> QuantizedDense::from_config(const nlohmann::json& c) {
   detail::check_int8_mode(c, "QuantizedDense");
   return std::make_shared<QuantizedDense>(
-      c.at("units").get<int64_t>(), c.value("activation", std::string("linear")), c.value("use_bias", true),
+      c.at("units").get<int64_t>(), c.value("activation", std::string("linear")),
+      c.value("use_bias", true),
       nn::LayerOptions{c.value("name", std::string()), "float32", c.value("trainable", true)});
 }
 

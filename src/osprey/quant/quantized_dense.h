@@ -6,7 +6,8 @@
 // VNNI or AMX) dequantized by 1 / (x_scale * kernel_scale). Inference only: it has no gradient.
 //   auto q = quant::QuantizedDense::from_dense(dense);   // dense: a built nn::Dense
 //   Variable y = (*q)(x);                                 // x: [..., in] -> [..., units] float32
-// Weights keep Dense's paths: ".../dense/kernel" (int8), ".../dense/kernel_scale", ".../dense/bias".
+// Weights keep Dense's paths: ".../dense/kernel" (int8), ".../dense/kernel_scale",
+// ".../dense/bias".
 #pragma once
 
 #include <memory>
@@ -21,7 +22,8 @@ using autograd::Variable;
 
 class QuantizedDense : public nn::SingleInputLayer {
  public:
-  QuantizedDense(int64_t units, nn::ActivationFn activation, bool use_bias, const nn::LayerOptions& options);
+  QuantizedDense(int64_t units, nn::ActivationFn activation, bool use_bias,
+                 const nn::LayerOptions& options);
   // A built QuantizedDense with dense's name, config and quantized weights; ValueError when
   // dense is not built yet.
   static std::shared_ptr<QuantizedDense> from_dense(const nn::Dense& dense);

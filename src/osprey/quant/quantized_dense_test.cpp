@@ -14,9 +14,10 @@ namespace {
 
 using autograd::Variable;
 
-std::shared_ptr<nn::Dense> built_dense(int64_t in, int64_t units, const char* activation, bool use_bias = true) {
-  auto d = std::make_shared<nn::Dense>(units, activation,
-                                       nn::DenseOptions{.use_bias = use_bias, .bias_initializer = "ones"});
+std::shared_ptr<nn::Dense> built_dense(int64_t in, int64_t units, const char* activation,
+                                       bool use_bias = true) {
+  auto d = std::make_shared<nn::Dense>(
+      units, activation, nn::DenseOptions{.use_bias = use_bias, .bias_initializer = "ones"});
   d->build({Shape{-1, in}});
   return d;
 }
@@ -37,7 +38,8 @@ TEST(QuantizedDenseTest, WeightsAreInt8KernelsWithPerUnitScalesUnderTheDensePath
   EXPECT_EQ(vars[1].shape(), (Shape{7}));
   EXPECT_EQ(vars[2].name(), "sequential/dense/bias");
   EXPECT_TRUE(q->trainable_variables().empty());
-  // Per output unit, abs-max: 127 / (max_k |w[k, n]| + 1e-7), and some entry of each column is +-127.
+  // Per output unit, abs-max: 127 / (max_k |w[k, n]| + 1e-7), and some entry of each column is
+  // +-127.
   const auto w = d->kernel().value().to_vector<double>();
   const auto s = q->kernel_scale().value().to_vector<double>();
   const auto k = q->kernel().value().to_vector<int8_t>();
@@ -102,9 +104,14 @@ TEST(QuantizedDenseTest, ConfigRoundTripsAndNamesTheMode) {
 TEST(QuantizedDenseTest, AnUnbuiltDenseOrAWrongInputWidthIsAValueError) {
   nn::clear_session();
   nn::Dense unbuilt(4);
-  testing::expect_error<ValueError>([&] { QuantizedDense::from_dense(unbuilt); }, {"dense", "not built"});
+  testing::expect_error<ValueError>([&] { QuantizedDense::from_dense(unbuilt); },
+                                    {"dense", "not built"});
   auto q = QuantizedDense::from_dense(*built_dense(8, 3, "relu"));
-  testing::expect_error<ValueError>([&] { (*q)(Variable(zeros({2, 9}))); }, {"8 features", "[2, 9]"});
+  testing::expect_error<ValueError>(
+      [&] {
+        (*q)(Variable(zeros({2, 9})));
+      },
+      {"8 features", "[2, 9]"});
 }
 
 }  // namespace

@@ -1,8 +1,8 @@
 #include "osprey/quant/quantized_embedding.h"
 
 #include "osprey/core/error.h"
-#include "osprey/quant/int8_config.h"
 #include "osprey/nn/layers/embedding_indices.h"
+#include "osprey/quant/int8_config.h"
 #include "osprey/tensor/backend.h"
 #include "osprey/tensor/factory.h"
 #include "osprey/tensor/ops.h"
@@ -25,8 +25,8 @@ std::shared_ptr<QuantizedEmbedding> QuantizedEmbedding::from_embedding(const nn:
   OSPREY_CHECK(emb.built(),
                "quantize: layer '{}' is not built yet; call the model on data (or build it) first",
                emb.name());
-  auto q = std::make_shared<QuantizedEmbedding>(emb.input_dim(), emb.output_dim(),
-                                                nn::LayerOptions{emb.name(), "float32", emb.trainable()});
+  auto q = std::make_shared<QuantizedEmbedding>(
+      emb.input_dim(), emb.output_dim(), nn::LayerOptions{emb.name(), "float32", emb.trainable()});
   q->build(emb.build_input_shapes());
   const QuantizedRows t = quantize_rows_int8(emb.embeddings().value());
   Tensor v = q->embeddings_.value(), s = q->embeddings_scale_.value();

@@ -4,7 +4,8 @@
 // returned to the OS and taken back each step is the single biggest slowdown there is.
 // Blocks are 64-byte aligned; blocks of 2 MiB and more are 2 MiB aligned and madvise'd
 // MADV_HUGEPAGE.
-//   void* p = Allocator::instance().allocate(bytes);  ...  Allocator::instance().deallocate(p, bytes);
+//   void* p = Allocator::instance().allocate(bytes);  ...  Allocator::instance().deallocate(p,
+//   bytes);
 #pragma once
 
 #include <cstddef>
@@ -18,11 +19,11 @@ namespace osprey {
 struct AllocatorStats {
   int64_t system_allocations = 0;  // calls into the system allocator (the costly kind)
   int64_t system_frees = 0;
-  int64_t allocations = 0;         // requests served, cached or not
+  int64_t allocations = 0;  // requests served, cached or not
   int64_t cache_hits = 0;
   int64_t bytes_in_use = 0;
   int64_t peak_bytes_in_use = 0;
-  int64_t bytes_cached = 0;        // held in free lists, ready for reuse
+  int64_t bytes_cached = 0;  // held in free lists, ready for reuse
 };
 
 class Allocator {

@@ -51,7 +51,8 @@ const Backend& backend_for(Device device) {
     return env != nullptr && std::string_view(env) == "reference";
   }();
   if (device.type() == DeviceType::cuda) {
-    OSPREY_THROW(NotImplementedError, "device {}: osprey was built without CUDA", device.to_string());
+    OSPREY_THROW(NotImplementedError, "device {}: osprey was built without CUDA",
+                 device.to_string());
   }
   return use_reference ? reference_backend() : cpu_backend();
 }

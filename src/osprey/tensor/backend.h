@@ -17,18 +17,41 @@
 namespace osprey {
 
 enum class UnaryOp : uint8_t {
-  neg, exp, log, sqrt, rsqrt, abs, sign, square, reciprocal,
-  relu, sigmoid, tanh, gelu_tanh, gelu_erf,
-  add_scalar,  // x + alpha
-  mul_scalar,  // x * alpha
-  pow_scalar,  // x ^ alpha
-  rsub_scalar, // alpha - x
-  clamp,       // min(max(x, alpha), beta); NaN stays NaN
+  neg,
+  exp,
+  log,
+  sqrt,
+  rsqrt,
+  abs,
+  sign,
+  square,
+  reciprocal,
+  relu,
+  sigmoid,
+  tanh,
+  gelu_tanh,
+  gelu_erf,
+  add_scalar,   // x + alpha
+  mul_scalar,   // x * alpha
+  pow_scalar,   // x ^ alpha
+  rsub_scalar,  // alpha - x
+  clamp,        // min(max(x, alpha), beta); NaN stays NaN
 };
 
 enum class BinaryOp : uint8_t {
-  add, sub, mul, div, pow, maximum, minimum,
-  eq, ne, lt, le, gt, ge,  // output dtype bool
+  add,
+  sub,
+  mul,
+  div,
+  pow,
+  maximum,
+  minimum,
+  eq,
+  ne,
+  lt,
+  le,
+  gt,
+  ge,  // output dtype bool
   // Backward helpers: a is the incoming gradient dy, b the saved input x or output y.
   relu_backward,       // dy * (x > 0)
   sigmoid_backward,    // dy * y * (1 - y)
@@ -46,12 +69,18 @@ enum class Activation : uint8_t { none, relu, gelu_tanh, gelu_erf, sigmoid, tanh
 // separate pass); Activation::none has none and must not be passed.
 inline UnaryOp unary_op_of(Activation a) {
   switch (a) {
-    case Activation::relu: return UnaryOp::relu;
-    case Activation::gelu_tanh: return UnaryOp::gelu_tanh;
-    case Activation::gelu_erf: return UnaryOp::gelu_erf;
-    case Activation::sigmoid: return UnaryOp::sigmoid;
-    case Activation::tanh: return UnaryOp::tanh;
-    case Activation::none: break;
+    case Activation::relu:
+      return UnaryOp::relu;
+    case Activation::gelu_tanh:
+      return UnaryOp::gelu_tanh;
+    case Activation::gelu_erf:
+      return UnaryOp::gelu_erf;
+    case Activation::sigmoid:
+      return UnaryOp::sigmoid;
+    case Activation::tanh:
+      return UnaryOp::tanh;
+    case Activation::none:
+      break;
   }
   return UnaryOp::neg;  // unreachable for the activations above
 }
@@ -156,13 +185,13 @@ struct Backend {
   void (*avg_pool2d_backward)(const Tensor& dy, Tensor& dx, const Pool2dParams& p) = nullptr;
 
   // Batch normalization over every axis but channel_axis. Training (mean/invstd outputs are
-  // defined): statistics of the batch (biased variance) go to mean [C] and invstd [C] = 1/sqrt(var+eps).
-  // Inference: mean [C] and invstd [C] are inputs (the caller derives invstd from its running
-  // variance), and the kernel only normalizes.
-  // gamma/beta [C] may be null (scale 1, shift 0).
-  void (*batch_norm_forward)(const Tensor& x, const Tensor* gamma, const Tensor* beta,
-                             Tensor& mean, Tensor& invstd, bool training, double eps,
-                             int channel_axis, Tensor& y) = nullptr;
+  // defined): statistics of the batch (biased variance) go to mean [C] and invstd [C] =
+  // 1/sqrt(var+eps). Inference: mean [C] and invstd [C] are inputs (the caller derives invstd from
+  // its running variance), and the kernel only normalizes. gamma/beta [C] may be null (scale 1,
+  // shift 0).
+  void (*batch_norm_forward)(const Tensor& x, const Tensor* gamma, const Tensor* beta, Tensor& mean,
+                             Tensor& invstd, bool training, double eps, int channel_axis,
+                             Tensor& y) = nullptr;
   // dgamma/dbeta may be null. Training-mode gradient (through the batch statistics).
   void (*batch_norm_backward)(const Tensor& dy, const Tensor& x, const Tensor* gamma,
                               const Tensor& mean, const Tensor& invstd, int channel_axis,
@@ -173,8 +202,8 @@ struct Backend {
                              int64_t norm_size, double eps, Tensor& y, Tensor& mean,
                              Tensor& rstd) = nullptr;
   void (*layer_norm_backward)(const Tensor& dy, const Tensor& x, const Tensor* gamma,
-                              const Tensor& mean, const Tensor& rstd, int64_t norm_size,
-                              Tensor& dx, Tensor* dgamma, Tensor* dbeta) = nullptr;
+                              const Tensor& mean, const Tensor& rstd, int64_t norm_size, Tensor& dx,
+                              Tensor* dgamma, Tensor* dbeta) = nullptr;
 
   // Softmax (or log-softmax) along axis, x and y of one shape.
   void (*softmax_forward)(const Tensor& x, int axis, bool log, Tensor& y) = nullptr;
@@ -184,13 +213,12 @@ struct Backend {
   // float [N, C] distribution. Label smoothing mixes the target with the uniform distribution.
   // losses [N] (float32, or float64 for float64 logits); probs [N, C] = softmax(logits), kept for
   // backward. An index outside [0, C) throws ValueError naming the sample and the class count.
-  void (*cross_entropy_forward)(const Tensor& logits, const Tensor& labels,
-                                double label_smoothing, Tensor& losses, Tensor& probs) = nullptr;
+  void (*cross_entropy_forward)(const Tensor& logits, const Tensor& labels, double label_smoothing,
+                                Tensor& losses, Tensor& probs) = nullptr;
   // dlogits[n, :] = dloss[n] * (probs[n, :] - target[n, :]): the true gradient when each row of a
   // float label distribution sums to 1, which the op layer requires.
-  void (*cross_entropy_backward)(const Tensor& probs, const Tensor& labels,
-                                 double label_smoothing, const Tensor& dloss,
-                                 Tensor& dlogits) = nullptr;
+  void (*cross_entropy_backward)(const Tensor& probs, const Tensor& labels, double label_smoothing,
+                                 const Tensor& dloss, Tensor& dlogits) = nullptr;
 
   // out[i, :] = table[indices[i], :]; indices int32/int64 (any shape, flattened), out [n, D].
   // An index outside [0, V) throws ValueError naming it and V.

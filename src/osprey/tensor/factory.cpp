@@ -33,7 +33,8 @@ Tensor arange(int64_t stop, TensorOptions options) {
 }
 
 namespace {
-Tensor random_tensor(const Shape& shape, RandomKind kind, double a, double b, const RandomOptions& o) {
+Tensor random_tensor(const Shape& shape, RandomKind kind, double a, double b,
+                     const RandomOptions& o) {
   OSPREY_CHECK(is_floating(o.dtype) || kind == RandomKind::bernoulli,
                "random: dtype must be floating point. Received: {}", dtype_name(o.dtype));
   Tensor t = Tensor::empty(shape, {o.dtype, o.device});
@@ -43,13 +44,15 @@ Tensor random_tensor(const Shape& shape, RandomKind kind, double a, double b, co
 }  // namespace
 
 Tensor random_normal(const Shape& shape, RandomOptions options) {
-  OSPREY_CHECK(options.stddev >= 0, "random_normal: stddev must be non-negative. Received: {}", options.stddev);
+  OSPREY_CHECK(options.stddev >= 0, "random_normal: stddev must be non-negative. Received: {}",
+               options.stddev);
   return random_tensor(shape, RandomKind::normal, options.mean, options.stddev, options);
 }
 
 Tensor random_uniform(const Shape& shape, RandomOptions options) {
-  OSPREY_CHECK(options.low <= options.high, "random_uniform: low must not exceed high. Received: low={}, high={}",
-               options.low, options.high);
+  OSPREY_CHECK(options.low <= options.high,
+               "random_uniform: low must not exceed high. Received: low={}, high={}", options.low,
+               options.high);
   return random_tensor(shape, RandomKind::uniform, options.low, options.high, options);
 }
 

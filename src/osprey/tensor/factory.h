@@ -24,8 +24,10 @@ Tensor arange(int64_t stop, TensorOptions options = {DType::int64});
 
 // Copies host values into a tensor of the given shape (default 1-D); numel must match.
 template <class T>
-Tensor from_vector(const std::vector<T>& values, const Shape& shape, Device device = Device::cpu(0)) {
-  const Shape s = shape.empty() && values.size() != 1 ? Shape{static_cast<int64_t>(values.size())} : shape;
+Tensor from_vector(const std::vector<T>& values, const Shape& shape,
+                   Device device = Device::cpu(0)) {
+  const Shape s =
+      shape.empty() && values.size() != 1 ? Shape{static_cast<int64_t>(values.size())} : shape;
   OSPREY_CHECK(s.numel() == static_cast<int64_t>(values.size()),
                "from_vector: {} values do not fill shape {} ({} elements)", values.size(),
                s.to_string(), s.numel());
@@ -34,7 +36,8 @@ Tensor from_vector(const std::vector<T>& values, const Shape& shape, Device devi
   for (size_t i = 0; i < values.size(); ++i) p[i] = values[i];
   return t;
 }
-template <class T> Tensor from_vector(const std::vector<T>& values) {
+template <class T>
+Tensor from_vector(const std::vector<T>& values) {
   return from_vector(values, Shape{static_cast<int64_t>(values.size())});
 }
 
@@ -42,8 +45,8 @@ struct RandomOptions {
   uint64_t seed = 0;
   DType dtype = DType::float32;
   Device device = Device::cpu(0);
-  double mean = 0.0, stddev = 1.0;   // random_normal
-  double low = 0.0, high = 1.0;      // random_uniform
+  double mean = 0.0, stddev = 1.0;  // random_normal
+  double low = 0.0, high = 1.0;     // random_uniform
 };
 Tensor random_normal(const Shape& shape, RandomOptions options = {});
 Tensor random_uniform(const Shape& shape, RandomOptions options = {});

@@ -12,7 +12,8 @@ namespace {
 
 TEST(FactoryTest, ConstantsAndRanges) {
   EXPECT_EQ(ones({2, 2}).to_vector<float>(), std::vector<float>(4, 1.0f));
-  EXPECT_EQ(full({3}, 2.5, {DType::float64}).to_vector<double>(), (std::vector<double>{2.5, 2.5, 2.5}));
+  EXPECT_EQ(full({3}, 2.5, {DType::float64}).to_vector<double>(),
+            (std::vector<double>{2.5, 2.5, 2.5}));
   EXPECT_EQ(arange(0.0, 1.0, 0.25).to_vector<float>(), (std::vector<float>{0, 0.25f, 0.5f, 0.75f}));
   EXPECT_EQ(arange(4).to_vector<int64_t>(), (std::vector<int64_t>{0, 1, 2, 3}));
   EXPECT_EQ(arange(5.0, 0.0, -2.0).to_vector<float>(), (std::vector<float>{5, 3, 1}));
@@ -44,10 +45,11 @@ TEST(FactoryTest, SameSeedSameNumbersOnAnyThreadCount) {
 }
 
 TEST(FactoryTest, RandomMomentsMatchTheirDistributions) {
-  Tensor n = random_normal({200000}, {.seed = 1, .dtype = DType::float64, .mean = 2.0, .stddev = 3.0});
+  Tensor n =
+      random_normal({200000}, {.seed = 1, .dtype = DType::float64, .mean = 2.0, .stddev = 3.0});
   const double m = mean(n).item();
   const double var = mean(square(add(n, -m))).item();
-  EXPECT_NEAR(m, 2.0, 0.03);           // 4.5 standard errors
+  EXPECT_NEAR(m, 2.0, 0.03);  // 4.5 standard errors
   EXPECT_NEAR(std::sqrt(var), 3.0, 0.03);
   Tensor u = random_uniform({200000}, {.seed = 2, .low = -1.0, .high = 3.0});
   EXPECT_NEAR(mean(u).item(), 1.0, 0.015);

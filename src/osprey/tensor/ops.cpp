@@ -30,16 +30,31 @@ void check_same_device(const std::vector<const Tensor*>& ts, const char* op) {
 namespace {
 
 const char* unary_name(UnaryOp op) {
-  static constexpr const char* kNames[] = {"neg", "exp", "log", "sqrt", "rsqrt", "abs", "sign",
-                                           "square", "reciprocal", "relu", "sigmoid", "tanh",
-                                           "gelu", "gelu", "add", "mul", "pow", "sub", "clamp"};
+  static constexpr const char* kNames[] = {
+      "neg",     "exp",  "log",  "sqrt", "rsqrt", "abs", "sign", "square", "reciprocal", "relu",
+      "sigmoid", "tanh", "gelu", "gelu", "add",   "mul", "pow",  "sub",    "clamp"};
   return kNames[static_cast<int>(op)];
 }
 
 const char* binary_name(BinaryOp op) {
-  static constexpr const char* kNames[] = {
-      "add", "sub", "mul", "div", "pow", "maximum", "minimum", "eq", "ne", "lt", "le", "gt", "ge",
-      "relu_backward", "sigmoid_backward", "tanh_backward", "gelu_backward", "gelu_backward"};
+  static constexpr const char* kNames[] = {"add",
+                                           "sub",
+                                           "mul",
+                                           "div",
+                                           "pow",
+                                           "maximum",
+                                           "minimum",
+                                           "eq",
+                                           "ne",
+                                           "lt",
+                                           "le",
+                                           "gt",
+                                           "ge",
+                                           "relu_backward",
+                                           "sigmoid_backward",
+                                           "tanh_backward",
+                                           "gelu_backward",
+                                           "gelu_backward"};
   return kNames[static_cast<int>(op)];
 }
 
@@ -48,11 +63,20 @@ bool is_comparison(BinaryOp op) { return op >= BinaryOp::eq && op <= BinaryOp::g
 // Ops whose result is fractional even for integer inputs compute in float32, as PyTorch.
 bool needs_float(UnaryOp op, const UnaryParams& p) {
   switch (op) {
-    case UnaryOp::exp: case UnaryOp::log: case UnaryOp::sqrt: case UnaryOp::rsqrt:
-    case UnaryOp::reciprocal: case UnaryOp::sigmoid: case UnaryOp::tanh:
-    case UnaryOp::gelu_tanh: case UnaryOp::gelu_erf: case UnaryOp::pow_scalar:
+    case UnaryOp::exp:
+    case UnaryOp::log:
+    case UnaryOp::sqrt:
+    case UnaryOp::rsqrt:
+    case UnaryOp::reciprocal:
+    case UnaryOp::sigmoid:
+    case UnaryOp::tanh:
+    case UnaryOp::gelu_tanh:
+    case UnaryOp::gelu_erf:
+    case UnaryOp::pow_scalar:
       return true;
-    case UnaryOp::add_scalar: case UnaryOp::mul_scalar: case UnaryOp::rsub_scalar:
+    case UnaryOp::add_scalar:
+    case UnaryOp::mul_scalar:
+    case UnaryOp::rsub_scalar:
       return p.alpha != std::trunc(p.alpha);
     case UnaryOp::clamp:
       return p.alpha != std::trunc(p.alpha) || p.beta != std::trunc(p.beta);
@@ -120,7 +144,9 @@ Tensor gt(const Tensor& a, const Tensor& b) { return binary_op(BinaryOp::gt, a, 
 Tensor ge(const Tensor& a, const Tensor& b) { return binary_op(BinaryOp::ge, a, b); }
 Tensor add(const Tensor& a, double b) { return unary_op(UnaryOp::add_scalar, a, {b}); }
 Tensor mul(const Tensor& a, double b) { return unary_op(UnaryOp::mul_scalar, a, {b}); }
-Tensor pow(const Tensor& a, double exponent) { return unary_op(UnaryOp::pow_scalar, a, {exponent}); }
+Tensor pow(const Tensor& a, double exponent) {
+  return unary_op(UnaryOp::pow_scalar, a, {exponent});
+}
 Tensor neg(const Tensor& x) { return unary_op(UnaryOp::neg, x); }
 Tensor exp(const Tensor& x) { return unary_op(UnaryOp::exp, x); }
 Tensor log(const Tensor& x) { return unary_op(UnaryOp::log, x); }
@@ -137,7 +163,8 @@ Tensor gelu(const Tensor& x, bool approximate_tanh) {
   return unary_op(approximate_tanh ? UnaryOp::gelu_tanh : UnaryOp::gelu_erf, x);
 }
 Tensor clamp(const Tensor& x, double low, double high) {
-  OSPREY_CHECK(low <= high, "clamp: low must not exceed high. Received: low={}, high={}", low, high);
+  OSPREY_CHECK(low <= high, "clamp: low must not exceed high. Received: low={}, high={}", low,
+               high);
   return unary_op(UnaryOp::clamp, x, {low, high});
 }
 
@@ -148,7 +175,8 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
   check_same_device({&cond, &a, &b}, "where");
   OSPREY_CHECK(cond.dtype() == DType::boolean, "where: cond must be a bool tensor. Received: {}",
                cond.describe());
-  const Shape s = broadcast_shapes(broadcast_shapes(cond.shape(), a.shape(), "where"), b.shape(), "where");
+  const Shape s =
+      broadcast_shapes(broadcast_shapes(cond.shape(), a.shape(), "where"), b.shape(), "where");
   const DType d = promote_types(a.dtype(), b.dtype());
   Tensor out = Tensor::empty(s, {d, a.device()});
   backend_for(a.device()).where(cond.expand(s), a.to(d).expand(s), b.to(d).expand(s), out);
@@ -163,8 +191,8 @@ Tensor reduce(ReduceOp op, const Tensor& x, const std::vector<int>& axes, bool k
   Shape kept = x.shape();
   for (int a : ax) {
     OSPREY_CHECK(op == ReduceOp::sum || x.shape()[a] > 0,
-                 "{}: cannot reduce over axis {} of size 0 (shape {}): the reduction is empty", name,
-                 a, x.shape().to_string());
+                 "{}: cannot reduce over axis {} of size 0 (shape {}): the reduction is empty",
+                 name, a, x.shape().to_string());
     kept[a] = 1;
   }
   if (op != ReduceOp::sum && x.ndim() == 0) {
@@ -178,10 +206,18 @@ Tensor reduce(ReduceOp op, const Tensor& x, const std::vector<int>& axes, bool k
   return keepdims ? out : out.view(drop_axes(kept, ax));
 }
 
-Tensor sum(const Tensor& x, const std::vector<int>& axes, bool keepdims) { return reduce(ReduceOp::sum, x, axes, keepdims); }
-Tensor mean(const Tensor& x, const std::vector<int>& axes, bool keepdims) { return reduce(ReduceOp::mean, x, axes, keepdims); }
-Tensor max(const Tensor& x, const std::vector<int>& axes, bool keepdims) { return reduce(ReduceOp::max, x, axes, keepdims); }
-Tensor min(const Tensor& x, const std::vector<int>& axes, bool keepdims) { return reduce(ReduceOp::min, x, axes, keepdims); }
+Tensor sum(const Tensor& x, const std::vector<int>& axes, bool keepdims) {
+  return reduce(ReduceOp::sum, x, axes, keepdims);
+}
+Tensor mean(const Tensor& x, const std::vector<int>& axes, bool keepdims) {
+  return reduce(ReduceOp::mean, x, axes, keepdims);
+}
+Tensor max(const Tensor& x, const std::vector<int>& axes, bool keepdims) {
+  return reduce(ReduceOp::max, x, axes, keepdims);
+}
+Tensor min(const Tensor& x, const std::vector<int>& axes, bool keepdims) {
+  return reduce(ReduceOp::min, x, axes, keepdims);
+}
 
 namespace {
 Tensor arg_reduce_op(bool is_max, const Tensor& x, int axis, bool keepdims) {
@@ -189,8 +225,9 @@ Tensor arg_reduce_op(bool is_max, const Tensor& x, int axis, bool keepdims) {
   check_defined(x, name, "x");
   const Tensor in = x.ndim() == 0 ? x.reshape({1}) : x;
   const int a = normalize_axis(axis, in.ndim(), name);
-  OSPREY_CHECK(in.shape()[a] > 0, "{}: cannot reduce over axis {} of size 0 (shape {}): the reduction is empty",
-               name, a, x.shape().to_string());
+  OSPREY_CHECK(in.shape()[a] > 0,
+               "{}: cannot reduce over axis {} of size 0 (shape {}): the reduction is empty", name,
+               a, x.shape().to_string());
   Shape kept = in.shape();
   kept[a] = 1;
   Tensor out = Tensor::empty(kept, {DType::int64, x.device()});
@@ -199,14 +236,18 @@ Tensor arg_reduce_op(bool is_max, const Tensor& x, int axis, bool keepdims) {
 }
 }  // namespace
 
-Tensor argmax(const Tensor& x, int axis, bool keepdims) { return arg_reduce_op(true, x, axis, keepdims); }
-Tensor argmin(const Tensor& x, int axis, bool keepdims) { return arg_reduce_op(false, x, axis, keepdims); }
+Tensor argmax(const Tensor& x, int axis, bool keepdims) {
+  return arg_reduce_op(true, x, axis, keepdims);
+}
+Tensor argmin(const Tensor& x, int axis, bool keepdims) {
+  return arg_reduce_op(false, x, axis, keepdims);
+}
 
 Tensor sum_to(const Tensor& x, const Shape& shape) {
   if (x.shape() == shape) return x;
   const int lead = x.ndim() - shape.ndim();
-  OSPREY_CHECK(lead >= 0, "sum_to: cannot sum shape {} to the larger rank of {}", x.shape().to_string(),
-               shape.to_string());
+  OSPREY_CHECK(lead >= 0, "sum_to: cannot sum shape {} to the larger rank of {}",
+               x.shape().to_string(), shape.to_string());
   std::vector<int> axes;
   for (int i = 0; i < x.ndim(); ++i) {
     if (i < lead || (shape[i - lead] == 1 && x.shape()[i] != 1)) {
@@ -224,21 +265,26 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   check_floating(a, "matmul", "a");
   check_floating(b, "matmul", "b");
   check_same_device({&a, &b}, "matmul");
-  OSPREY_CHECK(a.ndim() >= 1 && b.ndim() >= 1, "matmul: both operands need at least one dimension. Received: {} x {}",
+  OSPREY_CHECK(a.ndim() >= 1 && b.ndim() >= 1,
+               "matmul: both operands need at least one dimension. Received: {} x {}",
                a.shape().to_string(), b.shape().to_string());
   const DType d = promote_types(a.dtype(), b.dtype());
   Tensor x = a.ndim() == 1 ? a.unsqueeze(0) : a;
   Tensor y = b.ndim() == 1 ? b.unsqueeze(1) : b;
   const int64_t m = x.size(-2), k = x.size(-1), k2 = y.size(-2), n = y.size(-1);
-  OSPREY_CHECK(k == k2, "matmul: inner dimensions differ: {} x {}", a.shape().to_string(), b.shape().to_string());
+  OSPREY_CHECK(k == k2, "matmul: inner dimensions differ: {} x {}", a.shape().to_string(),
+               b.shape().to_string());
   Shape xb, yb;
   for (int i = 0; i + 2 < x.ndim(); ++i) xb.push_back(x.shape()[i]);
   for (int i = 0; i + 2 < y.ndim(); ++i) yb.push_back(y.shape()[i]);
   Shape batch = broadcast_shapes(xb, yb, "matmul");
   Shape xs = batch, ys = batch, os = batch;
-  xs.push_back(m); xs.push_back(k);
-  ys.push_back(k); ys.push_back(n);
-  os.push_back(m); os.push_back(n);
+  xs.push_back(m);
+  xs.push_back(k);
+  ys.push_back(k);
+  ys.push_back(n);
+  os.push_back(m);
+  os.push_back(n);
   Tensor out = Tensor::empty(os, {d, a.device()});
   backend_for(a.device()).matmul(x.to(d).expand(xs), y.to(d).expand(ys), nullptr, out, {});
   if (a.ndim() == 1) out = out.squeeze(-2);
@@ -261,13 +307,14 @@ Tensor linear(const Tensor& x, const Tensor& w, const Tensor* bias, Activation a
     check_floating(*bias, "linear", "bias");
     check_same_device({&x, bias}, "linear");
     OSPREY_CHECK(bias->ndim() == 1 && bias->size(0) == w.size(1),
-                 "linear: bias must have shape [{}] to match kernel {}. Received: bias {}", w.size(1),
-                 w.shape().to_string(), bias->shape().to_string());
+                 "linear: bias must have shape [{}] to match kernel {}. Received: bias {}",
+                 w.size(1), w.shape().to_string(), bias->shape().to_string());
     b = bias->to(d);
   }
   const Tensor rows = x.to(d).reshape({-1, x.size(-1)});
   Tensor out = Tensor::empty({rows.size(0), w.size(1)}, {d, x.device()});
-  backend_for(x.device()).matmul(rows, w.to(d), b.defined() ? &b : nullptr, out, {.activation = activation});
+  backend_for(x.device())
+      .matmul(rows, w.to(d), b.defined() ? &b : nullptr, out, {.activation = activation});
   Shape s = x.shape();
   s[s.ndim() - 1] = w.size(1);
   return out.view(s);
@@ -286,8 +333,9 @@ Tensor concat(const std::vector<Tensor>& tensors, int axis) {
   s[a] = 0;
   for (size_t i = 0; i < tensors.size(); ++i) {
     const Tensor& t = tensors[i];
-    OSPREY_CHECK(t.ndim() == first.ndim(), "concat: tensor {} has rank {} ({}), tensor 0 has rank {} ({})",
-                 i, t.ndim(), t.shape().to_string(), first.ndim(), first.shape().to_string());
+    OSPREY_CHECK(t.ndim() == first.ndim(),
+                 "concat: tensor {} has rank {} ({}), tensor 0 has rank {} ({})", i, t.ndim(),
+                 t.shape().to_string(), first.ndim(), first.shape().to_string());
     for (int j = 0; j < t.ndim(); ++j) {
       OSPREY_CHECK(j == a || t.shape()[j] == first.shape()[j],
                    "concat: shapes differ outside axis {}: tensor 0 is {}, tensor {} is {}", a,
@@ -331,8 +379,9 @@ std::vector<Tensor> split(const Tensor& x, const std::vector<int64_t>& sizes, in
     OSPREY_CHECK(s >= 0, "split: sizes must be non-negative. Received: {}", s);
     total += s;
   }
-  OSPREY_CHECK(total == x.shape()[a], "split: sizes add up to {} but axis {} of shape {} has size {}",
-               total, a, x.shape().to_string(), x.shape()[a]);
+  OSPREY_CHECK(total == x.shape()[a],
+               "split: sizes add up to {} but axis {} of shape {} has size {}", total, a,
+               x.shape().to_string(), x.shape()[a]);
   std::vector<Tensor> out;
   int64_t at = 0;
   for (int64_t s : sizes) {
@@ -345,16 +394,19 @@ std::vector<Tensor> split(const Tensor& x, const std::vector<int64_t>& sizes, in
 Tensor pad(const Tensor& x, const std::vector<std::array<int64_t, 2>>& pads, double value) {
   check_defined(x, "pad", "x");
   OSPREY_CHECK(static_cast<int>(pads.size()) <= x.ndim(),
-               "pad: {} (before, after) pairs given for a tensor of rank {}", pads.size(), x.ndim());
+               "pad: {} (before, after) pairs given for a tensor of rank {}", pads.size(),
+               x.ndim());
   Shape s = x.shape();
   for (size_t i = 0; i < pads.size(); ++i) {
-    OSPREY_CHECK(pads[i][0] >= 0 && pads[i][1] >= 0, "pad: padding must be non-negative. Received: ({}, {}) on axis {}",
-                 pads[i][0], pads[i][1], i);
+    OSPREY_CHECK(pads[i][0] >= 0 && pads[i][1] >= 0,
+                 "pad: padding must be non-negative. Received: ({}, {}) on axis {}", pads[i][0],
+                 pads[i][1], i);
     s[static_cast<int>(i)] += pads[i][0] + pads[i][1];
   }
   Tensor out = full(s, value, {x.dtype(), x.device()});
   Tensor inner = out;
-  for (size_t i = 0; i < pads.size(); ++i) inner = inner.narrow(static_cast<int>(i), pads[i][0], x.shape()[static_cast<int>(i)]);
+  for (size_t i = 0; i < pads.size(); ++i)
+    inner = inner.narrow(static_cast<int>(i), pads[i][0], x.shape()[static_cast<int>(i)]);
   if (x.numel() > 0) backend_for(x.device()).copy(x, inner);
   return out;
 }

@@ -54,7 +54,8 @@ std::pair<Tensor, Tensor> broadcast_pair(const Tensor& a, const Tensor& b, const
 
 // Reductions over `axes` (empty = all axes). An empty reduction (a reduced axis of size 0) is
 // an error for max/min/mean, and gives 0 for sum.
-Tensor reduce(ReduceOp op, const Tensor& x, const std::vector<int>& axes = {}, bool keepdims = false);
+Tensor reduce(ReduceOp op, const Tensor& x, const std::vector<int>& axes = {},
+              bool keepdims = false);
 Tensor sum(const Tensor& x, const std::vector<int>& axes = {}, bool keepdims = false);
 Tensor mean(const Tensor& x, const std::vector<int>& axes = {}, bool keepdims = false);
 Tensor max(const Tensor& x, const std::vector<int>& axes = {}, bool keepdims = false);
@@ -110,12 +111,14 @@ Shape conv2d_output_shape(const Shape& x, const Shape& w, const Conv2dParams& p)
 Shape pool2d_output_shape(const Shape& x, const Pool2dParams& p);
 
 Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor* bias, const Conv2dParams& p);
-Tensor conv2d_backward_data(const Tensor& dy, const Tensor& w, const Shape& x_shape, const Conv2dParams& p);
+Tensor conv2d_backward_data(const Tensor& dy, const Tensor& w, const Shape& x_shape,
+                            const Conv2dParams& p);
 // Returns dw; writes dbias when non-null.
 Tensor conv2d_backward_weights(const Tensor& dy, const Tensor& x, const Shape& w_shape,
                                Tensor* dbias, const Conv2dParams& p);
 Tensor max_pool2d(const Tensor& x, const Pool2dParams& p, Tensor* workspace = nullptr);
-Tensor max_pool2d_backward(const Tensor& dy, const Tensor& x, const Tensor& workspace, const Pool2dParams& p);
+Tensor max_pool2d_backward(const Tensor& dy, const Tensor& x, const Tensor& workspace,
+                           const Pool2dParams& p);
 Tensor avg_pool2d(const Tensor& x, const Pool2dParams& p);
 Tensor avg_pool2d_backward(const Tensor& dy, const Shape& x_shape, const Pool2dParams& p);
 

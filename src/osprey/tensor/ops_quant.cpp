@@ -62,15 +62,17 @@ Tensor linear_int8(const Tensor& x, const QuantizedRows& w, const Tensor* bias,
   check_floating(x, "linear_int8", "x");
   check_int8_kernel(w, 2, "linear_int8");
   const int64_t k = w.values.size(0), n = w.values.size(1);
-  OSPREY_CHECK(x.ndim() >= 1 && x.size(-1) == k,
-               "linear_int8: x must have {} features on its last axis to match kernel {}. Received: {}",
-               k, w.values.shape().to_string(), x.shape().to_string());
+  OSPREY_CHECK(
+      x.ndim() >= 1 && x.size(-1) == k,
+      "linear_int8: x must have {} features on its last axis to match kernel {}. Received: {}", k,
+      w.values.shape().to_string(), x.shape().to_string());
   const Tensor b = checked_bias(bias, n, "linear_int8");
   check_same_device({&x, &w.values, &w.scales}, "linear_int8");
   const QuantizedRows xq = quantize_rows_int8(x.reshape({-1, k}));
   Tensor out = Tensor::empty({xq.values.size(0), n}, {DType::float32, x.device()});
-  backend_for(x.device()).matmul_int8(xq.values, xq.scales, w.values.contiguous(), w.scales.contiguous(),
-                                      b.defined() ? &b : nullptr, out, activation);
+  backend_for(x.device())
+      .matmul_int8(xq.values, xq.scales, w.values.contiguous(), w.scales.contiguous(),
+                   b.defined() ? &b : nullptr, out, activation);
   Shape s = x.shape();
   s[s.ndim() - 1] = n;
   return out.view(s);

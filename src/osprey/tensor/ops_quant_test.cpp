@@ -30,7 +30,8 @@ struct Quantized {
   Tensor q, scale;
 };
 Quantized quantize_with(const Backend& be, const Tensor& x) {
-  Quantized out{Tensor::empty(x.shape(), {DType::int8}), Tensor::empty({x.size(0)}, {DType::float32})};
+  Quantized out{Tensor::empty(x.shape(), {DType::int8}),
+                Tensor::empty({x.size(0)}, {DType::float32})};
   be.quantize_rows_int8(x, out.q, out.scale);
   return out;
 }
@@ -103,7 +104,8 @@ void expect_matmul_matches_f64(const Backend& be, int64_t m, int64_t k, int64_t 
   for (int64_t i = 0; i < m; ++i) {
     for (int64_t j = 0; j < n; ++j) {
       double acc = 0.0;
-      for (int64_t t = 0; t < k; ++t) acc += static_cast<double>(aq[i * k + t]) * static_cast<double>(bqv[t * n + j]);
+      for (int64_t t = 0; t < k; ++t)
+        acc += static_cast<double>(aq[i * k + t]) * static_cast<double>(bqv[t * n + j]);
       const double prod = acc / (double{sa[i]} * double{sb[j]});
       const double bias_j = with_bias ? double{bv[j]} : 0.0;
       const double tol = 4e-7 * (std::fabs(prod) + std::fabs(bias_j)) + 1e-30;
@@ -162,7 +164,8 @@ TEST(LinearInt8Test, FusedActivationsEqualTheActivationOfTheLinearOutput) {
   const Tensor x = test_input(8, 40, 31);
   const QuantizedRows wq = quantize_columns_int8(random_normal({40, 12}, {.seed = 32}));
   const Tensor plain = linear_int8(x, wq);
-  EXPECT_EQ(linear_int8(x, wq, nullptr, Activation::relu).to_vector<float>(), relu(plain).to_vector<float>());
+  EXPECT_EQ(linear_int8(x, wq, nullptr, Activation::relu).to_vector<float>(),
+            relu(plain).to_vector<float>());
   const auto t = linear_int8(x, wq, nullptr, Activation::tanh).to_vector<float>();
   const auto want = tanh(plain).to_vector<float>();
   for (size_t i = 0; i < t.size(); ++i) EXPECT_NEAR(t[i], want[i], 1e-6);
@@ -173,7 +176,8 @@ TEST(LinearInt8Test, KeepsLeadingAxesOfX) {
   const QuantizedRows wq = quantize_columns_int8(random_normal({16, 4}, {.seed = 42}));
   const Tensor y = linear_int8(x, wq);
   EXPECT_EQ(y.shape(), (Shape{2, 3, 4}));
-  EXPECT_EQ(y.reshape({6, 4}).to_vector<float>(), linear_int8(x.reshape({6, 16}), wq).to_vector<float>());
+  EXPECT_EQ(y.reshape({6, 4}).to_vector<float>(),
+            linear_int8(x.reshape({6, 16}), wq).to_vector<float>());
 }
 
 TEST(LinearInt8Test, MismatchedShapesAndDtypesAreValueErrors) {
@@ -248,8 +252,8 @@ void expect_conv_matches_f64(const Backend& be, bool channels_last, int64_t stri
           if (act == Activation::relu) want = std::max(want, 0.0);
           const double tol = 4e-7 * (std::fabs(prod) + std::fabs(bias_o)) + 1e-30;
           ASSERT_NEAR(yv[((b * ho + i) * wo + j) * o + oc], want, tol)
-              << be.name << (channels_last ? " NHWC" : " NCHW") << " c " << c << " at " << b << "," << i << ","
-              << j << "," << oc;
+              << be.name << (channels_last ? " NHWC" : " NCHW") << " c " << c << " at " << b << ","
+              << i << "," << j << "," << oc;
         }
       }
     }
@@ -317,8 +321,24 @@ TEST(Conv2dInt8Test, TheUnfoldedKernelHandlesPaddingStridesAndDilationLikeTheRef
   const std::vector<Case> cases = {
       {1, 3, 3, {}},
       {1, 3, 3, {.pad_top = 1, .pad_bottom = 1, .pad_left = 1, .pad_right = 1}},
-      {2, 2, 3, {.stride_h = 2, .stride_w = 1, .pad_top = 0, .pad_bottom = 1, .pad_left = 2, .pad_right = 0}},
-      {1, 3, 2, {.pad_top = 2, .pad_bottom = 2, .pad_left = 2, .pad_right = 2, .dilation_h = 2, .dilation_w = 2}},
+      {2,
+       2,
+       3,
+       {.stride_h = 2,
+        .stride_w = 1,
+        .pad_top = 0,
+        .pad_bottom = 1,
+        .pad_left = 2,
+        .pad_right = 0}},
+      {1,
+       3,
+       2,
+       {.pad_top = 2,
+        .pad_bottom = 2,
+        .pad_left = 2,
+        .pad_right = 2,
+        .dilation_h = 2,
+        .dilation_w = 2}},
   };
   uint64_t seed = 90;
   for (const Case& k : cases) {
@@ -326,8 +346,8 @@ TEST(Conv2dInt8Test, TheUnfoldedKernelHandlesPaddingStridesAndDilationLikeTheRef
     const Tensor x = test_input(n, h * w * k.c, seed++);
     const Quantized xq = quantize_with(reference_backend(), x);
     const Tensor x4 = xq.q.reshape({n, h, w, k.c});
-    const QuantizedRows wq =
-        quantize_columns_int8(random_normal({k.kh * k.kw * k.c, o}, {.seed = seed++, .stddev = 0.2}));
+    const QuantizedRows wq = quantize_columns_int8(
+        random_normal({k.kh * k.kw * k.c, o}, {.seed = seed++, .stddev = 0.2}));
     const Tensor w4 = wq.values.reshape({k.kh, k.kw, k.c, o});
     const Tensor bias = random_normal({o}, {.seed = seed++});
     const Shape ys = conv2d_output_shape({n, h, w, k.c}, w4.shape(), k.p);

@@ -26,7 +26,8 @@ TEST(OpsTest, BinaryOpsBroadcastLikeNumPy) {
   Tensor col = from_vector<float>({10, 20}, {2, 1});
   EXPECT_EQ(values(add(a, col)), (std::vector<double>{11, 12, 13, 24, 25, 26}));
   EXPECT_EQ(values(sub(a, from_vector<float>({1, 1, 1}))), (std::vector<double>{0, 1, 2, 3, 4, 5}));
-  EXPECT_EQ(values(mul(a.transpose(0, 1), col.transpose(0, 1))), (std::vector<double>{10, 80, 20, 100, 30, 120}));
+  EXPECT_EQ(values(mul(a.transpose(0, 1), col.transpose(0, 1))),
+            (std::vector<double>{10, 80, 20, 100, 30, 120}));
   EXPECT_EQ(values(div(a, full({}, 2.0))), (std::vector<double>{0.5, 1, 1.5, 2, 2.5, 3}));
   EXPECT_EQ(values(pow(a, 2.0)), (std::vector<double>{1, 4, 9, 16, 25, 36}));
   EXPECT_EQ(values(maximum(a, full({1}, 3.5))), (std::vector<double>{3.5, 3.5, 3.5, 4, 5, 6}));
@@ -60,17 +61,22 @@ TEST(OpsTest, UnaryOpsMatchHandValues) {
     const double v = x.at({static_cast<int64_t>(k)});
     EXPECT_NEAR(s[k], 1 / (1 + std::exp(-v)), 1e-15);
     EXPECT_NEAR(g[k], 0.5 * v * (1 + std::erf(v / std::sqrt(2.0))), 1e-15);
-    EXPECT_NEAR(gt[k], 0.5 * v * (1 + std::tanh(std::sqrt(2 / M_PI) * (v + 0.044715 * v * v * v))), 1e-15);
+    EXPECT_NEAR(gt[k], 0.5 * v * (1 + std::tanh(std::sqrt(2 / M_PI) * (v + 0.044715 * v * v * v))),
+                1e-15);
   }
-  // PyTorch 1.13: torch.nn.functional.gelu(torch.tensor([2.], dtype=torch.float64)) = 1.9544997361036416
+  // PyTorch 1.13: torch.nn.functional.gelu(torch.tensor([2.], dtype=torch.float64))
+  // = 1.9544997361036416
   EXPECT_NEAR(g[4], 1.9544997361036416, 1e-15);
   EXPECT_TRUE(std::isnan(values(sqrt(from_vector<double>({-1})))[0]));
 }
 
 TEST(OpsTest, WhereSelectsWithBroadcasting) {
   Tensor c = from_vector<bool>({true, false, true});
-  EXPECT_EQ(values(where(c, from_vector<float>({1, 2, 3}), full({}, -1.0))), (std::vector<double>{1, -1, 3}));
-  EXPECT_NE(error_of([&] { where(from_vector<float>({1}), c, c); }).find("where: cond must be a bool tensor"),
+  EXPECT_EQ(values(where(c, from_vector<float>({1, 2, 3}), full({}, -1.0))),
+            (std::vector<double>{1, -1, 3}));
+  EXPECT_NE(error_of([&] {
+              where(from_vector<float>({1}), c, c);
+            }).find("where: cond must be a bool tensor"),
             std::string::npos);
 }
 
@@ -92,11 +98,17 @@ TEST(OpsTest, ReductionsOverAxesWithKeepdims) {
 }
 
 TEST(OpsTest, ReductionErrorsNameTheProblem) {
-  EXPECT_EQ(error_of([] { max(zeros({2, 0}), {1}); }),
+  EXPECT_EQ(error_of([] {
+              max(zeros({2, 0}), {1});
+            }),
             "max: cannot reduce over axis 1 of size 0 (shape [2, 0]): the reduction is empty");
-  EXPECT_EQ(error_of([] { sum(zeros({2, 3}), {2}); }),
+  EXPECT_EQ(error_of([] {
+              sum(zeros({2, 3}), {2});
+            }),
             "sum: axis 2 is out of range for a tensor of rank 2 (expected an axis in [-2, 1])");
-  EXPECT_EQ(error_of([] { argmax(zeros({2, 0}), 1); }),
+  EXPECT_EQ(error_of([] {
+              argmax(zeros({2, 0}), 1);
+            }),
             "argmax: cannot reduce over axis 1 of size 0 (shape [2, 0]): the reduction is empty");
   EXPECT_EQ(error_of([] { sum(zeros({2, 3}), {1, -1}); }), "sum: axis -1 is repeated");
 }
@@ -115,12 +127,18 @@ TEST(OpsTest, MatmulBatchesAndBroadcasts) {
   EXPECT_EQ(c.shape(), (Shape{2, 2, 2}));
   EXPECT_EQ(values(c), (std::vector<double>{10, 13, 28, 40, 46, 67, 64, 94}));
   EXPECT_EQ(values(matmul(from_vector<float>({1, 2, 3}), b)), (std::vector<double>{16, 22}));
-  EXPECT_EQ(values(matmul(b.transpose(0, 1), from_vector<float>({1, 1, 1}))), (std::vector<double>{6, 9}));
-  EXPECT_EQ(error_of([] { matmul(zeros({128, 784}), zeros({512, 256})); }),
+  EXPECT_EQ(values(matmul(b.transpose(0, 1), from_vector<float>({1, 1, 1}))),
+            (std::vector<double>{6, 9}));
+  EXPECT_EQ(error_of([] {
+              matmul(zeros({128, 784}), zeros({512, 256}));
+            }),
             "matmul: inner dimensions differ: [128, 784] x [512, 256]");
-  EXPECT_EQ(error_of([] { matmul(zeros({2, 2, 3}), zeros({3, 3, 1})); }),
+  EXPECT_EQ(error_of([] {
+              matmul(zeros({2, 2, 3}), zeros({3, 3, 1}));
+            }),
             "matmul: shapes [2] and [3] cannot be broadcast together (dimension 0: 2 vs 3)");
-  EXPECT_NE(error_of([] { matmul(zeros({2}, {DType::int32}), zeros({2})); }).find("floating-point"), std::string::npos);
+  EXPECT_NE(error_of([] { matmul(zeros({2}, {DType::int32}), zeros({2})); }).find("floating-point"),
+            std::string::npos);
 }
 
 TEST(OpsTest, LinearFusesBiasAndActivation) {
@@ -143,26 +161,41 @@ TEST(OpsTest, ConcatStackSplitPad) {
   auto parts = split(arange(0.0, 5.0), {2, 3});
   EXPECT_EQ(values(parts[1]), (std::vector<double>{2, 3, 4}));
   EXPECT_EQ(values(pad(b, {{1, 0}, {0, 1}}, -1)), (std::vector<double>{-1, -1, 5, -1, 6, -1}));
-  EXPECT_EQ(error_of([&] { concat({a, b}, 0); }),
+  EXPECT_EQ(error_of([&] {
+              concat({a, b}, 0);
+            }),
             "concat: shapes differ outside axis 0: tensor 0 is [2, 2], tensor 1 is [2, 1]");
-  EXPECT_EQ(error_of([] { split(zeros({5}), {2, 2}); }),
+  EXPECT_EQ(error_of([] {
+              split(zeros({5}), {2, 2});
+            }),
             "split: sizes add up to 4 but axis 0 of shape [5] has size 5");
 }
 
 TEST(OpsTest, ConvAndPoolOptionsResolveLikeKeras) {
   // "same" with stride 2 on 28x28, 3x3: output 14x14, padding 0 before and 1 after.
-  Conv2dParams p = resolve_conv2d({1, 28, 28, 1}, {3, 3, 1, 32}, {.strides = {2, 2}, .padding = "same"});
+  Conv2dParams p =
+      resolve_conv2d({1, 28, 28, 1}, {3, 3, 1, 32}, {.strides = {2, 2}, .padding = "same"});
   EXPECT_EQ(p.pad_top, 0);
   EXPECT_EQ(p.pad_bottom, 1);
   EXPECT_EQ(conv2d_output_shape({1, 28, 28, 1}, {3, 3, 1, 32}, p), (Shape{1, 14, 14, 32}));
-  Conv2dParams q = resolve_conv2d({8, 3, 10, 10}, {3, 3, 1, 6}, {.padding = "valid", .dilation = {2, 2}, .groups = 3, .data_format = "NCHW"});
+  Conv2dParams q =
+      resolve_conv2d({8, 3, 10, 10}, {3, 3, 1, 6},
+                     {.padding = "valid", .dilation = {2, 2}, .groups = 3, .data_format = "NCHW"});
   EXPECT_EQ(conv2d_output_shape({8, 3, 10, 10}, {3, 3, 1, 6}, q), (Shape{8, 6, 6, 6}));
-  EXPECT_EQ(error_of([] { resolve_conv2d({1, 5, 5, 4}, {3, 3, 3, 8}, {}); }),
-            "conv2d: the kernel expects 3 input channels per group (3 in all) but the input [1, 5, 5, 4] has 4");
-  EXPECT_EQ(error_of([] { resolve_conv2d({1, 5, 5, 4}, {3, 3, 4, 8}, {.padding = "full"}); }),
+  EXPECT_EQ(error_of([] {
+              resolve_conv2d({1, 5, 5, 4}, {3, 3, 3, 8}, {});
+            }),
+            "conv2d: the kernel expects 3 input channels per group (3 in all) but the input [1, 5, "
+            "5, 4] has 4");
+  EXPECT_EQ(error_of([] {
+              resolve_conv2d({1, 5, 5, 4}, {3, 3, 4, 8}, {.padding = "full"});
+            }),
             "conv2d: padding must be 'valid', 'same' or 'explicit'. Received: 'full'");
-  EXPECT_EQ(error_of([] { resolve_conv2d({1, 2, 2, 1}, {3, 3, 1, 1}, {}); }),
-            "conv2d: the output would be empty: input [1, 2, 2, 1] with kernel [3, 3, 1, 1] (strides [1, 1], padding 'valid')");
+  EXPECT_EQ(error_of([] {
+              resolve_conv2d({1, 2, 2, 1}, {3, 3, 1, 1}, {});
+            }),
+            "conv2d: the output would be empty: input [1, 2, 2, 1] with kernel [3, 3, 1, 1] "
+            "(strides [1, 1], padding 'valid')");
   Pool2dParams pp = resolve_pool2d({2, 7, 7, 3}, {.padding = "same"}, "max_pool2d");
   EXPECT_EQ(pool2d_output_shape({2, 7, 7, 3}, pp), (Shape{2, 4, 4, 3}));
 }
@@ -173,7 +206,8 @@ TEST(OpsTest, ConvolutionForwardOnAHandExample) {
   Tensor w = ones({2, 2, 1, 1});
   Conv2dParams p = resolve_conv2d(x.shape(), w.shape(), {});
   EXPECT_EQ(values(conv2d(x, w, nullptr, p)), (std::vector<double>{12, 16, 24, 28}));
-  Pool2dParams mp = resolve_pool2d(x.shape(), {.pool_size = {2, 2}, .strides = {1, 1}}, "max_pool2d");
+  Pool2dParams mp =
+      resolve_pool2d(x.shape(), {.pool_size = {2, 2}, .strides = {1, 1}}, "max_pool2d");
   EXPECT_EQ(values(max_pool2d(x, mp)), (std::vector<double>{5, 6, 8, 9}));
   EXPECT_EQ(values(avg_pool2d(x, mp)), (std::vector<double>{3, 4, 6, 7}));
 }
@@ -188,7 +222,9 @@ TEST(OpsTest, SoftmaxIsStableForLargeLogits) {
 
 TEST(OpsTest, DeviceMismatchIsAnError) {
   // Only cpu:0 exists unless OSPREY_CPU_DEVICES says otherwise.
-  EXPECT_NE(error_of([] { Tensor::empty({2}, {DType::float32, Device::cpu(5)}); }).find("cpu:5 does not exist"),
+  EXPECT_NE(error_of([] {
+              Tensor::empty({2}, {DType::float32, Device::cpu(5)});
+            }).find("cpu:5 does not exist"),
             std::string::npos);
 }
 

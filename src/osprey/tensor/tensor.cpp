@@ -24,16 +24,16 @@ Tensor Tensor::empty(const Shape& shape, TensorOptions options) {
                  shape.to_string());
   }
   Tensor t;
-  t.storage_ = std::make_shared<Storage>(static_cast<size_t>(shape.numel()) * dtype_size(options.dtype),
-                                         options.device);
+  t.storage_ = std::make_shared<Storage>(
+      static_cast<size_t>(shape.numel()) * dtype_size(options.dtype), options.device);
   t.shape_ = shape;
   t.strides_ = contiguous_strides(shape);
   t.dtype_ = options.dtype;
   return t;
 }
 
-Tensor Tensor::from_storage(std::shared_ptr<Storage> storage, const Shape& shape, const Shape& strides,
-                            int64_t offset, DType dtype) {
+Tensor Tensor::from_storage(std::shared_ptr<Storage> storage, const Shape& shape,
+                            const Shape& strides, int64_t offset, DType dtype) {
   OSPREY_CHECK(storage != nullptr, "Tensor::from_storage: storage is null");
   Tensor t;
   t.storage_ = std::move(storage);
@@ -71,7 +71,8 @@ Shape infer_shape(const Shape& requested, int64_t numel, const Shape& from, cons
   int64_t known = 1;
   for (int i = 0; i < s.ndim(); ++i) {
     if (s[i] == -1) {
-      OSPREY_CHECK(infer < 0, "{}: only one dimension can be -1. Received: {}", op, requested.to_string());
+      OSPREY_CHECK(infer < 0, "{}: only one dimension can be -1. Received: {}", op,
+                   requested.to_string());
       infer = i;
     } else {
       OSPREY_CHECK(s[i] >= 0, "{}: invalid size {} in shape {}", op, s[i], requested.to_string());
@@ -84,14 +85,16 @@ Shape infer_shape(const Shape& requested, int64_t numel, const Shape& from, cons
                  from.to_string(), numel, requested.to_string());
     s[infer] = numel / known;
   }
-  OSPREY_CHECK(s.numel() == numel, "{}: cannot reshape a tensor of shape {} ({} elements) into {} ({} elements)",
-               op, from.to_string(), numel, s.to_string(), s.numel());
+  OSPREY_CHECK(s.numel() == numel,
+               "{}: cannot reshape a tensor of shape {} ({} elements) into {} ({} elements)", op,
+               from.to_string(), numel, s.to_string(), s.numel());
   return s;
 }
 
 // Strides that view `old` (shape/strides) as `shape` without copying, if any (PyTorch's rule:
 // each run of merged old dimensions must be contiguous within itself).
-bool view_strides(const Shape& old_shape, const Shape& old_strides, const Shape& shape, Shape& out) {
+bool view_strides(const Shape& old_shape, const Shape& old_strides, const Shape& shape,
+                  Shape& out) {
   out = Shape::filled(shape.ndim(), 1);
   if (old_shape.ndim() == 0) return true;  // a 0-d tensor: any all-ones shape views it (PyTorch)
   if (old_shape.numel() == 0) {
@@ -208,7 +211,8 @@ Tensor Tensor::slice(int axis, int64_t start, int64_t stop, int64_t step) const 
 Tensor Tensor::narrow(int axis, int64_t start, int64_t length) const {
   const int a = normalize_axis(axis, ndim(), "narrow");
   OSPREY_CHECK(start >= 0 && length >= 0 && start + length <= shape_[a],
-               "narrow: range [{}, {}) is outside axis {} of size {}", start, start + length, a, shape_[a]);
+               "narrow: range [{}, {}) is outside axis {} of size {}", start, start + length, a,
+               shape_[a]);
   return slice(a, start, start + length);
 }
 
@@ -238,7 +242,8 @@ Tensor Tensor::expand(const Shape& shape) const {
     if (shape_[j] == shape[i]) {
       t.strides_[i] = strides_[j];
     } else {
-      OSPREY_CHECK(shape_[j] == 1, "expand: shape {} cannot be broadcast to {} (dimension {}: {} vs {})",
+      OSPREY_CHECK(shape_[j] == 1,
+                   "expand: shape {} cannot be broadcast to {} (dimension {}: {} vs {})",
                    shape_.to_string(), shape.to_string(), i, shape_[j], shape[i]);
     }
   }
@@ -280,10 +285,11 @@ Tensor Tensor::as_strided(const Shape& shape, const Shape& strides, int64_t offs
     (span < 0 ? lo : hi) += span;
   }
   const int64_t capacity = static_cast<int64_t>(storage_->bytes() / itemsize());
-  OSPREY_CHECK(shape.numel() == 0 || (lo >= 0 && hi < capacity),
-               "as_strided: shape {} with strides {} at offset {} reaches elements [{}, {}] outside a "
-               "storage of {} elements",
-               shape.to_string(), strides.to_string(), offset, lo, hi, capacity);
+  OSPREY_CHECK(
+      shape.numel() == 0 || (lo >= 0 && hi < capacity),
+      "as_strided: shape {} with strides {} at offset {} reaches elements [{}, {}] outside a "
+      "storage of {} elements",
+      shape.to_string(), strides.to_string(), offset, lo, hi, capacity);
   Tensor t = *this;
   t.shape_ = shape;
   t.strides_ = strides;
@@ -340,8 +346,8 @@ int64_t Tensor::element_offset(std::initializer_list<int64_t> index, const char*
   int64_t o = offset_;
   int d = 0;
   for (int64_t i : index) {
-    OSPREY_CHECK(i >= -shape_[d] && i < shape_[d], "{}: index {} is out of range for axis {} of size {}",
-                 op, i, d, shape_[d]);
+    OSPREY_CHECK(i >= -shape_[d] && i < shape_[d],
+                 "{}: index {} is out of range for axis {} of size {}", op, i, d, shape_[d]);
     if (i < 0) i += shape_[d];
     o += i * strides_[d];
     ++d;
@@ -351,7 +357,8 @@ int64_t Tensor::element_offset(std::initializer_list<int64_t> index, const char*
 
 namespace {
 double load_element(const Tensor& t, int64_t element) {
-  const char* base = static_cast<const char*>(t.storage()->data()) + element * static_cast<int64_t>(t.itemsize());
+  const char* base =
+      static_cast<const char*>(t.storage()->data()) + element * static_cast<int64_t>(t.itemsize());
   return visit_dtype(t.dtype(), [&](auto tag) {
     using T = decltype(tag);
     T v;
@@ -360,7 +367,8 @@ double load_element(const Tensor& t, int64_t element) {
   });
 }
 void store_element(const Tensor& t, int64_t element, double value) {
-  char* base = static_cast<char*>(t.storage()->data()) + element * static_cast<int64_t>(t.itemsize());
+  char* base =
+      static_cast<char*>(t.storage()->data()) + element * static_cast<int64_t>(t.itemsize());
   visit_dtype(t.dtype(), [&](auto tag) {
     using T = decltype(tag);
     const T v = from_double<T>(value);
@@ -402,7 +410,8 @@ std::string format_value(double v, DType d) {
   return fmt::format("{:.4f}", v);
 }
 
-void print_rec(const Tensor& t, int axis, int64_t offset, bool summarize, int indent, std::string& out) {
+void print_rec(const Tensor& t, int axis, int64_t offset, bool summarize, int indent,
+               std::string& out) {
   const int64_t n = t.shape()[axis];
   out += '[';
   const bool last = axis == t.ndim() - 1;

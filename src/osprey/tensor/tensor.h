@@ -65,12 +65,15 @@ class Tensor {
   size_t nbytes() const noexcept { return static_cast<size_t>(numel()) * itemsize(); }
   bool is_contiguous() const noexcept;
   const std::shared_ptr<Storage>& storage() const noexcept { return storage_; }
-  bool shares_storage(const Tensor& other) const noexcept { return storage_ && storage_ == other.storage_; }
+  bool shares_storage(const Tensor& other) const noexcept {
+    return storage_ && storage_ == other.storage_;
+  }
 
   // Address of element [0, ..., 0].
   void* raw_data() const noexcept;
   // Typed address of element [0, ..., 0]; throws ValueError when T does not match dtype().
-  template <class T> T* data() const {
+  template <class T>
+  T* data() const {
     check_dtype(dtype_of<std::remove_const_t<T>>(), "Tensor::data");
     return static_cast<T*>(raw_data());
   }
@@ -84,7 +87,8 @@ class Tensor {
   Tensor permute(std::initializer_list<int> axes) const {
     return permute(std::span<const int>(axes.begin(), axes.size()));
   }
-  Tensor slice(int axis, int64_t start, int64_t stop, int64_t step = 1) const;  // Python-style bounds
+  Tensor slice(int axis, int64_t start, int64_t stop,
+               int64_t step = 1) const;          // Python-style bounds
   Tensor select(int axis, int64_t index) const;  // drops the axis
   Tensor narrow(int axis, int64_t start, int64_t length) const;
   Tensor expand(const Shape& shape) const;  // broadcast to shape, stride 0 on broadcast axes
@@ -93,8 +97,8 @@ class Tensor {
   Tensor as_strided(const Shape& shape, const Shape& strides, int64_t offset) const;
 
   // Copies.
-  Tensor contiguous() const;  // *this when already contiguous
-  Tensor clone() const;       // always a fresh contiguous copy
+  Tensor contiguous() const;     // *this when already contiguous
+  Tensor clone() const;          // always a fresh contiguous copy
   Tensor to(DType dtype) const;  // *this when the dtype already matches
   Tensor to(Device device) const;
   // Copies src (broadcast to this shape, cast to this dtype) into this tensor's elements.
@@ -105,7 +109,8 @@ class Tensor {
   double item() const;  // requires numel() == 1
   double at(std::initializer_list<int64_t> index) const;
   void set(std::initializer_list<int64_t> index, double value);
-  template <class T> std::vector<T> to_vector() const;
+  template <class T>
+  std::vector<T> to_vector() const;
 
   // NumPy-like printing, truncated with "..." past 1000 elements.
   std::string to_string() const;
@@ -124,7 +129,8 @@ class Tensor {
 
 std::ostream& operator<<(std::ostream& os, const Tensor& t);
 
-template <class T> std::vector<T> Tensor::to_vector() const {
+template <class T>
+std::vector<T> Tensor::to_vector() const {
   const Tensor c = to(dtype_of<T>()).contiguous();
   const T* p = c.data<T>();
   return std::vector<T>(p, p + c.numel());

@@ -117,7 +117,9 @@ TEST(TensorTest, ViewErrorsNameShapes) {
     x.reshape({4, 2});
     FAIL();
   } catch (const ValueError& e) {
-    EXPECT_STREQ(e.what(), "reshape: cannot reshape a tensor of shape [2, 3] (6 elements) into [4, 2] (8 elements)");
+    EXPECT_STREQ(
+        e.what(),
+        "reshape: cannot reshape a tensor of shape [2, 3] (6 elements) into [4, 2] (8 elements)");
   }
   EXPECT_THROW(x.expand({3, 3}), ValueError);
   EXPECT_THROW(x.permute({0, 0}), ValueError);

@@ -67,14 +67,18 @@ GradcheckResult gradcheck(const GradcheckFunction& fn, const std::vector<Variabl
     }
     const Variable out = fn(inputs);
     OSPREY_CHECK(out.defined() && out.dtype() == DType::float64,
-                 "gradcheck: the function must return a float64 Variable. Received: {}", out.describe());
-    OSPREY_CHECK(out.requires_grad(),
-                 "gradcheck: the output does not require grad: no input that requires grad reaches it");
-    w = random_normal(out.shape(), {.seed = options.seed, .dtype = DType::float64, .device = out.device()});
+                 "gradcheck: the function must return a float64 Variable. Received: {}",
+                 out.describe());
+    OSPREY_CHECK(
+        out.requires_grad(),
+        "gradcheck: the output does not require grad: no input that requires grad reaches it");
+    w = random_normal(out.shape(),
+                      {.seed = options.seed, .dtype = DType::float64, .device = out.device()});
     autograd::sum(autograd::mul(out, Variable(w))).backward();
     for (size_t i = 0; i < inputs.size(); ++i) {
       if (!inputs[i].requires_grad()) continue;
-      analytic[i] = inputs[i].has_grad() ? inputs[i].grad().contiguous() : zeros_like(inputs[i].value());
+      analytic[i] =
+          inputs[i].has_grad() ? inputs[i].grad().contiguous() : zeros_like(inputs[i].value());
     }
   }
 
@@ -101,10 +105,12 @@ GradcheckResult gradcheck(const GradcheckFunction& fn, const std::vector<Variabl
       const double down = loss();
       *p = orig;
       const double numeric = (up - down) / (2.0 * options.eps);
-      const double err = std::abs(a[e] - numeric) / std::max({1.0, std::abs(a[e]), std::abs(numeric)});
+      const double err =
+          std::abs(a[e] - numeric) / std::max({1.0, std::abs(a[e]), std::abs(numeric)});
       ++r.elements_checked;
       if (!(err <= r.max_error) || r.worst_input < 0) {  // NaN counts as the worst
-        r.max_error = std::isnan(err) ? std::numeric_limits<double>::infinity() : std::max(err, r.max_error);
+        r.max_error =
+            std::isnan(err) ? std::numeric_limits<double>::infinity() : std::max(err, r.max_error);
         r.worst_input = static_cast<int>(i);
         r.worst_element = static_cast<int64_t>(e);
         r.analytic = a[e];
@@ -117,7 +123,8 @@ GradcheckResult gradcheck(const GradcheckFunction& fn, const std::vector<Variabl
     r.message = "gradcheck: no input requires grad: nothing was checked";
   } else {
     r.message = fmt::format(
-        "gradcheck: max error {:.3g} (tolerance {:.3g}) over {} elements; worst: input {} {} element "
+        "gradcheck: max error {:.3g} (tolerance {:.3g}) over {} elements; worst: input {} {} "
+        "element "
         "{}: analytic {:.12g} vs numeric {:.12g}",
         r.max_error, options.tolerance, r.elements_checked, r.worst_input,
         inputs[static_cast<size_t>(r.worst_input)].shape().to_string(), r.worst_element, r.analytic,
@@ -138,14 +145,16 @@ Tensor noncontiguous(const Tensor& t) {
   if (axis < 0) return src.clone();
   Shape wide = src.shape();
   wide[axis] *= 2;
-  Tensor buffer = full(wide, std::numeric_limits<double>::quiet_NaN(), {DType::float64, src.device()});
+  Tensor buffer =
+      full(wide, std::numeric_limits<double>::quiet_NaN(), {DType::float64, src.device()});
   Tensor view = buffer.slice(axis, 0, wide[axis], 2);
   view.copy_(src);
   return view;
 }
 
 Tensor randn(const Shape& shape, uint64_t seed, double mean, double stddev) {
-  return random_normal(shape, {.seed = seed, .dtype = DType::float64, .mean = mean, .stddev = stddev});
+  return random_normal(shape,
+                       {.seed = seed, .dtype = DType::float64, .mean = mean, .stddev = stddev});
 }
 
 Variable grad_input(const Shape& shape, uint64_t seed, bool strided, double mean, double stddev) {

@@ -27,8 +27,8 @@ struct GradcheckOptions {
 
 struct GradcheckResult {
   bool ok = true;
-  double max_error = 0.0;     // the largest per-element error, as defined above
-  int worst_input = -1;       // where it occurred (-1: nothing was checked)
+  double max_error = 0.0;      // the largest per-element error, as defined above
+  int worst_input = -1;        // where it occurred (-1: nothing was checked)
   int64_t worst_element = -1;  // row-major index into that input
   double analytic = 0.0, numeric = 0.0;
   int64_t elements_checked = 0;
@@ -41,7 +41,8 @@ using GradcheckFunction =
 // Inputs that require grad must be float64 and must not overlap themselves (no stride-0 axes);
 // their values are perturbed in place and restored; their gradients are reset. Inputs that do not
 // require grad are passed through unchecked. The function must be deterministic (seeded).
-GradcheckResult gradcheck(const GradcheckFunction& fn, const std::vector<autograd::Variable>& inputs,
+GradcheckResult gradcheck(const GradcheckFunction& fn,
+                          const std::vector<autograd::Variable>& inputs,
                           const GradcheckOptions& options = {});
 
 // The values of t (cast to float64) in a non-contiguous layout: every other element of a buffer

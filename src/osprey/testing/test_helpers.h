@@ -21,11 +21,11 @@ using Fn = GradcheckFunction;
 using Vars = std::vector<Variable>;
 
 // Asserts max relative error < 1e-6 and prints the harness's summary on failure.
-#define OSPREY_EXPECT_GRADCHECK(fn, inputs)                            \
-  do {                                                                 \
+#define OSPREY_EXPECT_GRADCHECK(fn, inputs)                               \
+  do {                                                                    \
     const auto gc_result_ = ::osprey::testing::gradcheck((fn), (inputs)); \
-    EXPECT_TRUE(gc_result_.ok) << gc_result_.message;                  \
-    EXPECT_LT(gc_result_.max_error, 1e-6) << gc_result_.message;       \
+    EXPECT_TRUE(gc_result_.ok) << gc_result_.message;                     \
+    EXPECT_LT(gc_result_.max_error, 1e-6) << gc_result_.message;          \
   } while (0)
 
 inline Variable input(const Shape& s, uint64_t seed, bool strided = false) {
@@ -67,12 +67,15 @@ inline Shape broadcastable_to(std::mt19937& rng, const Shape& s) {
 inline std::vector<double> values(const Tensor& t) { return t.to_vector<double>(); }
 inline std::vector<double> values(const Variable& v) { return v.value().to_vector<double>(); }
 
-inline void expect_near_all(const std::vector<double>& got, const std::vector<double>& want, double tol) {
+inline void expect_near_all(const std::vector<double>& got, const std::vector<double>& want,
+                            double tol) {
   ASSERT_EQ(got.size(), want.size());
   for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], tol) << "element " << i;
 }
 
-inline Tensor f64(const std::vector<double>& v, const Shape& s) { return from_vector<double>(v, s); }
+inline Tensor f64(const std::vector<double>& v, const Shape& s) {
+  return from_vector<double>(v, s);
+}
 
 // Expects fn() to throw E with every fragment in its message.
 template <class E, class F>
@@ -82,7 +85,8 @@ void expect_error(F&& fn, const std::vector<std::string>& fragments) {
     ADD_FAILURE() << "expected an exception";
   } catch (const E& e) {
     const std::string msg = e.what();
-    for (const auto& f : fragments) EXPECT_NE(msg.find(f), std::string::npos) << "'" << f << "' not in: " << msg;
+    for (const auto& f : fragments)
+      EXPECT_NE(msg.find(f), std::string::npos) << "'" << f << "' not in: " << msg;
   } catch (const std::exception& e) {
     ADD_FAILURE() << "wrong exception type: " << e.what();
   }

@@ -6,11 +6,13 @@
 namespace osprey::train {
 
 Model& Callback::model() const {
-  OSPREY_CHECK(model_ != nullptr, "Callback: model() used before the callback was attached to fit()");
+  OSPREY_CHECK(model_ != nullptr,
+               "Callback: model() used before the callback was attached to fit()");
   return *model_;
 }
 
-CallbackList::CallbackList(std::vector<CallbackPtr> callbacks, Model* model, const Callback::Params& params)
+CallbackList::CallbackList(std::vector<CallbackPtr> callbacks, Model* model,
+                           const Callback::Params& params)
     : callbacks_(std::move(callbacks)) {
   for (auto& c : callbacks_) {
     OSPREY_CHECK(c != nullptr, "callbacks: received a null callback");

@@ -15,10 +15,11 @@
 
 namespace osprey::train {
 
-// "adam" or a configured optimizer: compile("adam", ...) or compile(std::make_shared<optim::Adam>(...), ...).
+// "adam" or a configured optimizer: compile("adam", ...) or
+// compile(std::make_shared<optim::Adam>(...), ...).
 struct OptimizerArg {
-  OptimizerArg(const char* name) : name(name) {}                   // NOLINT
-  OptimizerArg(std::string name) : name(std::move(name)) {}        // NOLINT
+  OptimizerArg(const char* name) : name(name) {}             // NOLINT
+  OptimizerArg(std::string name) : name(std::move(name)) {}  // NOLINT
   template <class O, class = std::enable_if_t<std::is_base_of_v<optim::Optimizer, O>>>
   OptimizerArg(std::shared_ptr<O> o) : optimizer(std::move(o)) {}  // NOLINT
   std::shared_ptr<optim::Optimizer> resolve() const;
@@ -27,20 +28,20 @@ struct OptimizerArg {
 };
 
 struct LossArg {
-  LossArg(const char* name) : name(name) {}                        // NOLINT
-  LossArg(std::string name) : name(std::move(name)) {}             // NOLINT
+  LossArg(const char* name) : name(name) {}             // NOLINT
+  LossArg(std::string name) : name(std::move(name)) {}  // NOLINT
   template <class L, class = std::enable_if_t<std::is_base_of_v<losses::Loss, L>>>
-  LossArg(std::shared_ptr<L> l) : loss(std::move(l)) {}            // NOLINT
+  LossArg(std::shared_ptr<L> l) : loss(std::move(l)) {}  // NOLINT
   std::shared_ptr<losses::Loss> resolve() const;
   std::string name;
   std::shared_ptr<losses::Loss> loss;
 };
 
 struct MetricArg {
-  MetricArg(const char* name) : name(name) {}                      // NOLINT
-  MetricArg(std::string name) : name(std::move(name)) {}           // NOLINT
+  MetricArg(const char* name) : name(name) {}             // NOLINT
+  MetricArg(std::string name) : name(std::move(name)) {}  // NOLINT
   template <class M, class = std::enable_if_t<std::is_base_of_v<metrics::Metric, M>>>
-  MetricArg(std::shared_ptr<M> m) : metric(std::move(m)) {}        // NOLINT
+  MetricArg(std::shared_ptr<M> m) : metric(std::move(m)) {}  // NOLINT
   std::string name;
   std::shared_ptr<metrics::Metric> metric;
 };

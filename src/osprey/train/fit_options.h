@@ -30,13 +30,14 @@ struct ValidationData {
 struct FitOptions {
   int64_t batch_size = 32;  // for tensor inputs; a dataset brings its own batches
   int epochs = 1;
-  int verbose = 1;          // 0 silent, 1 progress bar (one line per epoch off a terminal), 2 one line per epoch
+  int verbose =
+      1;  // 0 silent, 1 progress bar (one line per epoch off a terminal), 2 one line per epoch
   std::vector<CallbackPtr> callbacks{};
   double validation_split = 0.0;  // the last fraction of x/y, before shuffling, as Keras
   std::optional<ValidationData> validation_data{};
   bool shuffle = true;
   int initial_epoch = 0;
-  int64_t steps_per_epoch = -1;   // -1: one pass over the data
+  int64_t steps_per_epoch = -1;  // -1: one pass over the data
   int64_t validation_batch_size = -1;
   std::optional<uint64_t> seed{};  // shuffling; default from the global seed
 };

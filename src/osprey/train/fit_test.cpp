@@ -1,10 +1,10 @@
 #include <gtest/gtest.h>
 
+#include "osprey/core/rng.h"
 #include "osprey/data/fashion_mnist.h"
 #include "osprey/data/labeled_arrays.h"
 #include "osprey/nn/layers/all.h"
 #include "osprey/tensor/factory.h"
-#include "osprey/core/rng.h"
 #include "osprey/train/model.h"
 
 namespace osprey {
@@ -94,7 +94,8 @@ TEST(FitTest, StepsPerExecutionGroupsCallbacksAndTrainsTheSameSteps) {
     Model model = Sequential({layers::Dense(4, "tanh"), layers::Dense(2)}, {.input_shape = {6}});
     model.compile("adam", "mse", {}, {.steps_per_execution = k});
     // 80 samples / batch 8 = 10 steps per epoch.
-    History h = model.fit(x, y, {.batch_size = 8, .epochs = 2, .verbose = 0, .callbacks = {rec}, .seed = 3});
+    History h = model.fit(
+        x, y, {.batch_size = 8, .epochs = 2, .verbose = 0, .callbacks = {rec}, .seed = 3});
     return std::make_pair(model.get_weights(), h.history["loss"]);
   };
   auto one = std::make_shared<BatchRecorder>();
@@ -121,7 +122,8 @@ TEST(FitTest, StepsPerExecutionBelowOneIsAClearError) {
     model.compile("sgd", "mse", {}, {.steps_per_execution = 0});
     FAIL();
   } catch (const ValueError& e) {
-    EXPECT_NE(std::string(e.what()).find("steps_per_execution must be at least 1. Received: 0"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("steps_per_execution must be at least 1. Received: 0"),
+              std::string::npos);
   }
 }
 

@@ -27,14 +27,16 @@ double Logs::at(const std::string& key) const {
   if (auto v = get(key)) return *v;
   std::string known;
   for (const auto& [k, v] : items_) known += (known.empty() ? "" : ", ") + k;
-  OSPREY_THROW(ValueError, "logs have no '{}'. Available: {}", key, known.empty() ? "(none)" : known);
+  OSPREY_THROW(ValueError, "logs have no '{}'. Available: {}", key,
+               known.empty() ? "(none)" : known);
 }
 
 std::string Logs::format() const {
   std::string out;
   for (const auto& [k, v] : items_) {
     const double a = std::abs(v);
-    out += (a != 0 && (a < 1e-3 || a >= 1e5)) ? fmt::format(" - {}: {:.4e}", k, v) : fmt::format(" - {}: {:.4f}", k, v);
+    out += (a != 0 && (a < 1e-3 || a >= 1e5)) ? fmt::format(" - {}: {:.4e}", k, v)
+                                              : fmt::format(" - {}: {:.4f}", k, v);
   }
   return out;
 }

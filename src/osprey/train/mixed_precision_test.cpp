@@ -50,10 +50,13 @@ double loss_ratio_after_training(bool model_policy_mixed_float16) {
   if (model_policy_mixed_float16) scope.emplace("mixed_float16");
   // Without the model policy the layer is still mixed_float16, but compile() sees a float32
   // model and leaves the optimizer alone, as Keras does.
-  Model m = Sequential({layers::Dense(1, {}, {.use_bias = false, .kernel_initializer = "zeros",
-                                              .dtype = "mixed_float16"})},
-                       {.input_shape = {4}});
-  m.compile(std::make_shared<optim::Adam>(optim::AdamOptions{.learning_rate = 0.05, .epsilon = 1e-12}), "mse");
+  Model m = Sequential(
+      {layers::Dense(1, {},
+                     {.use_bias = false, .kernel_initializer = "zeros", .dtype = "mixed_float16"})},
+      {.input_shape = {4}});
+  m.compile(
+      std::make_shared<optim::Adam>(optim::AdamOptions{.learning_rate = 0.05, .epsilon = 1e-12}),
+      "mse");
   const double before = m.evaluate(x, y, {.batch_size = 2048, .verbose = 0}).at("loss");
   m.fit(x, y, {.batch_size = 2048, .epochs = 100, .verbose = 0, .shuffle = false});
   const double after = m.evaluate(x, y, {.batch_size = 2048, .verbose = 0}).at("loss");
@@ -68,15 +71,17 @@ TEST(MixedPrecisionTrainTest, Float16GradientsUnderflowWithoutLossScalingAndConv
 
 TEST(MixedPrecisionTrainTest, SaveAndLoadKeepEachLayersPolicyAndThePredictions) {
   nn::clear_session();
-  const std::string dir = (std::filesystem::temp_directory_path() / "osprey_mixed_save_test").string();
+  const std::string dir =
+      (std::filesystem::temp_directory_path() / "osprey_mixed_save_test").string();
   std::filesystem::remove_all(dir);
   const Tensor x = random_normal({16, 6}, {.seed = 3});
   const Tensor y = from_vector<int64_t>({0, 1, 2, 0, 1, 2, 0, 1, 2, 0, 1, 2, 0, 1, 2, 0}, {16});
   Tensor before;
   {
     DTypePolicyScope scope("mixed_float16");
-    Model m = Sequential({layers::Dense(8, "relu"), layers::Dense(3, "softmax", {.dtype = "float32"})},
-                         {.input_shape = {6}});
+    Model m =
+        Sequential({layers::Dense(8, "relu"), layers::Dense(3, "softmax", {.dtype = "float32"})},
+                   {.input_shape = {6}});
     m.compile("adam", "sparse_categorical_crossentropy");
     m.fit(x, y, {.batch_size = 8, .epochs = 2, .verbose = 0, .shuffle = false});
     before = m.predict(x);

@@ -1,14 +1,12 @@
 #include "osprey/train/model.h"
 
-#include "osprey/train/trainer.h"
-
-#include "osprey/models/saving.h"
-#include "osprey/quant/quantize.h"
-
 #include "osprey/autograd/grad_mode.h"
 #include "osprey/core/rng.h"
+#include "osprey/models/saving.h"
 #include "osprey/optim/loss_scale_optimizer.h"
+#include "osprey/quant/quantize.h"
 #include "osprey/tensor/ops.h"
+#include "osprey/train/trainer.h"
 
 namespace osprey::train {
 
@@ -29,23 +27,29 @@ models::Network& Model::network() const {
   return *network_;
 }
 
-void Model::compile(OptimizerArg optimizer, LossArg loss, std::vector<MetricArg> metrics, CompileOptions options) {
+void Model::compile(OptimizerArg optimizer, LossArg loss, std::vector<MetricArg> metrics,
+                    CompileOptions options) {
   auto opt = optimizer.resolve();
   // Keras: a mixed_float16 model gets dynamic loss scaling unless it has some already (a
   // LossScaleOptimizer, or a fixed loss_scale_factor the user chose).
   if (network().dtype_policy().name() == "mixed_float16" &&
-      dynamic_cast<optim::LossScaleOptimizer*>(opt.get()) == nullptr && !opt->options().loss_scale_factor) {
+      dynamic_cast<optim::LossScaleOptimizer*>(opt.get()) == nullptr &&
+      !opt->options().loss_scale_factor) {
     opt = std::make_shared<optim::LossScaleOptimizer>(std::move(opt));
   }
   auto l = loss.resolve();
   std::vector<std::shared_ptr<metrics::Metric>> ms;
   ms.reserve(metrics.size());
-  for (const MetricArg& m : metrics) ms.push_back(m.metric ? m.metric : std::shared_ptr<metrics::Metric>(metrics::get(m.name, l->name())));
-  trainer_ = std::make_shared<Trainer>(network_ptr(), std::move(opt), std::move(l), std::move(ms), options);
+  for (const MetricArg& m : metrics)
+    ms.push_back(m.metric ? m.metric
+                          : std::shared_ptr<metrics::Metric>(metrics::get(m.name, l->name())));
+  trainer_ = std::make_shared<Trainer>(network_ptr(), std::move(opt), std::move(l), std::move(ms),
+                                       options);
 }
 
 Trainer& Model::trainer() const {
-  OSPREY_CHECK(trainer_ != nullptr, "{}: the model must be compiled before training or evaluating; call compile() first",
+  OSPREY_CHECK(trainer_ != nullptr,
+               "{}: the model must be compiled before training or evaluating; call compile() first",
                network().name());
   return *trainer_;
 }
@@ -58,33 +62,38 @@ History Model::fit(const Tensor& x, const Tensor& y, const FitOptions& o) {
   Trainer& t = trainer();
   OSPREY_CHECK(o.validation_split >= 0.0 && o.validation_split < 1.0,
                "fit: validation_split must be in [0, 1). Received: {}", o.validation_split);
-  OSPREY_CHECK(!(o.validation_split > 0 && o.validation_data), "fit: give validation_split or validation_data, not both");
+  OSPREY_CHECK(!(o.validation_split > 0 && o.validation_data),
+               "fit: give validation_split or validation_data, not both");
   Tensor xt = x, yt = y;
   std::optional<BatchSource> val;
   const int64_t vb = o.validation_batch_size > 0 ? o.validation_batch_size : o.batch_size;
   if (o.validation_split > 0) {
     const int64_t n = x.size(0);
     const auto nv = static_cast<int64_t>(static_cast<double>(n) * o.validation_split);
-    OSPREY_CHECK(nv > 0 && nv < n, "fit: validation_split={} leaves {} validation and {} training samples out of {}",
+    OSPREY_CHECK(nv > 0 && nv < n,
+                 "fit: validation_split={} leaves {} validation and {} training samples out of {}",
                  o.validation_split, nv, n - nv, n);
     xt = x.narrow(0, 0, n - nv);
     yt = y.narrow(0, 0, n - nv);
     val = tensor_source(x.narrow(0, n - nv, nv), y.narrow(0, n - nv, nv), vb, false, 0);
   } else if (o.validation_data) {
-    val = o.validation_data->dataset ? dataset_source(*o.validation_data->dataset)
-                                     : tensor_source(o.validation_data->x, o.validation_data->y, vb, false, 0);
+    val = o.validation_data->dataset
+              ? dataset_source(*o.validation_data->dataset)
+              : tensor_source(o.validation_data->x, o.validation_data->y, vb, false, 0);
   }
   return t.fit(*this, tensor_source(xt, yt, o.batch_size, o.shuffle, fit_seed(o)), o, val);
 }
 
 History Model::fit(const data::Dataset& dataset, const FitOptions& o) {
   Trainer& t = trainer();
-  OSPREY_CHECK(o.validation_split == 0.0, "fit: validation_split is not supported for datasets; pass validation_data");
+  OSPREY_CHECK(o.validation_split == 0.0,
+               "fit: validation_split is not supported for datasets; pass validation_data");
   std::optional<BatchSource> val;
   if (o.validation_data) {
     const int64_t vb = o.validation_batch_size > 0 ? o.validation_batch_size : o.batch_size;
-    val = o.validation_data->dataset ? dataset_source(*o.validation_data->dataset)
-                                     : tensor_source(o.validation_data->x, o.validation_data->y, vb, false, 0);
+    val = o.validation_data->dataset
+              ? dataset_source(*o.validation_data->dataset)
+              : tensor_source(o.validation_data->x, o.validation_data->y, vb, false, 0);
   }
   return t.fit(*this, dataset_source(dataset), o, val);
 }
@@ -148,7 +157,8 @@ void Model::build(const Shape& input_shape) const {
   network().build({s});
 }
 
-std::vector<std::string> Model::quantize(const std::string& mode, const quant::QuantizeOptions& options) const {
+std::vector<std::string> Model::quantize(const std::string& mode,
+                                         const quant::QuantizeOptions& options) const {
   std::vector<std::string> paths = quant::quantize(network(), mode, options);
   if (trainer_) trainer_->reset_executor();  // it holds the replaced layers' variables
   return paths;
@@ -159,10 +169,11 @@ void Model::save(const std::string& dir) const {
   if (trainer_) {
     nlohmann::json metric_names = nlohmann::json::array();
     for (const auto& m : trainer_->metrics()) metric_names.push_back(m->name());
-    extras.config["compile_config"] = {{"optimizer", optim::serialize(trainer_->optimizer())},
-                                       {"loss", trainer_->loss().name()},
-                                       {"metrics", metric_names},
-                                       {"steps_per_execution", trainer_->options().steps_per_execution}};
+    extras.config["compile_config"] = {
+        {"optimizer", optim::serialize(trainer_->optimizer())},
+        {"loss", trainer_->loss().name()},
+        {"metrics", metric_names},
+        {"steps_per_execution", trainer_->options().steps_per_execution}};
     extras.files.emplace_back("optimizer.safetensors", trainer_->optimizer().state());
   }
   models::save_model(network(), dir, extras);
@@ -180,7 +191,8 @@ Model load_model(const std::string& dir) {
     const auto& c = loaded.config["compile_config"];
     std::shared_ptr<optim::Optimizer> opt = optim::deserialize(c.at("optimizer"));
     std::vector<train::MetricArg> metrics;
-    for (const auto& m : c.value("metrics", nlohmann::json::array())) metrics.emplace_back(m.get<std::string>());
+    for (const auto& m : c.value("metrics", nlohmann::json::array()))
+      metrics.emplace_back(m.get<std::string>());
     model.compile(opt, c.at("loss").get<std::string>(), metrics,
                   {.steps_per_execution = c.value("steps_per_execution", int64_t{1})});
     const auto state_path = std::filesystem::path(dir) / "optimizer.safetensors";
@@ -192,8 +204,8 @@ Model load_model(const std::string& dir) {
   return model;
 }
 
-
-Model Sequential(std::vector<std::shared_ptr<nn::Layer>> layers, models::SequentialOptions options) {
+Model Sequential(std::vector<std::shared_ptr<nn::Layer>> layers,
+                 models::SequentialOptions options) {
   return Model(std::make_shared<models::Sequential>(std::move(layers), std::move(options)));
 }
 

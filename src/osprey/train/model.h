@@ -54,10 +54,14 @@ class Model {
   autograd::Variable operator()(const autograd::Variable& x, bool training = false) const;
 
   std::vector<autograd::Variable> variables() const { return network().variables(); }
-  std::vector<autograd::Variable> trainable_variables() const { return network().trainable_variables(); }
+  std::vector<autograd::Variable> trainable_variables() const {
+    return network().trainable_variables();
+  }
   std::vector<Tensor> get_weights() const { return network().get_weights(); }
   void set_weights(const std::vector<Tensor>& w) const { network().set_weights(w); }
-  std::shared_ptr<nn::Layer> get_layer(const std::string& name) const { return network().get_layer(name); }
+  std::shared_ptr<nn::Layer> get_layer(const std::string& name) const {
+    return network().get_layer(name);
+  }
   std::vector<std::shared_ptr<nn::Layer>> layers() const { return network().layers(); }
   int64_t count_params() const { return network().count_params(); }
   std::string summary() const { return network().summary(); }
@@ -68,7 +72,8 @@ class Model {
   // does not (int8 weights have no gradient); save() then stores int8 kernels with their scales.
   // "float8": swaps Dense and Conv2D for float8-training ones (emulated on CPU); fit trains
   // them, and save() stores their scales and amax histories with the float32 kernels.
-  std::vector<std::string> quantize(const std::string& mode, const quant::QuantizeOptions& options = {}) const;
+  std::vector<std::string> quantize(const std::string& mode,
+                                    const quant::QuantizeOptions& options = {}) const;
 
   // Writes DIR/config.json (architecture + compile config), DIR/model.safetensors (weights by
   // path) and, when compiled, DIR/optimizer.safetensors (iterations and slots), atomically.
@@ -88,10 +93,12 @@ class Model {
 namespace osprey {
 using Model = train::Model;
 // Keras's constructors, returning the user handle.
-Model Sequential(std::vector<std::shared_ptr<nn::Layer>> layers, models::SequentialOptions options = {});
+Model Sequential(std::vector<std::shared_ptr<nn::Layer>> layers,
+                 models::SequentialOptions options = {});
 Model Functional(std::vector<nn::SymbolicTensor> inputs, std::vector<nn::SymbolicTensor> outputs,
                  const std::string& name = "");
-inline Model Functional(nn::SymbolicTensor input, nn::SymbolicTensor output, const std::string& name = "") {
+inline Model Functional(nn::SymbolicTensor input, nn::SymbolicTensor output,
+                        const std::string& name = "") {
   return Functional(std::vector{input}, std::vector{output}, name);
 }
 using nn::Input;

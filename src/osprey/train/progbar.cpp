@@ -18,7 +18,8 @@ std::string step_time(double seconds_per_step) {
 }
 }  // namespace
 
-std::string ProgbarLogger::format_line(int64_t done, int64_t total, double seconds, const Logs& logs) {
+std::string ProgbarLogger::format_line(int64_t done, int64_t total, double seconds,
+                                       const Logs& logs) {
   constexpr int kWidth = 30;
   std::string line;
   if (total > 0) {

@@ -1,8 +1,6 @@
 // quant::quantize on real models (Sequential, nested, Functional) with save/load and a trained
 // classifier. It lives in train's tests because it needs both models and quant, which are on the
 // same level (neither may include the other); train sees both.
-#include "osprey/quant/quantize.h"
-
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -13,6 +11,7 @@
 #include "osprey/models/saving.h"
 #include "osprey/nn/layers/all.h"
 #include "osprey/optim/adam.h"
+#include "osprey/quant/quantize.h"
 #include "osprey/quant/quantized_dense.h"
 #include "osprey/tensor/factory.h"
 #include "osprey/tensor/ops.h"
@@ -37,7 +36,8 @@ Tensor predict(models::Network& m, const Tensor& x) {
 }
 
 fs::path temp_dir(const std::string& name) {
-  fs::path p = fs::temp_directory_path() / ("osprey_quant_test_" + name + "_" + std::to_string(::getpid()));
+  fs::path p =
+      fs::temp_directory_path() / ("osprey_quant_test_" + name + "_" + std::to_string(::getpid()));
   fs::remove_all(p);
   return p;
 }
@@ -62,7 +62,8 @@ TEST(QuantizeTest, SwapsEveryDenseKeepingNamesPathsAndOtherLayers) {
   nn::clear_session();
   auto m = mlp(16, 32, 4);
   const std::vector<std::string> paths = quantize(*m, "int8");
-  EXPECT_EQ(paths, (std::vector<std::string>{"sequential/dense/kernel", "sequential/dense_1/kernel"}));
+  EXPECT_EQ(paths,
+            (std::vector<std::string>{"sequential/dense/kernel", "sequential/dense_1/kernel"}));
   const auto layers = m->layers();
   EXPECT_EQ(layers[0]->class_name(), "QuantizedDense");
   EXPECT_EQ(layers[1]->class_name(), "Dropout");
@@ -70,16 +71,18 @@ TEST(QuantizeTest, SwapsEveryDenseKeepingNamesPathsAndOtherLayers) {
   EXPECT_EQ(m->get_layer("dense_1")->class_name(), "QuantizedDense");
   std::vector<std::string> names;
   for (const auto& v : m->variables()) names.push_back(v.name());
-  EXPECT_EQ(names, (std::vector<std::string>{"sequential/dense/kernel", "sequential/dense/kernel_scale",
-                                             "sequential/dense/bias", "sequential/dense_1/kernel",
-                                             "sequential/dense_1/kernel_scale", "sequential/dense_1/bias"}));
+  EXPECT_EQ(names, (std::vector<std::string>{
+                       "sequential/dense/kernel", "sequential/dense/kernel_scale",
+                       "sequential/dense/bias", "sequential/dense_1/kernel",
+                       "sequential/dense_1/kernel_scale", "sequential/dense_1/bias"}));
 }
 
 TEST(QuantizeTest, NestedSequentialModelsAndNamedLayersAreQuantized) {
   nn::clear_session();
   auto inner = std::make_shared<models::Sequential>(
       std::vector<std::shared_ptr<nn::Layer>>{layers::Dense(8, "relu"), layers::Dense(8, "relu")});
-  auto m = std::make_shared<models::Sequential>(std::vector<std::shared_ptr<nn::Layer>>{inner, layers::Dense(3)});
+  auto m = std::make_shared<models::Sequential>(
+      std::vector<std::shared_ptr<nn::Layer>>{inner, layers::Dense(3)});
   m->build({Shape{-1, 5}});
   const Tensor x = random_normal({4, 5}, {.seed = 1});
   const auto before = predict(*m, x).to_vector<double>();
@@ -258,7 +261,8 @@ TEST(QuantizeTest, UnsupportedModesLayersAndStatesAreClearErrors) {
                                     {"no Dense, Conv2D or Embedding layer left"});
   testing::expect_error<ValueError>([&] { quantize(*m, "int8", {.layers = {"dense"}}); },
                                     {"'dense' is already quantized"});
-  auto unbuilt = std::make_shared<models::Sequential>(std::vector<std::shared_ptr<nn::Layer>>{layers::Dense(3)});
+  auto unbuilt = std::make_shared<models::Sequential>(
+      std::vector<std::shared_ptr<nn::Layer>>{layers::Dense(3)});
   testing::expect_error<ValueError>([&] { quantize(*unbuilt, "int8"); }, {"not built"});
 }
 
@@ -268,7 +272,8 @@ TEST(QuantizeTest, FunctionalModelsSwapEveryCallOfALayer) {
   auto in = nn::Input({6});
   auto shared = layers::Dense(6, "relu");
   auto h = shared(layers::Dense(6, "tanh")(in));
-  auto out = layers::Dense(3)(layers::Add()(std::vector<nn::SymbolicTensor>{shared(h), layers::Dense(6)(in)}));
+  auto out = layers::Dense(3)(
+      layers::Add()(std::vector<nn::SymbolicTensor>{shared(h), layers::Dense(6)(in)}));
   auto m = std::make_shared<models::Functional>(std::vector{in}, std::vector{out});
   const Tensor x = random_normal({32, 6}, {.seed = 3});
   const Tensor before = predict(*m, x);
@@ -285,7 +290,8 @@ TEST(QuantizeTest, FunctionalModelsSwapEveryCallOfALayer) {
   EXPECT_GT(err, 0.0);
   EXPECT_LT(err, 0.05);
   expect_identical_after_save_and_load(*m, x, "functional");
-  testing::expect_error<ValueError>([&] { m->replace_sublayer("nope", layers::Dense(2)); }, {"no layer named 'nope'"});
+  testing::expect_error<ValueError>([&] { m->replace_sublayer("nope", layers::Dense(2)); },
+                                    {"no layer named 'nope'"});
   testing::expect_error<ValueError>([&] { m->replace_sublayer(shared->name(), layers::Dense(2)); },
                                     {"must keep its name"});
 }

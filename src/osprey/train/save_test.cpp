@@ -18,7 +18,8 @@ std::string temp_dir(const std::string& name) {
 
 TEST(SaveTest, SaveThenLoadGivesIdenticalPredictionsAndTheSameNextStep) {
   nn::clear_session();
-  Model model = Sequential({layers::Dense(16, "relu"), layers::Dropout(0.0), layers::Dense(3)}, {.input_shape = {5}});
+  Model model = Sequential({layers::Dense(16, "relu"), layers::Dropout(0.0), layers::Dense(3)},
+                           {.input_shape = {5}});
   model.compile("adam", "mse");
   const Tensor x = random_normal({32, 5}, {.seed = 1});
   const Tensor y = random_normal({32, 3}, {.seed = 2});

@@ -17,10 +17,12 @@ std::atomic<uint64_t> g_next_id{1};  // Strategy::id()
 
 class SingleDeviceExecutor final : public StepExecutor {
  public:
-  SingleDeviceExecutor(std::shared_ptr<models::Network> network, std::shared_ptr<optim::Optimizer> optimizer)
+  SingleDeviceExecutor(std::shared_ptr<models::Network> network,
+                       std::shared_ptr<optim::Optimizer> optimizer)
       : network_(std::move(network)), optimizer_(std::move(optimizer)) {}
 
-  std::vector<ReplicaOutput> train_step(const Tensor& x, const Tensor& y, const ReplicaStep& step) override {
+  std::vector<ReplicaOutput> train_step(const Tensor& x, const Tensor& y,
+                                        const ReplicaStep& step) override {
     if (trainable_.empty()) trainable_ = network_->trainable_variables();
     std::vector<ReplicaOutput> out;
     out.push_back(step(*network_, trainable_, x, y));
@@ -29,7 +31,8 @@ class SingleDeviceExecutor final : public StepExecutor {
     return out;
   }
 
-  std::vector<ReplicaOutput> run_forward(const Tensor& x, const Tensor& y, const ReplicaForward& forward) override {
+  std::vector<ReplicaOutput> run_forward(const Tensor& x, const Tensor& y,
+                                         const ReplicaForward& forward) override {
     std::vector<ReplicaOutput> out;
     out.push_back(forward(*network_, x, y));
     return out;
@@ -45,8 +48,9 @@ class SingleDevice final : public Strategy {
  public:
   std::string name() const override { return "SingleDevice"; }
   int num_replicas_in_sync() const override { return 1; }
-  std::unique_ptr<StepExecutor> make_executor(std::shared_ptr<models::Network> network,
-                                              std::shared_ptr<optim::Optimizer> optimizer) const override {
+  std::unique_ptr<StepExecutor> make_executor(
+      std::shared_ptr<models::Network> network,
+      std::shared_ptr<optim::Optimizer> optimizer) const override {
     return std::make_unique<SingleDeviceExecutor>(std::move(network), std::move(optimizer));
   }
 };
@@ -64,7 +68,9 @@ std::string Strategy::scope_label() const { return describe() + " #" + std::to_s
 
 const std::string& scope_strategy_label() noexcept { return g_current_label; }
 
-std::shared_ptr<const Strategy> current_strategy() { return g_current ? g_current : global_strategy(); }
+std::shared_ptr<const Strategy> current_strategy() {
+  return g_current ? g_current : global_strategy();
+}
 
 void set_global_strategy(std::shared_ptr<const Strategy> strategy) {
   std::lock_guard<std::mutex> lock(g_global_mutex);
@@ -76,7 +82,8 @@ std::shared_ptr<const Strategy> global_strategy() {
   return g_global;
 }
 
-std::shared_ptr<const Strategy> exchange_current_strategy(std::shared_ptr<const Strategy> strategy) {
+std::shared_ptr<const Strategy> exchange_current_strategy(
+    std::shared_ptr<const Strategy> strategy) {
   // Only the thread's own scope: the global default is not "previous" to restore.
   std::swap(g_current, strategy);
   g_current_label = g_current ? g_current->scope_label() : std::string();

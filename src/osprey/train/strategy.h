@@ -5,7 +5,8 @@
 // distribute/ implements OneDevice, Mirrored and CentralStorage on top of it, and later
 // multi-worker and parameter-server strategies will too.
 //   auto exec = strategy.make_executor(network, optimizer);       // once per compiled model
-//   exec->train_step(x, y, [&](models::Network& net, auto& vars, const Tensor& xr, const Tensor& yr) {
+//   exec->train_step(x, y, [&](models::Network& net, auto& vars, const Tensor& xr, const Tensor&
+//   yr) {
 //     ... forward on net, loss, zero vars' gradients, backward; return {loss, y_pred};
 //   });                                                            // reduced and applied
 // Without a strategy the trainer uses single_device_strategy(): the step runs as before.
@@ -34,12 +35,14 @@ struct ReplicaOutput {
 // One replica's forward and backward: run `network` on (x, y), zero the gradients of
 // `trainable` (that network's trainable variables; empty before the network is built), and
 // backpropagate, leaving each variable's gradient in grad(). It must not update any weight.
-using ReplicaStep = std::function<ReplicaOutput(models::Network& network, const std::vector<autograd::Variable>& trainable,
+using ReplicaStep = std::function<ReplicaOutput(models::Network& network,
+                                                const std::vector<autograd::Variable>& trainable,
                                                 const Tensor& x, const Tensor& y)>;
 
 // One replica's inference (evaluate, predict): `network` on (x, y) with no gradient recorded (y
 // may be undefined); returns the loss (when y is given) and the predictions.
-using ReplicaForward = std::function<ReplicaOutput(models::Network& network, const Tensor& x, const Tensor& y)>;
+using ReplicaForward =
+    std::function<ReplicaOutput(models::Network& network, const Tensor& x, const Tensor& y)>;
 
 // A strategy's state for one compiled model: its replicas, their optimizers, the communicator.
 class StepExecutor {
@@ -47,11 +50,13 @@ class StepExecutor {
   virtual ~StepExecutor() = default;
   // Runs step on every replica's share of the global batch (x, y), reduces the gradients and
   // applies one update; returns the replicas' outputs in replica order.
-  virtual std::vector<ReplicaOutput> train_step(const Tensor& x, const Tensor& y, const ReplicaStep& step) = 0;
+  virtual std::vector<ReplicaOutput> train_step(const Tensor& x, const Tensor& y,
+                                                const ReplicaStep& step) = 0;
   // Runs forward on every replica's share of (x, y), split in order as evenly as possible (the
   // batch need not divide; replicas with no rows are skipped); outputs in replica order, so
   // concatenating their predictions gives the batch's.
-  virtual std::vector<ReplicaOutput> run_forward(const Tensor& x, const Tensor& y, const ReplicaForward& forward) = 0;
+  virtual std::vector<ReplicaOutput> run_forward(const Tensor& x, const Tensor& y,
+                                                 const ReplicaForward& forward) = 0;
   // Copies the primary network's weights into every replica (fit, evaluate and predict call it
   // first, so weights set or loaded in between reach the replicas).
   virtual void sync_replicas() {}
@@ -74,8 +79,9 @@ class Strategy {
   virtual int num_replicas_in_sync() const = 0;
   // The executor of one model: `network` is the primary copy (the one predict, save and
   // get_weights see), `optimizer` the compiled optimizer.
-  virtual std::unique_ptr<StepExecutor> make_executor(std::shared_ptr<models::Network> network,
-                                                      std::shared_ptr<optim::Optimizer> optimizer) const = 0;
+  virtual std::unique_ptr<StepExecutor> make_executor(
+      std::shared_ptr<models::Network> network,
+      std::shared_ptr<optim::Optimizer> optimizer) const = 0;
 
  protected:
   Strategy() noexcept;  // a new id

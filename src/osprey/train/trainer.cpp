@@ -29,14 +29,16 @@ void permute(std::vector<int64_t>& order, uint64_t seed) {
   const Philox rng(seed);
   for (int64_t i = static_cast<int64_t>(order.size()) - 1; i > 0; --i) {
     const auto w = rng(static_cast<uint64_t>(i));
-    const auto j = static_cast<int64_t>(Philox::to_unit_double(w[0], w[1]) * static_cast<double>(i + 1));
+    const auto j =
+        static_cast<int64_t>(Philox::to_unit_double(w[0], w[1]) * static_cast<double>(i + 1));
     std::swap(order[static_cast<size_t>(i)], order[static_cast<size_t>(std::min(j, i))]);
   }
 }
 
 }  // namespace
 
-BatchSource tensor_source(const Tensor& x_in, const Tensor& y_in, int64_t batch_size, bool shuffle, uint64_t seed) {
+BatchSource tensor_source(const Tensor& x_in, const Tensor& y_in, int64_t batch_size, bool shuffle,
+                          uint64_t seed) {
   OSPREY_CHECK(x_in.defined() && x_in.ndim() >= 1, "fit: x must be a tensor with a batch axis");
   OSPREY_CHECK(batch_size > 0, "fit: batch_size must be positive. Received: {}", batch_size);
   const int64_t n = x_in.size(0);
@@ -91,7 +93,8 @@ BatchSource dataset_source(const data::Dataset& dataset) {
     return [it](Tensor& bx, Tensor& by) {
       auto e = it->next();
       if (!e) return false;
-      OSPREY_CHECK(e->size() >= 1, "fit: dataset elements must hold (x, y) or x; received an empty element");
+      OSPREY_CHECK(e->size() >= 1,
+                   "fit: dataset elements must hold (x, y) or x; received an empty element");
       bx = (*e)[0];
       by = e->size() >= 2 ? (*e)[1] : Tensor();
       return true;
@@ -100,15 +103,16 @@ BatchSource dataset_source(const data::Dataset& dataset) {
   return src;
 }
 
-Trainer::Trainer(std::shared_ptr<models::Network> network, std::shared_ptr<optim::Optimizer> optimizer,
-                 std::shared_ptr<losses::Loss> loss, std::vector<std::shared_ptr<metrics::Metric>> metrics,
-                 CompileOptions options)
+Trainer::Trainer(std::shared_ptr<models::Network> network,
+                 std::shared_ptr<optim::Optimizer> optimizer, std::shared_ptr<losses::Loss> loss,
+                 std::vector<std::shared_ptr<metrics::Metric>> metrics, CompileOptions options)
     : network_(std::move(network)),
       optimizer_(std::move(optimizer)),
       loss_(std::move(loss)),
       metrics_(std::move(metrics)),
       options_(options) {
-  OSPREY_CHECK(options_.steps_per_execution >= 1, "compile: steps_per_execution must be at least 1. Received: {}",
+  OSPREY_CHECK(options_.steps_per_execution >= 1,
+               "compile: steps_per_execution must be at least 1. Received: {}",
                options_.steps_per_execution);
   if (!options_.strategy) options_.strategy = current_strategy();
   if (!options_.strategy) options_.strategy = single_device_strategy();
@@ -131,14 +135,17 @@ void Trainer::check_created_under_this_strategy() const {
   for (const autograd::Variable& v : network_->variables()) {
     const std::string& scope = v.creation_scope();
     OSPREY_CHECK(scope.empty() || scope == scope_label_,
-                 "compile: variable {} was created {}, but model '{}' is compiled for {}; mixing strategies is not "
+                 "compile: variable {} was created {}, but model '{}' is compiled for {}; mixing "
+                 "strategies is not "
                  "supported: build, compile and fit the model under one strategy's scope",
                  v.name(), created_where(scope), network_->name(), compiled_for(scope_label_));
   }
   const optim::Optimizer::SlotOrigin& slots = optimizer_->slot_origin();
   OSPREY_CHECK(slots.scope.empty() || slots.scope == scope_label_,
-               "compile: optimizer '{}' already holds slots created {} (the first for variable {}), but model '{}' "
-               "is compiled for {}; mixing strategies is not supported: create the optimizer under the scope of the "
+               "compile: optimizer '{}' already holds slots created {} (the first for variable "
+               "{}), but model '{}' "
+               "is compiled for {}; mixing strategies is not supported: create the optimizer under "
+               "the scope of the "
                "strategy it trains with",
                optimizer_->name(), created_where(slots.scope), slots.variable, network_->name(),
                compiled_for(scope_label_));
@@ -148,11 +155,13 @@ void Trainer::check_scope(const char* what) const {
   const std::string& open = scope_strategy_label();
   if (open.empty() || open == scope_label_) return;
   const std::vector<autograd::Variable> vars = network_->variables();
-  const std::string variable =
-      vars.empty() ? std::string()
-                   : fmt::format("; its variable {} was created {}", vars[0].name(), created_where(vars[0].creation_scope()));
+  const std::string variable = vars.empty()
+                                   ? std::string()
+                                   : fmt::format("; its variable {} was created {}", vars[0].name(),
+                                                 created_where(vars[0].creation_scope()));
   OSPREY_THROW(ValueError,
-               "{}: called inside a {} scope, but model '{}' is compiled for {}{}. A model runs under the strategy it "
+               "{}: called inside a {} scope, but model '{}' is compiled for {}{}. A model runs "
+               "under the strategy it "
                "was compiled with: build and compile it inside this scope, or call {} outside it",
                what, open, network_->name(), compiled_for(scope_label_), variable, what);
 }
@@ -176,7 +185,8 @@ void Trainer::train_step(const Tensor& x, const Tensor& y) {
   check_scope("fit");
   const autograd::CreationScopeGuard creation(scope_label_.empty() ? nullptr : &scope_label_);
   // Runs on each replica's thread: nothing here may touch the trainer's running state.
-  const ReplicaStep step = [this](models::Network& net, const std::vector<autograd::Variable>& trainable,
+  const ReplicaStep step = [this](models::Network& net,
+                                  const std::vector<autograd::Variable>& trainable,
                                   const Tensor& xr, const Tensor& yr) {
     autograd::Variable y_pred = net(autograd::Variable(xr), true);
     autograd::Variable loss = (*loss_)(yr, y_pred);
@@ -229,7 +239,8 @@ void Trainer::reset_metrics() {
 
 History Trainer::fit(Model& model, const BatchSource& train, const FitOptions& o,
                      const std::optional<BatchSource>& validation) {
-  OSPREY_CHECK(o.epochs >= 0 && o.initial_epoch >= 0, "fit: epochs and initial_epoch must be non-negative");
+  OSPREY_CHECK(o.epochs >= 0 && o.initial_epoch >= 0,
+               "fit: epochs and initial_epoch must be non-negative");
   auto history = std::make_shared<History>();
   std::vector<CallbackPtr> all = o.callbacks;
   if (o.verbose > 0) all.insert(all.begin(), std::make_shared<ProgbarLogger>());

@@ -30,7 +30,8 @@ struct BatchSource {
 };
 
 // Batches of tensors x [N, ...], y [N, ...]: slices, or row gathers in a seeded order per epoch.
-BatchSource tensor_source(const Tensor& x, const Tensor& y, int64_t batch_size, bool shuffle, uint64_t seed);
+BatchSource tensor_source(const Tensor& x, const Tensor& y, int64_t batch_size, bool shuffle,
+                          uint64_t seed);
 // Batches from a dataset whose elements are (x, y) (or x alone: y is then undefined).
 BatchSource dataset_source(const data::Dataset& dataset);
 
@@ -80,7 +81,8 @@ class Trainer {
   // scope steps open, so weights built lazily by the first step record the strategy that built
   // them; compared with the labels weights and slots recorded, it tells strategies apart by id.
   std::string scope_label_;
-  double loss_sum_ = 0.0, loss_count_ = 0.0;  // the running mean of the loss, weighted by batch size
+  double loss_sum_ = 0.0,
+         loss_count_ = 0.0;  // the running mean of the loss, weighted by batch size
   CompileOptions options_;
   std::unique_ptr<StepExecutor> executor_;  // made by the first train_step
 };

@@ -10,17 +10,18 @@
 namespace osprey::tune {
 
 void check_bayesian_options(const BayesianOptimizationOracleOptions& bo, const char* who) {
-  OSPREY_CHECK(bo.acquisition == "ucb" || bo.acquisition == "ei", "{}: acquisition must be \"ucb\" or \"ei\". Received: \"{}\"",
-               who, bo.acquisition);
+  OSPREY_CHECK(bo.acquisition == "ucb" || bo.acquisition == "ei",
+               "{}: acquisition must be \"ucb\" or \"ei\". Received: \"{}\"", who, bo.acquisition);
   OSPREY_CHECK(bo.num_initial_points >= 0, "{}: num_initial_points must be >= 0. Received: {}", who,
                bo.num_initial_points);
   OSPREY_CHECK(bo.alpha > 0, "{}: alpha must be positive. Received: {}", who, bo.alpha);
   OSPREY_CHECK(bo.beta >= 0, "{}: beta must be >= 0. Received: {}", who, bo.beta);
-  OSPREY_CHECK(bo.num_candidates > 0 && bo.num_refined >= 0, "{}: num_candidates must be positive and num_refined >= 0",
-               who);
+  OSPREY_CHECK(bo.num_candidates > 0 && bo.num_refined >= 0,
+               "{}: num_candidates must be positive and num_refined >= 0", who);
 }
 
-GaussianProcessSampler::GaussianProcessSampler(const HyperParameters& space, BayesianOptimizationOracleOptions bo)
+GaussianProcessSampler::GaussianProcessSampler(const HyperParameters& space,
+                                               BayesianOptimizationOracleOptions bo)
     : space_(space), bo_(std::move(bo)) {
   for (const HyperParameter& h : space_.space()) {
     if (h.tunable()) dims_.push_back(&h);
@@ -31,8 +32,9 @@ std::vector<double> GaussianProcessSampler::to_vector(const HyperParameters& hp)
   std::vector<double> x;
   x.reserve(dims_.size());
   for (const HyperParameter* h : dims_) {
-    x.push_back(hp.has_value(h->name) && h->contains(hp.get(h->name)) ? h->to_unit(hp.get(h->name))
-                                                                      : h->to_unit(h->default_value));
+    x.push_back(hp.has_value(h->name) && h->contains(hp.get(h->name))
+                    ? h->to_unit(hp.get(h->name))
+                    : h->to_unit(h->default_value));
   }
   return x;
 }
@@ -57,30 +59,36 @@ std::vector<double> with_context(std::vector<double> x, const std::vector<double
 
 }  // namespace
 
-void GaussianProcessSampler::observe(const HyperParameters& values, double loss, const std::vector<double>& context) {
+void GaussianProcessSampler::observe(const HyperParameters& values, double loss,
+                                     const std::vector<double>& context) {
   OSPREY_CHECK(X_.empty() || context.size() == context_size_,
-               "GaussianProcessSampler: every point needs {} context coordinates, this one has {}", context_size_,
-               context.size());
+               "GaussianProcessSampler: every point needs {} context coordinates, this one has {}",
+               context_size_, context.size());
   context_size_ = context.size();
   X_.push_back(with_context(to_vector(values), context));
   y_.push_back(loss);
 }
 
-void GaussianProcessSampler::pend(const HyperParameters& values, const std::vector<double>& context) {
+void GaussianProcessSampler::pend(const HyperParameters& values,
+                                  const std::vector<double>& context) {
   pending_.push_back(with_context(to_vector(values), context));
 }
 
 std::optional<HyperParameters> GaussianProcessSampler::propose(
-    const std::function<double()>& uniform, const std::function<bool(const HyperParameters&)>& accept,
+    const std::function<double()>& uniform,
+    const std::function<bool(const HyperParameters&)>& accept,
     const std::vector<double>& context) const {
-  OSPREY_CHECK(!y_.empty() && !dims_.empty(), "GaussianProcessSampler: propose needs an observation and a tunable "
-                                              "hyperparameter (observed {}, dimensions {})",
+  OSPREY_CHECK(!y_.empty() && !dims_.empty(),
+               "GaussianProcessSampler: propose needs an observation and a tunable "
+               "hyperparameter (observed {}, dimensions {})",
                y_.size(), dims_.size());
-  OSPREY_CHECK(context.size() == context_size_ && std::all_of(pending_.begin(), pending_.end(), [&](const auto& x) {
-                 return x.size() == dims_.size() + context_size_;
-               }),
-               "GaussianProcessSampler: the observations have {} context coordinates; propose and pend need as many",
-               context_size_);
+  OSPREY_CHECK(
+      context.size() == context_size_ &&
+          std::all_of(pending_.begin(), pending_.end(),
+                      [&](const auto& x) { return x.size() == dims_.size() + context_size_; }),
+      "GaussianProcessSampler: the observations have {} context coordinates; propose and pend need "
+      "as many",
+      context_size_);
   GaussianProcess gp({.alpha = bo_.alpha});
   gp.fit(X_, y_);
   if (!pending_.empty()) {
@@ -137,7 +145,8 @@ std::optional<HyperParameters> GaussianProcessSampler::propose(
     const double a = acquisition(u);
     cands.push_back({std::move(u), a});
   }
-  std::sort(cands.begin(), cands.end(), [](const Candidate& a, const Candidate& b) { return a.a < b.a; });
+  std::sort(cands.begin(), cands.end(),
+            [](const Candidate& a, const Candidate& b) { return a.a < b.a; });
   const size_t refine = std::min<size_t>(bo_.num_refined, cands.size());
   for (size_t c = 0; c < refine; ++c) {
     Candidate& cand = cands[c];
@@ -159,7 +168,8 @@ std::optional<HyperParameters> GaussianProcessSampler::propose(
       }
     }
   }
-  std::sort(cands.begin(), cands.end(), [](const Candidate& a, const Candidate& b) { return a.a < b.a; });
+  std::sort(cands.begin(), cands.end(),
+            [](const Candidate& a, const Candidate& b) { return a.a < b.a; });
   for (const Candidate& c : cands) {
     HyperParameters hp = from_vector(c.u);
     if (accept(hp)) return hp;
@@ -167,7 +177,8 @@ std::optional<HyperParameters> GaussianProcessSampler::propose(
   return std::nullopt;
 }
 
-BayesianOptimizationOracle::BayesianOptimizationOracle(OracleOptions options, BayesianOptimizationOracleOptions bo)
+BayesianOptimizationOracle::BayesianOptimizationOracle(OracleOptions options,
+                                                       BayesianOptimizationOracleOptions bo)
     : Oracle(std::move(options)), bo_(std::move(bo)) {
   check_bayesian_options(bo_, "BayesianOptimization");
 }
@@ -179,9 +190,11 @@ Oracle::Proposal BayesianOptimizationOracle::populate_space(const std::string& t
                                                     : std::max<size_t>(2, 3 * gp.dimensions());
   std::optional<HyperParameters> values;
   if (gp.dimensions() > 0 && done.size() >= initial) {
-    const double sign = objective().maximize() ? -1.0 : 1.0;  // the GP models a quantity to minimize
+    const double sign =
+        objective().maximize() ? -1.0 : 1.0;  // the GP models a quantity to minimize
     for (const Trial* t : done) gp.observe(t->hyperparameters, sign * *t->score);
-    values = gp.propose([this] { return next_uniform(); }, [this](const HyperParameters& hp) { return !seen(hp); });
+    values = gp.propose([this] { return next_uniform(); },
+                        [this](const HyperParameters& hp) { return !seen(hp); });
   }
   if (!values) values = random_unseen_values();
   if (!values) return {TrialStatus::stopped, {}};

@@ -19,9 +19,9 @@
 namespace osprey::tune {
 
 struct BayesianOptimizationOracleOptions {
-  int num_initial_points = 0;     // 0: 3 x the tunable hyperparameters (at least 2)
-  double alpha = 1e-4;            // GP noise variance (standardized objective)
-  double beta = 2.6;              // exploration weight of the confidence bound
+  int num_initial_points = 0;       // 0: 3 x the tunable hyperparameters (at least 2)
+  double alpha = 1e-4;              // GP noise variance (standardized objective)
+  double beta = 2.6;                // exploration weight of the confidence bound
   std::string acquisition = "ucb";  // "ucb" or "ei"
   int num_candidates = 1000;
   int num_refined = 5;
@@ -35,7 +35,8 @@ void check_bayesian_options(const BayesianOptimizationOracleOptions& bo, const c
 //   GaussianProcessSampler gp(space, bo);
 //   for (const Trial* t : done) gp.observe(t->hyperparameters, -*t->score);  // lower is better
 //   gp.pend(values_being_tried);       // proposed, not scored yet
-//   auto next = gp.propose([&] { return next_uniform(); }, [&](const HyperParameters& v) { return !seen(v); });
+//   auto next = gp.propose([&] { return next_uniform(); }, [&](const HyperParameters& v) { return
+//   !seen(v); });
 // Pending values enter the GP at its predicted mean (the "kriging believer"), so proposals made
 // before any of them is scored spread out instead of repeating one point.
 class GaussianProcessSampler {

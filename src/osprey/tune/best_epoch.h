@@ -15,19 +15,20 @@ namespace osprey::tune {
 
 struct BestEpochOptions {
   std::string monitor = "val_loss";
-  std::string mode = "auto";     // min / max / auto (as EarlyStopping)
+  std::string mode = "auto";  // min / max / auto (as EarlyStopping)
   int max_epochs = 100;
   int patience = 10;
-  double factor = 1.2;           // retraining epochs = int(best_epoch * factor), at least 1
-  train::FitOptions fit{};       // batch size, verbosity, seed... (epochs and validation are set here)
+  double factor = 1.2;      // retraining epochs = int(best_epoch * factor), at least 1
+  train::FitOptions fit{};  // batch size, verbosity, seed... (epochs and validation are set here)
 };
 
 // The 1-based epoch with the best monitored value.
-int get_best_epoch(HyperModel& hypermodel, const HyperParameters& hp, const Tensor& x_train, const Tensor& y_train,
-                   const Tensor& x_val, const Tensor& y_val, const BestEpochOptions& options = {});
+int get_best_epoch(HyperModel& hypermodel, const HyperParameters& hp, const Tensor& x_train,
+                   const Tensor& y_train, const Tensor& x_val, const Tensor& y_val,
+                   const BestEpochOptions& options = {});
 // A model built from hp and trained on train + validation for int(best_epoch * factor) epochs.
-Model get_best_trained_model(HyperModel& hypermodel, const HyperParameters& hp, const Tensor& x_train,
-                             const Tensor& y_train, const Tensor& x_val, const Tensor& y_val,
-                             const BestEpochOptions& options = {});
+Model get_best_trained_model(HyperModel& hypermodel, const HyperParameters& hp,
+                             const Tensor& x_train, const Tensor& y_train, const Tensor& x_val,
+                             const Tensor& y_val, const BestEpochOptions& options = {});
 
 }  // namespace osprey::tune

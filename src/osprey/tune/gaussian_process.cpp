@@ -69,13 +69,17 @@ double GaussianProcess::factorize() {
 }
 
 void GaussianProcess::fit(const std::vector<std::vector<double>>& X, const std::vector<double>& y) {
-  OSPREY_CHECK(!X.empty() && X.size() == y.size(), "GaussianProcess::fit: need as many targets as points, at least one. "
-               "Received: {} points, {} targets", X.size(), y.size());
+  OSPREY_CHECK(!X.empty() && X.size() == y.size(),
+               "GaussianProcess::fit: need as many targets as points, at least one. "
+               "Received: {} points, {} targets",
+               X.size(), y.size());
   const size_t d = X[0].size();
   for (const auto& x : X) {
-    OSPREY_CHECK(x.size() == d, "GaussianProcess::fit: every point needs {} coordinates, one has {}", d, x.size());
+    OSPREY_CHECK(x.size() == d,
+                 "GaussianProcess::fit: every point needs {} coordinates, one has {}", d, x.size());
   }
-  for (double v : y) OSPREY_CHECK(std::isfinite(v), "GaussianProcess::fit: targets must be finite, got {}", v);
+  for (double v : y)
+    OSPREY_CHECK(std::isfinite(v), "GaussianProcess::fit: targets must be finite, got {}", v);
   X_ = X;
   sq_diff_.clear();
   sq_diff_.reserve(X.size() * (X.size() + 1) / 2 * d);
@@ -99,7 +103,8 @@ void GaussianProcess::fit(const std::vector<std::vector<double>>& X, const std::
   signal_variance_ = o_.signal_variance;
   if (!o_.optimize_kernel || X.size() < 2 || d == 0) {
     lml_ = factorize();
-    OSPREY_CHECK(std::isfinite(lml_), "GaussianProcess::fit: the kernel matrix is not positive definite; raise alpha");
+    OSPREY_CHECK(std::isfinite(lml_),
+                 "GaussianProcess::fit: the kernel matrix is not positive definite; raise alpha");
     return;
   }
   // Maximum likelihood by coordinate search on a log grid: the likelihood surface of a few
@@ -135,7 +140,8 @@ void GaussianProcess::fit(const std::vector<std::vector<double>>& X, const std::
       }
     }
   }
-  OSPREY_CHECK(std::isfinite(best), "GaussianProcess::fit: the kernel matrix is not positive definite; raise alpha");
+  OSPREY_CHECK(std::isfinite(best),
+               "GaussianProcess::fit: the kernel matrix is not positive definite; raise alpha");
   length_scales_ = best_ls;
   signal_variance_ = best_sv;
   lml_ = factorize();
@@ -144,7 +150,8 @@ void GaussianProcess::fit(const std::vector<std::vector<double>>& X, const std::
 std::pair<double, double> GaussianProcess::predict(const std::vector<double>& x) const {
   const size_t n = X_.size();
   OSPREY_CHECK(n > 0, "GaussianProcess::predict: call fit() first");
-  OSPREY_CHECK(x.size() == X_[0].size(), "GaussianProcess::predict: expected {} coordinates, received {}", X_[0].size(),
+  OSPREY_CHECK(x.size() == X_[0].size(),
+               "GaussianProcess::predict: expected {} coordinates, received {}", X_[0].size(),
                x.size());
   std::vector<double> k(n);
   double mean = 0;

@@ -53,7 +53,7 @@ class GaussianProcess {
   std::vector<double> length_scales_;
   double signal_variance_ = 1;
   std::vector<double> sq_diff_;  // (x_i[k] - x_j[k])^2 for j <= i, packed per pair: fit() reuses it
-  std::vector<double> L_;      // Cholesky factor of K, row-major n x n (lower)
+  std::vector<double> L_;        // Cholesky factor of K, row-major n x n (lower)
   std::vector<double> weights_;  // K^-1 y
   double lml_ = 0;
 };

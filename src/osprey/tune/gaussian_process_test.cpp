@@ -11,20 +11,27 @@
 namespace osprey::tune {
 namespace {
 
-double matern(double r) { return (1 + std::sqrt(5.0) * r + 5.0 * r * r / 3.0) * std::exp(-std::sqrt(5.0) * r); }
+double matern(double r) {
+  return (1 + std::sqrt(5.0) * r + 5.0 * r * r / 3.0) * std::exp(-std::sqrt(5.0) * r);
+}
 
 TEST(GaussianProcessTest, Matern52MatchesItsFormula) {
   EXPECT_DOUBLE_EQ(GaussianProcess::matern52(0), 1.0);
   // r = 1: (1 + sqrt5 + 5/3) e^-sqrt5
-  EXPECT_NEAR(GaussianProcess::matern52(1.0), (1 + std::sqrt(5.0) + 5.0 / 3.0) * std::exp(-std::sqrt(5.0)), 1e-15);
+  EXPECT_NEAR(GaussianProcess::matern52(1.0),
+              (1 + std::sqrt(5.0) + 5.0 / 3.0) * std::exp(-std::sqrt(5.0)), 1e-15);
 }
 
 TEST(GaussianProcessTest, TwoPointPosteriorMatchesTheClosedForm) {
   const double ls = 0.5, sv = 1.7, alpha = 0.01;
-  GaussianProcess gp({.alpha = alpha, .optimize_kernel = false, .length_scale = ls, .signal_variance = sv,
+  GaussianProcess gp({.alpha = alpha,
+                      .optimize_kernel = false,
+                      .length_scale = ls,
+                      .signal_variance = sv,
                       .normalize_y = false});
   gp.fit({{0.2}, {0.6}}, {1.0, -0.5});
-  // K = [[a, b], [b, a]], a = sv + alpha, b = sv k(0.4 / ls); K^-1 = [[a, -b], [-b, a]] / (a^2 - b^2).
+  // K = [[a, b], [b, a]], a = sv + alpha, b = sv k(0.4 / ls); K^-1 = [[a, -b], [-b, a]] / (a^2 -
+  // b^2).
   const double a = sv + alpha, b = sv * matern(0.4 / ls), det = a * a - b * b;
   const double x = 0.35;
   const double k1 = sv * matern(0.15 / ls), k2 = sv * matern(0.25 / ls);
@@ -45,7 +52,10 @@ TEST(GaussianProcessTest, TwoPointPosteriorMatchesTheClosedForm) {
 }
 
 TEST(GaussianProcessTest, ThreePointTwoDimensionalPosteriorMatchesAnExplicitInverse) {
-  GaussianProcess gp({.alpha = 1e-3, .optimize_kernel = false, .length_scale = 0.3, .signal_variance = 1.0,
+  GaussianProcess gp({.alpha = 1e-3,
+                      .optimize_kernel = false,
+                      .length_scale = 0.3,
+                      .signal_variance = 1.0,
                       .normalize_y = false});
   const std::vector<std::vector<double>> X = {{0.1, 0.2}, {0.5, 0.9}, {0.8, 0.3}};
   const std::vector<double> y = {0.3, -1.2, 0.8};
@@ -57,7 +67,8 @@ TEST(GaussianProcessTest, ThreePointTwoDimensionalPosteriorMatchesAnExplicitInve
   for (int i = 0; i < 3; ++i)
     for (int j = 0; j < 3; ++j) K[i][j] = k(X[i], X[j]) + (i == j ? 1e-3 : 0);
   // Inverse by cofactors.
-  const double det = K[0][0] * (K[1][1] * K[2][2] - K[1][2] * K[2][1]) - K[0][1] * (K[1][0] * K[2][2] - K[1][2] * K[2][0]) +
+  const double det = K[0][0] * (K[1][1] * K[2][2] - K[1][2] * K[2][1]) -
+                     K[0][1] * (K[1][0] * K[2][2] - K[1][2] * K[2][0]) +
                      K[0][2] * (K[1][0] * K[2][1] - K[1][1] * K[2][0]);
   double inv[3][3];
   for (int i = 0; i < 3; ++i) {
@@ -81,11 +92,14 @@ TEST(GaussianProcessTest, ThreePointTwoDimensionalPosteriorMatchesAnExplicitInve
 }
 
 TEST(GaussianProcessTest, NormalizationScalesMeanAndVarianceBack) {
-  GaussianProcess raw({.alpha = 1e-4, .optimize_kernel = false, .length_scale = 0.4, .normalize_y = false});
-  GaussianProcess scaled({.alpha = 1e-4, .optimize_kernel = false, .length_scale = 0.4, .normalize_y = true});
+  GaussianProcess raw(
+      {.alpha = 1e-4, .optimize_kernel = false, .length_scale = 0.4, .normalize_y = false});
+  GaussianProcess scaled(
+      {.alpha = 1e-4, .optimize_kernel = false, .length_scale = 0.4, .normalize_y = true});
   const std::vector<std::vector<double>> X = {{0.0}, {0.3}, {0.7}, {1.0}};
   const std::vector<double> y = {1, 3, 2, 5};
-  const double mu = 2.75, sd = std::sqrt((1.75 * 1.75 + 0.25 * 0.25 + 0.75 * 0.75 + 2.25 * 2.25) / 4);
+  const double mu = 2.75,
+               sd = std::sqrt((1.75 * 1.75 + 0.25 * 0.25 + 0.75 * 0.75 + 2.25 * 2.25) / 4);
   std::vector<double> z;
   for (double v : y) z.push_back((v - mu) / sd);
   raw.fit(X, z);

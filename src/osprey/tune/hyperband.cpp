@@ -18,7 +18,8 @@ std::vector<HyperbandBracket> hyperband_schedule(int max_epochs, int factor) {
   for (int s = s_max; s >= 0; --s) {
     int64_t pow_s = 1;
     for (int i = 0; i < s; ++i) pow_s *= factor;
-    const int64_t n = ((s_max + 1) * pow_s + s) / (s + 1);  // ceil((s_max + 1) * factor^s / (s + 1))
+    const int64_t n =
+        ((s_max + 1) * pow_s + s) / (s + 1);  // ceil((s_max + 1) * factor^s / (s + 1))
     HyperbandBracket b{s, {}};
     int64_t pow_i = 1;
     for (int i = 0; i <= s; ++i) {
@@ -48,10 +49,12 @@ int64_t hyperband_epoch_budget(const std::vector<HyperbandBracket>& schedule) {
 
 HyperbandOracle::HyperbandOracle(OracleOptions options, HyperbandOracleOptions hb)
     : Oracle(std::move(options)), hb_(hb), schedule_(hyperband_schedule(hb.max_epochs, hb.factor)) {
-  OSPREY_CHECK(hb_.hyperband_iterations >= 1, "Hyperband: hyperband_iterations must be >= 1. Received: {}",
+  OSPREY_CHECK(hb_.hyperband_iterations >= 1,
+               "Hyperband: hyperband_iterations must be >= 1. Received: {}",
                hb_.hyperband_iterations);
   OSPREY_CHECK(hb_.sampler == "random" || hb_.sampler == "bayesian",
-               "Hyperband: sampler must be \"random\" or \"bayesian\". Received: \"{}\"", hb_.sampler);
+               "Hyperband: sampler must be \"random\" or \"bayesian\". Received: \"{}\"",
+               hb_.sampler);
   OSPREY_CHECK(hb_.random_fraction >= 0 && hb_.random_fraction <= 1,
                "Hyperband: random_fraction must be in [0, 1]. Received: {}", hb_.random_fraction);
   check_bayesian_options(hb_.bayesian, "Hyperband");
@@ -60,20 +63,24 @@ HyperbandOracle::HyperbandOracle(OracleOptions options, HyperbandOracleOptions h
 HyperParameters HyperbandOracle::new_configuration() {
   auto random = [&] {
     auto fresh = random_unseen_values();
-    return fresh ? std::move(*fresh) : random_values();  // a small space may repeat values across brackets
+    return fresh ? std::move(*fresh)
+                 : random_values();  // a small space may repeat values across brackets
   };
   if (hb_.sampler != "bayesian" || next_uniform() < hb_.random_fraction) return random();
   GaussianProcessSampler gp(space_, hb_.bayesian);
   if (gp.dimensions() == 0) return random();
-  const size_t needed =
-      hb_.bayesian.num_initial_points > 0 ? static_cast<size_t>(hb_.bayesian.num_initial_points) : gp.dimensions() + 1;
+  const size_t needed = hb_.bayesian.num_initial_points > 0
+                            ? static_cast<size_t>(hb_.bayesian.num_initial_points)
+                            : gp.dimensions() + 1;
   const auto done = completed_trials();
   if (done.size() < needed) return random();
   // One GP over every rung, the budget an input (log epochs, 1 at max_epochs), asked about
   // max_epochs: low rungs are many and cheap, high rungs say what they predict.
   const double sign = objective().maximize() ? -1.0 : 1.0;
   const double log_max = std::log(static_cast<double>(std::max(hb_.max_epochs, 2)));
-  auto budget_of = [&](int64_t epochs) { return std::vector<double>{std::log(static_cast<double>(epochs)) / log_max}; };
+  auto budget_of = [&](int64_t epochs) {
+    return std::vector<double>{std::log(static_cast<double>(epochs)) / log_max};
+  };
   auto budget = [&](const Trial& t) {
     return budget_of(t.hyperparameters.get(kTunerEpochs).as_int());
   };
@@ -82,7 +89,8 @@ HyperParameters HyperbandOracle::new_configuration() {
     const Trial& t = get_trial(id);
     if (!(t.status == TrialStatus::completed && t.score)) gp.pend(t.hyperparameters, budget(t));
   }
-  auto values = gp.propose([this] { return next_uniform(); }, [this](const HyperParameters& hp) { return !seen(hp); },
+  auto values = gp.propose([this] { return next_uniform(); },
+                           [this](const HyperParameters& hp) { return !seen(hp); },
                            budget_of(hb_.max_epochs));
   return values ? std::move(*values) : random();
 }
@@ -119,8 +127,9 @@ Oracle::Proposal HyperbandOracle::populate_space(const std::string& trial_id) {
       const Trial& t = get_trial(id);
       if (t.status == TrialStatus::completed && t.score) done.push_back(&t);
     }
-    std::stable_sort(done.begin(), done.end(),
-                     [&](const Trial* a, const Trial* b) { return objective().better(*a->score, *b->score); });
+    std::stable_sort(done.begin(), done.end(), [&](const Trial* a, const Trial* b) {
+      return objective().better(*a->score, *b->score);
+    });
     promote_.clear();
     for (const Trial* t : done) promote_.push_back(t->trial_id);
     round_trials_.clear();
@@ -138,20 +147,29 @@ Oracle::Proposal HyperbandOracle::populate_space(const std::string& trial_id) {
 }
 
 nlohmann::json HyperbandOracle::algorithm_state() const {
-  return {{"max_epochs", hb_.max_epochs}, {"factor", hb_.factor}, {"sampler", hb_.sampler},
+  return {{"max_epochs", hb_.max_epochs},
+          {"factor", hb_.factor},
+          {"sampler", hb_.sampler},
           {"hyperband_iterations", hb_.hyperband_iterations},
-          {"iteration", iteration_},      {"bracket", bracket_},  {"round", round_},
-          {"round_trials", round_trials_}, {"promote", promote_}};
+          {"iteration", iteration_},
+          {"bracket", bracket_},
+          {"round", round_},
+          {"round_trials", round_trials_},
+          {"promote", promote_}};
 }
 
 void HyperbandOracle::set_algorithm_state(const nlohmann::json& s) {
-  OSPREY_CHECK_T(IoError, s.at("max_epochs").get<int>() == hb_.max_epochs && s.at("factor").get<int>() == hb_.factor,
-                 "Hyperband: the saved search used max_epochs={} factor={}, this one max_epochs={} factor={}; use "
-                 "another project_name or overwrite=true",
-                 s.at("max_epochs").get<int>(), s.at("factor").get<int>(), hb_.max_epochs, hb_.factor);
+  OSPREY_CHECK_T(
+      IoError,
+      s.at("max_epochs").get<int>() == hb_.max_epochs && s.at("factor").get<int>() == hb_.factor,
+      "Hyperband: the saved search used max_epochs={} factor={}, this one max_epochs={} factor={}; "
+      "use "
+      "another project_name or overwrite=true",
+      s.at("max_epochs").get<int>(), s.at("factor").get<int>(), hb_.max_epochs, hb_.factor);
   const std::string sampler = s.value("sampler", std::string("random"));
   OSPREY_CHECK_T(IoError, sampler == hb_.sampler,
-                 "Hyperband: the saved search used sampler \"{}\", this one \"{}\"; use another project_name or "
+                 "Hyperband: the saved search used sampler \"{}\", this one \"{}\"; use another "
+                 "project_name or "
                  "overwrite=true",
                  sampler, hb_.sampler);
   iteration_ = s.at("iteration").get<int>();

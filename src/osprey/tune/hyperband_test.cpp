@@ -29,8 +29,10 @@ TEST(HyperbandScheduleTest, MatchesTableOneOfLiEtAl) {
     EXPECT_EQ(schedule[b].s, table[b].first);
     ASSERT_EQ(schedule[b].rungs.size(), table[b].second.size()) << "s=" << table[b].first;
     for (size_t i = 0; i < table[b].second.size(); ++i) {
-      EXPECT_EQ(schedule[b].rungs[i].num_trials, table[b].second[i].first) << "s=" << table[b].first << " i=" << i;
-      EXPECT_EQ(schedule[b].rungs[i].epochs, table[b].second[i].second) << "s=" << table[b].first << " i=" << i;
+      EXPECT_EQ(schedule[b].rungs[i].num_trials, table[b].second[i].first)
+          << "s=" << table[b].first << " i=" << i;
+      EXPECT_EQ(schedule[b].rungs[i].epochs, table[b].second[i].second)
+          << "s=" << table[b].first << " i=" << i;
     }
   }
 }
@@ -54,8 +56,9 @@ TEST(HyperbandScheduleTest, SmallAndUnevenBudgets) {
 TEST(HyperbandOracleTest, RunsEveryBracketAndPromotesTheBest) {
   HyperParameters hp;
   hp.Float("x", 0.0, 1.0);
-  HyperbandOracle oracle({.objective = "val_loss", .max_trials = 0, .seed = 3, .hyperparameters = hp},
-                         {.max_epochs = 9, .factor = 3});
+  HyperbandOracle oracle(
+      {.objective = "val_loss", .max_trials = 0, .seed = 3, .hyperparameters = hp},
+      {.max_epochs = 9, .factor = 3});
   std::map<std::pair<int64_t, int64_t>, int> per_rung;  // (bracket, round) -> trials
   int64_t epochs_total = 0;
   int trials = 0;
@@ -66,7 +69,8 @@ TEST(HyperbandOracleTest, RunsEveryBracketAndPromotesTheBest) {
     ++trials;
     const auto& v = t.hyperparameters;
     const int64_t bracket = v.get(kTunerBracket).as_int(), round = v.get(kTunerRound).as_int();
-    const int64_t epochs = v.get(kTunerEpochs).as_int(), initial = v.get(kTunerInitialEpoch).as_int();
+    const int64_t epochs = v.get(kTunerEpochs).as_int(),
+                  initial = v.get(kTunerInitialEpoch).as_int();
     per_rung[{bracket, round}]++;
     epochs_total += epochs - initial;
     const double x = v.get("x").as_double();
@@ -79,7 +83,8 @@ TEST(HyperbandOracleTest, RunsEveryBracketAndPromotesTheBest) {
     } else {
       EXPECT_EQ(initial, 0);
     }
-    for (int64_t e = initial; e < epochs; ++e) oracle.update_trial(t.trial_id, {{"val_loss", x + 1.0 / (e + 1)}}, e);
+    for (int64_t e = initial; e < epochs; ++e)
+      oracle.update_trial(t.trial_id, {{"val_loss", x + 1.0 / (e + 1)}}, e);
     oracle.end_trial(t.trial_id, TrialStatus::completed);
   }
   EXPECT_EQ((per_rung[{2, 0}]), 9);
@@ -93,12 +98,14 @@ TEST(HyperbandOracleTest, RunsEveryBracketAndPromotesTheBest) {
   // The final trial of bracket 2 descends from the best x of its first round.
   double best_x0 = 2;
   for (const Trial& t : oracle.trials()) {
-    if (t.hyperparameters.get(kTunerBracket).as_int() == 2 && t.hyperparameters.get(kTunerRound).as_int() == 0) {
+    if (t.hyperparameters.get(kTunerBracket).as_int() == 2 &&
+        t.hyperparameters.get(kTunerRound).as_int() == 0) {
       best_x0 = std::min(best_x0, t.hyperparameters.get("x").as_double());
     }
   }
   for (const Trial& t : oracle.trials()) {
-    if (t.hyperparameters.get(kTunerBracket).as_int() == 2 && t.hyperparameters.get(kTunerRound).as_int() == 2) {
+    if (t.hyperparameters.get(kTunerBracket).as_int() == 2 &&
+        t.hyperparameters.get(kTunerRound).as_int() == 2) {
       EXPECT_EQ(t.hyperparameters.get("x").as_double(), best_x0);
     }
   }
@@ -107,7 +114,8 @@ TEST(HyperbandOracleTest, RunsEveryBracketAndPromotesTheBest) {
 TEST(HyperbandOracleTest, WaitsIdleWhileItsRoundIsRunning) {
   HyperParameters hp;
   hp.Float("x", 0.0, 1.0);
-  HyperbandOracle oracle({.max_trials = 0, .seed = 1, .hyperparameters = hp}, {.max_epochs = 3, .factor = 3});
+  HyperbandOracle oracle({.max_trials = 0, .seed = 1, .hyperparameters = hp},
+                         {.max_epochs = 3, .factor = 3});
   // s=1: 3 trials at 1 epoch, then 1 at 3.
   std::vector<Trial> first;
   first.reserve(3);
@@ -125,11 +133,13 @@ TEST(HyperbandOracleTest, WaitsIdleWhileItsRoundIsRunning) {
 TEST(HyperbandOracleTest, StateSurvivesAReload) {
   HyperParameters hp;
   hp.Float("x", 0.0, 1.0);
-  const auto dir = std::filesystem::temp_directory_path() / ("osprey_hb_test_" + std::to_string(::getpid()));
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("osprey_hb_test_" + std::to_string(::getpid()));
   std::filesystem::remove_all(dir);
   std::vector<std::string> ids_a;
   {
-    HyperbandOracle a({.max_trials = 0, .seed = 5, .hyperparameters = hp}, {.max_epochs = 9, .factor = 3});
+    HyperbandOracle a({.max_trials = 0, .seed = 5, .hyperparameters = hp},
+                      {.max_epochs = 9, .factor = 3});
     a.set_directory(dir);
     for (int i = 0; i < 11; ++i) {  // into the second round of the first bracket
       Trial t = a.create_trial("t");
@@ -137,14 +147,16 @@ TEST(HyperbandOracleTest, StateSurvivesAReload) {
       a.end_trial(t.trial_id, TrialStatus::completed);
     }
   }
-  HyperbandOracle b({.max_trials = 0, .seed = 5, .hyperparameters = hp}, {.max_epochs = 9, .factor = 3});
+  HyperbandOracle b({.max_trials = 0, .seed = 5, .hyperparameters = hp},
+                    {.max_epochs = 9, .factor = 3});
   b.set_directory(dir);
   ASSERT_TRUE(b.reload());
   const Trial next = b.create_trial("t");
   EXPECT_EQ(next.trial_id, "0011");
   EXPECT_EQ(next.hyperparameters.get(kTunerRound).as_int(), 1);
   EXPECT_TRUE(next.hyperparameters.has_value(kTunerTrialId));
-  HyperbandOracle c({.max_trials = 0, .seed = 5, .hyperparameters = hp}, {.max_epochs = 27, .factor = 3});
+  HyperbandOracle c({.max_trials = 0, .seed = 5, .hyperparameters = hp},
+                    {.max_epochs = 27, .factor = 3});
   c.set_directory(dir);
   EXPECT_THROW(c.reload(), IoError);
   std::filesystem::remove_all(dir);
@@ -154,7 +166,8 @@ TEST(HyperbandOracleTest, StateSurvivesAReload) {
 // deterministic wobble, so low budgets rank configurations only roughly.
 double bowl_loss(const HyperParameters& v, int64_t epoch) {
   const double x = v.get("x").as_double(), y = v.get("y").as_double();
-  return (x - 0.3) * (x - 0.3) + (y - 0.7) * (y - 0.7) + (0.5 + 0.02 * std::sin(40 * x + 17 * y)) / (epoch + 1);
+  return (x - 0.3) * (x - 0.3) + (y - 0.7) * (y - 0.7) +
+         (0.5 + 0.02 * std::sin(40 * x + 17 * y)) / (epoch + 1);
 }
 
 HyperParameters bowl_space() {
@@ -178,12 +191,14 @@ void run_bowl(HyperbandOracle& oracle, int stop_after = 1 << 30) {
 }
 
 TEST(HyperbandOracleTest, BayesianSamplerKeepsTheScheduleAndSamplesNearTheOptimum) {
-  double distance[2] = {0, 0};  // random, bayesian: mean distance of new configurations after bracket 0
+  double distance[2] = {
+      0, 0};  // random, bayesian: mean distance of new configurations after bracket 0
   for (uint64_t seed = 1; seed <= 5; ++seed) {
     std::map<std::pair<int64_t, int64_t>, int> per_rung[2];
     for (int k = 0; k < 2; ++k) {
-      HyperbandOracle oracle({.max_trials = 0, .seed = seed, .hyperparameters = bowl_space()},
-                             {.max_epochs = 27, .factor = 3, .sampler = k == 0 ? "random" : "bayesian"});
+      HyperbandOracle oracle(
+          {.max_trials = 0, .seed = seed, .hyperparameters = bowl_space()},
+          {.max_epochs = 27, .factor = 3, .sampler = k == 0 ? "random" : "bayesian"});
       run_bowl(oracle);
       std::set<std::string> keys;
       int later = 0;
@@ -194,7 +209,8 @@ TEST(HyperbandOracleTest, BayesianSamplerKeepsTheScheduleAndSamplesNearTheOptimu
         if (v.get(kTunerRound).as_int() != 0) continue;
         EXPECT_TRUE(keys.insert(v.get("x").to_string() + "," + v.get("y").to_string()).second)
             << "seed " << seed << ": a configuration was proposed twice";
-        if (v.get(kTunerBracket).as_int() == 3) continue;  // the first bracket has nothing to learn from
+        if (v.get(kTunerBracket).as_int() == 3)
+          continue;  // the first bracket has nothing to learn from
         sum += std::hypot(v.get("x").as_double() - 0.3, v.get("y").as_double() - 0.7);
         ++later;
       }
@@ -205,11 +221,13 @@ TEST(HyperbandOracleTest, BayesianSamplerKeepsTheScheduleAndSamplesNearTheOptimu
   }
   // Uniform points lie about 0.4 from (0.3, 0.7) on average; the model's should be much nearer.
   EXPECT_GT(distance[0], 0.3);
-  EXPECT_LT(distance[1], 0.8 * distance[0]) << "random " << distance[0] << ", bayesian " << distance[1];
+  EXPECT_LT(distance[1], 0.8 * distance[0])
+      << "random " << distance[0] << ", bayesian " << distance[1];
 }
 
 TEST(HyperbandOracleTest, BayesianSamplerResumesWhereItStopped) {
-  const auto dir = std::filesystem::temp_directory_path() / ("osprey_hb_bohb_test_" + std::to_string(::getpid()));
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("osprey_hb_bohb_test_" + std::to_string(::getpid()));
   std::filesystem::remove_all(dir);
   const HyperbandOracleOptions hb{.max_epochs = 27, .factor = 3, .sampler = "bayesian"};
   HyperbandOracle whole({.max_trials = 0, .seed = 7, .hyperparameters = bowl_space()}, hb);
@@ -225,16 +243,20 @@ TEST(HyperbandOracleTest, BayesianSamplerResumesWhereItStopped) {
   run_bowl(b, 2);
   ASSERT_EQ(b.trials().size(), 46u);
   for (size_t i = 40; i < 46; ++i) {
-    EXPECT_EQ(b.trials()[i].hyperparameters.get("x").as_double(), whole.trials()[i].hyperparameters.get("x").as_double());
-    EXPECT_EQ(b.trials()[i].hyperparameters.get("y").as_double(), whole.trials()[i].hyperparameters.get("y").as_double());
+    EXPECT_EQ(b.trials()[i].hyperparameters.get("x").as_double(),
+              whole.trials()[i].hyperparameters.get("x").as_double());
+    EXPECT_EQ(b.trials()[i].hyperparameters.get("y").as_double(),
+              whole.trials()[i].hyperparameters.get("y").as_double());
   }
-  HyperbandOracle random({.max_trials = 0, .seed = 7, .hyperparameters = bowl_space()}, {.max_epochs = 27, .factor = 3});
+  HyperbandOracle random({.max_trials = 0, .seed = 7, .hyperparameters = bowl_space()},
+                         {.max_epochs = 27, .factor = 3});
   random.set_directory(dir);
   try {
     random.reload();
     ADD_FAILURE() << "a bayesian search resumed as a random one";
   } catch (const IoError& e) {
-    EXPECT_NE(std::string(e.what()).find("the saved search used sampler \"bayesian\", this one \"random\""),
+    EXPECT_NE(std::string(e.what()).find(
+                  "the saved search used sampler \"bayesian\", this one \"random\""),
               std::string::npos)
         << e.what();
   }
@@ -252,7 +274,8 @@ TEST(HyperbandOracleTest, BadSamplerOptionsAreRefused) {
   };
   EXPECT_EQ(message({.max_epochs = 9, .sampler = "tpe"}),
             "Hyperband: sampler must be \"random\" or \"bayesian\". Received: \"tpe\"");
-  EXPECT_EQ(message({.max_epochs = 9, .random_fraction = 1.5}), "Hyperband: random_fraction must be in [0, 1]. Received: 1.5");
+  EXPECT_EQ(message({.max_epochs = 9, .random_fraction = 1.5}),
+            "Hyperband: random_fraction must be in [0, 1]. Received: 1.5");
   EXPECT_EQ(message({.max_epochs = 9, .bayesian = {.acquisition = "pi"}}),
             "Hyperband: acquisition must be \"ucb\" or \"ei\". Received: \"pi\"");
 }

@@ -28,7 +28,8 @@ class HyperModel {
  public:
   virtual ~HyperModel() = default;
   virtual Model build(HyperParameters& hp) = 0;
-  virtual train::History fit(HyperParameters& hp, Model& model, const TrainData& data, const train::FitOptions& options) {
+  virtual train::History fit(HyperParameters& hp, Model& model, const TrainData& data,
+                             const train::FitOptions& options) {
     return data.fit(model, options);
   }
 };
@@ -48,7 +49,8 @@ class FunctionHyperModel : public HyperModel {
 // HyperModel.
 struct HyperModelArg {
   template <class F, class = std::enable_if_t<std::is_invocable_r_v<Model, F&, HyperParameters&>>>
-  HyperModelArg(F fn) : model(std::make_shared<FunctionHyperModel>(BuildFn(std::move(fn)))) {}  // NOLINT
+  HyperModelArg(F fn)
+      : model(std::make_shared<FunctionHyperModel>(BuildFn(std::move(fn)))) {}  // NOLINT
   template <class H, class = std::enable_if_t<std::is_base_of_v<HyperModel, H>>>
   HyperModelArg(std::shared_ptr<H> h) : model(std::move(h)) {}  // NOLINT
   std::shared_ptr<HyperModel> model;

@@ -11,20 +11,28 @@ namespace osprey::tune {
 
 const char* hp_type_name(HpType t) {
   switch (t) {
-    case HpType::Int: return "Int";
-    case HpType::Float: return "Float";
-    case HpType::Choice: return "Choice";
-    case HpType::Boolean: return "Boolean";
-    case HpType::Fixed: return "Fixed";
+    case HpType::Int:
+      return "Int";
+    case HpType::Float:
+      return "Float";
+    case HpType::Choice:
+      return "Choice";
+    case HpType::Boolean:
+      return "Boolean";
+    case HpType::Fixed:
+      return "Fixed";
   }
   return "?";
 }
 
 const char* sampling_name(Sampling s) {
   switch (s) {
-    case Sampling::linear: return "linear";
-    case Sampling::log: return "log";
-    case Sampling::reverse_log: return "reverse_log";
+    case Sampling::linear:
+      return "linear";
+    case Sampling::log:
+      return "log";
+    case Sampling::reverse_log:
+      return "reverse_log";
   }
   return "?";
 }
@@ -33,24 +41,31 @@ Sampling parse_sampling(const std::string& s, const std::string& what) {
   if (s == "linear") return Sampling::linear;
   if (s == "log") return Sampling::log;
   if (s == "reverse_log") return Sampling::reverse_log;
-  OSPREY_THROW(ValueError, "{}: sampling must be linear, log or reverse_log. Received: '{}'", what, s);
+  OSPREY_THROW(ValueError, "{}: sampling must be linear, log or reverse_log. Received: '{}'", what,
+               s);
 }
 
 namespace {
 
-void check_range(const std::string& name, double min, double max, std::optional<double> step, Sampling sampling) {
-  OSPREY_CHECK(std::isfinite(min) && std::isfinite(max) && min <= max,
-               "hyperparameter '{}': min_value must be <= max_value. Received: min_value={}, max_value={}",
-               name, min, max);
+void check_range(const std::string& name, double min, double max, std::optional<double> step,
+                 Sampling sampling) {
+  OSPREY_CHECK(
+      std::isfinite(min) && std::isfinite(max) && min <= max,
+      "hyperparameter '{}': min_value must be <= max_value. Received: min_value={}, max_value={}",
+      name, min, max);
   if (sampling != Sampling::linear) {
-    OSPREY_CHECK(min > 0, "hyperparameter '{}': {} sampling needs min_value > 0. Received: min_value={}", name,
-                 sampling_name(sampling), min);
+    OSPREY_CHECK(min > 0,
+                 "hyperparameter '{}': {} sampling needs min_value > 0. Received: min_value={}",
+                 name, sampling_name(sampling), min);
   }
   if (step) {
     if (sampling == Sampling::linear) {
-      OSPREY_CHECK(*step > 0, "hyperparameter '{}': step must be positive. Received: step={}", name, *step);
+      OSPREY_CHECK(*step > 0, "hyperparameter '{}': step must be positive. Received: step={}", name,
+                   *step);
     } else {
-      OSPREY_CHECK(*step > 1, "hyperparameter '{}': with {} sampling step is a factor and must be > 1. Received: step={}",
+      OSPREY_CHECK(*step > 1,
+                   "hyperparameter '{}': with {} sampling step is a factor and must be > 1. "
+                   "Received: step={}",
                    name, sampling_name(sampling), *step);
     }
   }
@@ -61,9 +76,12 @@ double clamp_unit(double u) { return std::clamp(u, 0.0, std::nextafter(1.0, 0.0)
 // Continuous u -> x in [lo, hi] by the sampling curve, and back.
 double curve(double u, double lo, double hi, Sampling s) {
   switch (s) {
-    case Sampling::linear: return lo + u * (hi - lo);
-    case Sampling::log: return lo * std::pow(hi / lo, u);
-    case Sampling::reverse_log: return hi + lo - lo * std::pow(hi / lo, 1.0 - u);
+    case Sampling::linear:
+      return lo + u * (hi - lo);
+    case Sampling::log:
+      return lo * std::pow(hi / lo, u);
+    case Sampling::reverse_log:
+      return hi + lo - lo * std::pow(hi / lo, 1.0 - u);
   }
   return lo;
 }
@@ -71,17 +89,21 @@ double curve(double u, double lo, double hi, Sampling s) {
 double inverse_curve(double x, double lo, double hi, Sampling s) {
   if (hi <= lo) return 0.5;
   switch (s) {
-    case Sampling::linear: return (x - lo) / (hi - lo);
-    case Sampling::log: return std::log(x / lo) / std::log(hi / lo);
-    case Sampling::reverse_log: return 1.0 - std::log((hi + lo - x) / lo) / std::log(hi / lo);
+    case Sampling::linear:
+      return (x - lo) / (hi - lo);
+    case Sampling::log:
+      return std::log(x / lo) / std::log(hi / lo);
+    case Sampling::reverse_log:
+      return 1.0 - std::log((hi + lo - x) / lo) / std::log(hi / lo);
   }
   return 0.5;
 }
 
 }  // namespace
 
-HyperParameter HyperParameter::Int(std::string name, int64_t min, int64_t max, std::optional<int64_t> step,
-                                   Sampling sampling, std::optional<int64_t> default_value) {
+HyperParameter HyperParameter::Int(std::string name, int64_t min, int64_t max,
+                                   std::optional<int64_t> step, Sampling sampling,
+                                   std::optional<int64_t> default_value) {
   HyperParameter hp;
   hp.name = std::move(name);
   hp.type = HpType::Int;
@@ -91,13 +113,15 @@ HyperParameter HyperParameter::Int(std::string name, int64_t min, int64_t max, s
   hp.sampling = sampling;
   check_range(hp.name, hp.min_value, hp.max_value, hp.step, sampling);
   hp.default_value = default_value ? *default_value : min;
-  OSPREY_CHECK(hp.contains(hp.default_value), "hyperparameter '{}': default {} is not one of its values ({})", hp.name,
+  OSPREY_CHECK(hp.contains(hp.default_value),
+               "hyperparameter '{}': default {} is not one of its values ({})", hp.name,
                hp.default_value.to_string(), hp.describe());
   return hp;
 }
 
-HyperParameter HyperParameter::Float(std::string name, double min, double max, std::optional<double> step,
-                                     Sampling sampling, std::optional<double> default_value) {
+HyperParameter HyperParameter::Float(std::string name, double min, double max,
+                                     std::optional<double> step, Sampling sampling,
+                                     std::optional<double> default_value) {
   HyperParameter hp;
   hp.name = std::move(name);
   hp.type = HpType::Float;
@@ -107,12 +131,14 @@ HyperParameter HyperParameter::Float(std::string name, double min, double max, s
   hp.sampling = sampling;
   check_range(hp.name, min, max, step, sampling);
   hp.default_value = default_value ? *default_value : min;
-  OSPREY_CHECK(hp.contains(hp.default_value), "hyperparameter '{}': default {} is not one of its values ({})", hp.name,
+  OSPREY_CHECK(hp.contains(hp.default_value),
+               "hyperparameter '{}': default {} is not one of its values ({})", hp.name,
                hp.default_value.to_string(), hp.describe());
   return hp;
 }
 
-HyperParameter HyperParameter::Choice(std::string name, std::vector<Value> values, std::optional<bool> ordered,
+HyperParameter HyperParameter::Choice(std::string name, std::vector<Value> values,
+                                      std::optional<bool> ordered,
                                       std::optional<Value> default_value) {
   HyperParameter hp;
   hp.name = std::move(name);
@@ -120,21 +146,25 @@ HyperParameter HyperParameter::Choice(std::string name, std::vector<Value> value
   OSPREY_CHECK(!values.empty(), "hyperparameter '{}': Choice needs at least one value", hp.name);
   const std::string kind = values[0].type_name();
   for (const Value& v : values) {
-    OSPREY_CHECK(v.type_name() == kind, "hyperparameter '{}': Choice values must all be of one type. Received {} and {} ({})",
-                 hp.name, kind, v.type_name(), v.to_string());
+    OSPREY_CHECK(
+        v.type_name() == kind,
+        "hyperparameter '{}': Choice values must all be of one type. Received {} and {} ({})",
+        hp.name, kind, v.type_name(), v.to_string());
   }
   for (size_t i = 0; i < values.size(); ++i) {
     for (size_t j = 0; j < i; ++j) {
-      OSPREY_CHECK(!(values[i] == values[j]), "hyperparameter '{}': Choice value {} appears twice", hp.name,
-                   values[i].to_string());
+      OSPREY_CHECK(!(values[i] == values[j]), "hyperparameter '{}': Choice value {} appears twice",
+                   hp.name, values[i].to_string());
     }
   }
   const bool numeric = values[0].is_number();
-  OSPREY_CHECK(!ordered.value_or(false) || numeric, "hyperparameter '{}': only numeric choices can be ordered", hp.name);
+  OSPREY_CHECK(!ordered.value_or(false) || numeric,
+               "hyperparameter '{}': only numeric choices can be ordered", hp.name);
   hp.ordered = ordered.value_or(numeric);
   hp.values = std::move(values);
   hp.default_value = default_value ? *default_value : hp.values[0];
-  OSPREY_CHECK(hp.contains(hp.default_value), "hyperparameter '{}': default {} is not one of its values ({})", hp.name,
+  OSPREY_CHECK(hp.contains(hp.default_value),
+               "hyperparameter '{}': default {} is not one of its values ({})", hp.name,
                hp.default_value.to_string(), hp.describe());
   return hp;
 }
@@ -160,10 +190,14 @@ HyperParameter HyperParameter::Fixed(std::string name, Value value) {
 bool HyperParameter::tunable() const {
   switch (type) {
     case HpType::Int:
-    case HpType::Float: return max_value > min_value;
-    case HpType::Choice: return values.size() > 1;
-    case HpType::Boolean: return true;
-    case HpType::Fixed: return false;
+    case HpType::Float:
+      return max_value > min_value;
+    case HpType::Choice:
+      return values.size() > 1;
+    case HpType::Boolean:
+      return true;
+    case HpType::Fixed:
+      return false;
   }
   return false;
 }
@@ -172,15 +206,21 @@ int64_t HyperParameter::grid_size() const {
   if (sampling == Sampling::linear) {
     return static_cast<int64_t>(std::floor((max_value - min_value) / *step + 1e-9)) + 1;
   }
-  return static_cast<int64_t>(std::floor(std::log(max_value / min_value) / std::log(*step) + 1e-9)) + 1;
+  return static_cast<int64_t>(
+             std::floor(std::log(max_value / min_value) / std::log(*step) + 1e-9)) +
+         1;
 }
 
 Value HyperParameter::grid_value(int64_t i) const {
   const int64_t n = grid_size();
   double x = 0;
   switch (sampling) {
-    case Sampling::linear: x = min_value + static_cast<double>(i) * *step; break;
-    case Sampling::log: x = min_value * std::pow(*step, static_cast<double>(i)); break;
+    case Sampling::linear:
+      x = min_value + static_cast<double>(i) * *step;
+      break;
+    case Sampling::log:
+      x = min_value * std::pow(*step, static_cast<double>(i));
+      break;
     case Sampling::reverse_log:
       x = max_value + min_value - min_value * std::pow(*step, static_cast<double>(n - 1 - i));
       break;
@@ -196,9 +236,11 @@ Value HyperParameter::from_unit(double u) const {
     case HpType::Float: {
       if (step) {
         const int64_t n = grid_size();
-        return grid_value(std::min<int64_t>(n - 1, static_cast<int64_t>(std::floor(u * static_cast<double>(n)))));
+        return grid_value(
+            std::min<int64_t>(n - 1, static_cast<int64_t>(std::floor(u * static_cast<double>(n)))));
       }
-      if (type == HpType::Float) return std::clamp(curve(u, min_value, max_value, sampling), min_value, max_value);
+      if (type == HpType::Float)
+        return std::clamp(curve(u, min_value, max_value, sampling), min_value, max_value);
       // Integers: the curve over [min, max + 1), floored, so each integer gets its share.
       const double x = curve(u, min_value, max_value + 1, sampling);
       return static_cast<int64_t>(std::clamp(std::floor(x), min_value, max_value));
@@ -208,7 +250,8 @@ Value HyperParameter::from_unit(double u) const {
       const auto n = static_cast<double>(values.size());
       return values[std::min(values.size() - 1, static_cast<size_t>(std::floor(u * n)))];
     }
-    case HpType::Fixed: return values[0];
+    case HpType::Fixed:
+      return values[0];
   }
   return default_value;
 }
@@ -228,17 +271,21 @@ double HyperParameter::to_unit(const Value& v) const {
         }
         return (static_cast<double>(best) + 0.5) / static_cast<double>(n);
       }
-      if (type == HpType::Float) return std::clamp(inverse_curve(x, min_value, max_value, sampling), 0.0, 1.0);
+      if (type == HpType::Float)
+        return std::clamp(inverse_curve(x, min_value, max_value, sampling), 0.0, 1.0);
       return std::clamp(inverse_curve(x + 0.5, min_value, max_value + 1, sampling), 0.0, 1.0);
     }
     case HpType::Choice:
     case HpType::Boolean: {
       for (size_t i = 0; i < values.size(); ++i) {
-        if (values[i] == v) return (static_cast<double>(i) + 0.5) / static_cast<double>(values.size());
+        if (values[i] == v)
+          return (static_cast<double>(i) + 0.5) / static_cast<double>(values.size());
       }
-      OSPREY_THROW(ValueError, "hyperparameter '{}': {} is not one of its values ({})", name, v.to_string(), describe());
+      OSPREY_THROW(ValueError, "hyperparameter '{}': {} is not one of its values ({})", name,
+                   v.to_string(), describe());
     }
-    case HpType::Fixed: return 0.5;
+    case HpType::Fixed:
+      return 0.5;
   }
   return 0.5;
 }
@@ -260,7 +307,8 @@ bool HyperParameter::contains(const Value& v) const {
     }
     case HpType::Choice:
     case HpType::Boolean:
-    case HpType::Fixed: return std::find(values.begin(), values.end(), v) != values.end();
+    case HpType::Fixed:
+      return std::find(values.begin(), values.end(), v) != values.end();
   }
   return false;
 }
@@ -270,8 +318,12 @@ std::string HyperParameter::describe() const {
   switch (type) {
     case HpType::Int:
     case HpType::Float:
-      s = fmt::format("[{}, {}]", Value(type == HpType::Int ? Value(static_cast<int64_t>(min_value)) : Value(min_value)).to_string(),
-                      Value(type == HpType::Int ? Value(static_cast<int64_t>(max_value)) : Value(max_value)).to_string());
+      s = fmt::format(
+          "[{}, {}]",
+          Value(type == HpType::Int ? Value(static_cast<int64_t>(min_value)) : Value(min_value))
+              .to_string(),
+          Value(type == HpType::Int ? Value(static_cast<int64_t>(max_value)) : Value(max_value))
+              .to_string());
       if (step) s += fmt::format(" step {}", Value(*step).to_string());
       s += fmt::format(", {}", sampling_name(sampling));
       break;
@@ -327,7 +379,8 @@ nlohmann::json HyperParameter::to_json() const {
 
 HyperParameter HyperParameter::from_json(const nlohmann::json& j, const std::string& where) {
   OSPREY_CHECK(j.is_object() && j.contains("class_name") && j.contains("config"),
-               "{}: a hyperparameter must be an object with class_name and config, got {}", where, j.dump());
+               "{}: a hyperparameter must be an object with class_name and config, got {}", where,
+               j.dump());
   const std::string cls = j.at("class_name").get<std::string>();
   const nlohmann::json& c = j.at("config");
   const std::string name = c.at("name").get<std::string>();
@@ -353,8 +406,10 @@ HyperParameter HyperParameter::from_json(const nlohmann::json& j, const std::str
   } else if (cls == "Choice") {
     std::vector<Value> vs;
     for (const auto& v : c.at("values")) vs.push_back(value_from_json(v, at));
-    hp = Choice(name, std::move(vs), c.contains("ordered") ? std::optional<bool>(c.at("ordered").get<bool>()) : std::nullopt,
-                opt_value("default"));
+    hp = Choice(
+        name, std::move(vs),
+        c.contains("ordered") ? std::optional<bool>(c.at("ordered").get<bool>()) : std::nullopt,
+        opt_value("default"));
   } else if (cls == "Boolean") {
     auto def = opt_value("default");
     hp = Boolean(name, def ? def->as_bool() : false);
@@ -363,13 +418,17 @@ HyperParameter HyperParameter::from_json(const nlohmann::json& j, const std::str
     OSPREY_CHECK(v.has_value(), "{}: Fixed needs a value", at);
     hp = Fixed(name, *v);
   } else {
-    OSPREY_THROW(ValueError, "{}: unknown hyperparameter class '{}' (expected Int, Float, Choice, Boolean or Fixed)", at, cls);
+    OSPREY_THROW(
+        ValueError,
+        "{}: unknown hyperparameter class '{}' (expected Int, Float, Choice, Boolean or Fixed)", at,
+        cls);
   }
   if (c.contains("conditions")) {
     for (const auto& cj : c.at("conditions")) {
       Condition cond;
       cond.parent = cj.at("config").at("name").get<std::string>();
-      for (const auto& v : cj.at("config").at("values")) cond.values.push_back(value_from_json(v, at));
+      for (const auto& v : cj.at("config").at("values"))
+        cond.values.push_back(value_from_json(v, at));
       hp.conditions.push_back(std::move(cond));
     }
   }

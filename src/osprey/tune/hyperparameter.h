@@ -8,11 +8,10 @@
 //   hp.from_unit(0.6).as_int() == 48;  hp.to_unit(48) == 0.625
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "osprey/tune/value.h"
 
@@ -37,19 +36,22 @@ struct HyperParameter {
   std::string name;
   HpType type = HpType::Fixed;
   double min_value = 0, max_value = 0;  // Int and Float
-  std::optional<double> step{};        // linear: added; log / reverse_log: a factor (> 1)
+  std::optional<double> step{};         // linear: added; log / reverse_log: a factor (> 1)
   Sampling sampling = Sampling::linear;
-  std::vector<Value> values{};         // Choice (Boolean: false, true; Fixed: the value)
-  bool ordered = false;                // Choice: numeric values are ordered
+  std::vector<Value> values{};  // Choice (Boolean: false, true; Fixed: the value)
+  bool ordered = false;         // Choice: numeric values are ordered
   Value default_value{};
   std::vector<Condition> conditions{};
 
   // Each constructor checks its arguments (ValueError naming the hyperparameter).
-  static HyperParameter Int(std::string name, int64_t min, int64_t max, std::optional<int64_t> step = {},
-                            Sampling sampling = Sampling::linear, std::optional<int64_t> default_value = {});
-  static HyperParameter Float(std::string name, double min, double max, std::optional<double> step = {},
-                              Sampling sampling = Sampling::linear, std::optional<double> default_value = {});
-  static HyperParameter Choice(std::string name, std::vector<Value> values, std::optional<bool> ordered = {},
+  static HyperParameter Int(std::string name, int64_t min, int64_t max,
+                            std::optional<int64_t> step = {}, Sampling sampling = Sampling::linear,
+                            std::optional<int64_t> default_value = {});
+  static HyperParameter Float(std::string name, double min, double max,
+                              std::optional<double> step = {}, Sampling sampling = Sampling::linear,
+                              std::optional<double> default_value = {});
+  static HyperParameter Choice(std::string name, std::vector<Value> values,
+                               std::optional<bool> ordered = {},
                                std::optional<Value> default_value = {});
   static HyperParameter Boolean(std::string name, bool default_value = false);
   static HyperParameter Fixed(std::string name, Value value);

@@ -6,15 +6,19 @@
 
 namespace osprey::tune {
 
-int64_t HyperParameters::Int(const std::string& name, int64_t min_value, int64_t max_value, const IntOptions& o) {
-  return retrieve(HyperParameter::Int(name, min_value, max_value, o.step, parse_sampling(o.sampling, "hyperparameter '" + name + "'"),
+int64_t HyperParameters::Int(const std::string& name, int64_t min_value, int64_t max_value,
+                             const IntOptions& o) {
+  return retrieve(HyperParameter::Int(name, min_value, max_value, o.step,
+                                      parse_sampling(o.sampling, "hyperparameter '" + name + "'"),
                                       o.default_value))
       .as_int();
 }
 
-double HyperParameters::Float(const std::string& name, double min_value, double max_value, const FloatOptions& o) {
+double HyperParameters::Float(const std::string& name, double min_value, double max_value,
+                              const FloatOptions& o) {
   return retrieve(HyperParameter::Float(name, min_value, max_value, o.step,
-                                        parse_sampling(o.sampling, "hyperparameter '" + name + "'"), o.default_value))
+                                        parse_sampling(o.sampling, "hyperparameter '" + name + "'"),
+                                        o.default_value))
       .as_double();
 }
 
@@ -32,7 +36,8 @@ Value HyperParameters::retrieve(HyperParameter hp) {
   } else {
     // Same name, another definition: the first one wins, as in KerasTuner, but a different
     // kind is a mistake worth naming.
-    OSPREY_CHECK(known->type == hp.type, "HyperParameters: '{}' is already a {}, cannot redeclare it as {}", hp.name,
+    OSPREY_CHECK(known->type == hp.type,
+                 "HyperParameters: '{}' is already a {}, cannot redeclare it as {}", hp.name,
                  hp_type_name(known->type), hp_type_name(hp.type));
   }
   if (!is_active(*known)) return known->default_value;
@@ -46,12 +51,17 @@ HyperParameters::ConditionalScope::~ConditionalScope() {
   if (hp_ != nullptr) hp_->scopes_.pop_back();
 }
 
-HyperParameters::ConditionalScope HyperParameters::conditional_scope(const std::string& parent, std::vector<Value> values) {
+HyperParameters::ConditionalScope HyperParameters::conditional_scope(const std::string& parent,
+                                                                     std::vector<Value> values) {
   const HyperParameter* p = find(parent);
-  OSPREY_CHECK(p != nullptr, "conditional_scope: parent hyperparameter '{}' is not declared yet; declare it first", parent);
+  OSPREY_CHECK(
+      p != nullptr,
+      "conditional_scope: parent hyperparameter '{}' is not declared yet; declare it first",
+      parent);
   OSPREY_CHECK(!values.empty(), "conditional_scope('{}'): give at least one parent value", parent);
   for (const Value& v : values) {
-    OSPREY_CHECK(p->contains(v), "conditional_scope('{}'): {} is not one of the parent's values ({})", parent,
+    OSPREY_CHECK(p->contains(v),
+                 "conditional_scope('{}'): {} is not one of the parent's values ({})", parent,
                  v.to_string(), p->describe());
   }
   scopes_.push_back({parent, std::move(values)});
@@ -87,7 +97,8 @@ Value HyperParameters::get(const std::string& name) const {
   if (hp == nullptr) {
     std::vector<std::string> names;
     for (const auto& h : space_) names.push_back(h.name);
-    OSPREY_THROW(ValueError, "HyperParameters: unknown hyperparameter '{}'. Known: [{}]", name, fmt::join(names, ", "));
+    OSPREY_THROW(ValueError, "HyperParameters: unknown hyperparameter '{}'. Known: [{}]", name,
+                 fmt::join(names, ", "));
   }
   return hp->default_value;
 }
@@ -95,8 +106,8 @@ Value HyperParameters::get(const std::string& name) const {
 void HyperParameters::set(const std::string& name, Value value) {
   const HyperParameter* hp = find(name);
   if (hp != nullptr) {
-    OSPREY_CHECK(hp->contains(value), "HyperParameters: {} is not a value of '{}' ({})", value.to_string(), name,
-                 hp->describe());
+    OSPREY_CHECK(hp->contains(value), "HyperParameters: {} is not a value of '{}' ({})",
+                 value.to_string(), name, hp->describe());
   }
   values_[name] = std::move(value);
 }
@@ -120,7 +131,8 @@ size_t HyperParameters::num_tunable() const {
 }
 
 std::string HyperParameters::summary() const {
-  std::string s = fmt::format("Search space summary\nDefault search space size: {}\n", space_.size());
+  std::string s =
+      fmt::format("Search space summary\nDefault search space size: {}\n", space_.size());
   for (const HyperParameter& hp : space_) {
     s += fmt::format("{} ({})\n  {}\n", hp.name, hp_type_name(hp.type), hp.describe());
   }
@@ -140,10 +152,12 @@ HyperParameters HyperParameters::from_json(const nlohmann::json& j, const std::s
   HyperParameters hp;
   if (j.contains("space")) {
     size_t i = 0;
-    for (const auto& e : j.at("space")) hp.space_.push_back(HyperParameter::from_json(e, fmt::format("{}: space[{}]", where, i++)));
+    for (const auto& e : j.at("space"))
+      hp.space_.push_back(HyperParameter::from_json(e, fmt::format("{}: space[{}]", where, i++)));
   }
   if (j.contains("values")) {
-    for (const auto& [k, v] : j.at("values").items()) hp.values_[k] = value_from_json(v, fmt::format("{}: values.{}", where, k));
+    for (const auto& [k, v] : j.at("values").items())
+      hp.values_[k] = value_from_json(v, fmt::format("{}: values.{}", where, k));
   }
   return hp;
 }

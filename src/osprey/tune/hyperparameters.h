@@ -18,12 +18,11 @@
 
 #include <initializer_list>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <type_traits>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "osprey/tune/hyperparameter.h"
 
@@ -55,31 +54,40 @@ namespace detail {
 template <class T>
 using ChoiceResult = std::conditional_t<
     std::is_same_v<T, bool>, bool,
-    std::conditional_t<std::is_integral_v<T>, int64_t, std::conditional_t<std::is_floating_point_v<T>, double, std::string>>>;
+    std::conditional_t<std::is_integral_v<T>, int64_t,
+                       std::conditional_t<std::is_floating_point_v<T>, double, std::string>>>;
 template <class R>
 R value_as(const Value& v) {
-  if constexpr (std::is_same_v<R, bool>) return v.as_bool();
-  else if constexpr (std::is_same_v<R, int64_t>) return v.as_int();
-  else if constexpr (std::is_same_v<R, double>) return v.as_double();
-  else return v.as_string();
+  if constexpr (std::is_same_v<R, bool>)
+    return v.as_bool();
+  else if constexpr (std::is_same_v<R, int64_t>)
+    return v.as_int();
+  else if constexpr (std::is_same_v<R, double>)
+    return v.as_double();
+  else
+    return v.as_string();
 }
 }  // namespace detail
 
 class HyperParameters {
  public:
-  int64_t Int(const std::string& name, int64_t min_value, int64_t max_value, const IntOptions& options = {});
-  double Float(const std::string& name, double min_value, double max_value, const FloatOptions& options = {});
+  int64_t Int(const std::string& name, int64_t min_value, int64_t max_value,
+              const IntOptions& options = {});
+  double Float(const std::string& name, double min_value, double max_value,
+               const FloatOptions& options = {});
   template <class T>
-  detail::ChoiceResult<T> Choice(const std::string& name, std::initializer_list<T> values, const ChoiceOptions& options = {}) {
+  detail::ChoiceResult<T> Choice(const std::string& name, std::initializer_list<T> values,
+                                 const ChoiceOptions& options = {}) {
     return Choice(name, std::vector<T>(values), options);
   }
   template <class T>
-  detail::ChoiceResult<T> Choice(const std::string& name, const std::vector<T>& values, const ChoiceOptions& options = {}) {
+  detail::ChoiceResult<T> Choice(const std::string& name, const std::vector<T>& values,
+                                 const ChoiceOptions& options = {}) {
     std::vector<Value> vs;
     vs.reserve(values.size());
     for (const T& v : values) vs.push_back(Value(static_cast<detail::ChoiceResult<T>>(v)));
-    return detail::value_as<detail::ChoiceResult<T>>(
-        retrieve(HyperParameter::Choice(name, std::move(vs), options.ordered, options.default_value)));
+    return detail::value_as<detail::ChoiceResult<T>>(retrieve(
+        HyperParameter::Choice(name, std::move(vs), options.ordered, options.default_value)));
   }
   bool Boolean(const std::string& name, const BooleanOptions& options = {});
   template <class T>

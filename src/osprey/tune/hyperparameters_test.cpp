@@ -206,9 +206,12 @@ TEST(HyperParametersTest, ErrorsNameTheHyperparameter) {
     return std::string("no error");
   };
   EXPECT_NE(message([&] { hp.Int("units", 64, 16); }).find("'units'"), std::string::npos);
-  EXPECT_NE(message([&] { hp.Float("lr", 0.0, 1.0, {.sampling = "log"}); }).find("'lr'"), std::string::npos);
-  EXPECT_NE(message([&] { hp.Float("x", 0.0, 1.0, {.sampling = "cubic"}); }).find("cubic"), std::string::npos);
-  EXPECT_NE(message([&] { hp.Int("n", 1, 4, {.default_value = 9}); }).find("default 9"), std::string::npos);
+  EXPECT_NE(message([&] { hp.Float("lr", 0.0, 1.0, {.sampling = "log"}); }).find("'lr'"),
+            std::string::npos);
+  EXPECT_NE(message([&] { hp.Float("x", 0.0, 1.0, {.sampling = "cubic"}); }).find("cubic"),
+            std::string::npos);
+  EXPECT_NE(message([&] { hp.Int("n", 1, 4, {.default_value = 9}); }).find("default 9"),
+            std::string::npos);
   hp.Int("k", 1, 3);
   EXPECT_NE(message([&] { hp.Float("k", 0.0, 1.0); }).find("already a Int"), std::string::npos);
   EXPECT_NE(message([&] { hp.set("k", int64_t{7}); }).find("'k'"), std::string::npos);
@@ -221,7 +224,8 @@ TEST(HyperParametersTest, SummaryListsRangesAndDefaults) {
   const std::string s = hp.summary();
   EXPECT_NE(s.find("Default search space size: 2"), std::string::npos) << s;
   EXPECT_NE(s.find("units (Int)\n  [16, 64] step 16, linear, default 16"), std::string::npos) << s;
-  EXPECT_NE(s.find("optimizer (Choice)\n  {rmsprop, adam}, default rmsprop"), std::string::npos) << s;
+  EXPECT_NE(s.find("optimizer (Choice)\n  {rmsprop, adam}, default rmsprop"), std::string::npos)
+      << s;
 }
 
 }  // namespace

@@ -5,17 +5,17 @@
 //   Objective("val_custom_score", "max");
 #pragma once
 
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 namespace osprey::tune {
 
 class Objective {
  public:
-  Objective(const char* name) : Objective(std::string(name)) {}  // NOLINT(google-explicit-constructor)
-  Objective(std::string name);                                   // NOLINT: infers the direction
-  Objective(std::string name, std::string direction);           // "min" or "max"
+  Objective(const char* name)
+      : Objective(std::string(name)) {}                // NOLINT(google-explicit-constructor)
+  Objective(std::string name);                         // NOLINT: infers the direction
+  Objective(std::string name, std::string direction);  // "min" or "max"
 
   const std::string& name() const { return name_; }
   const std::string& direction() const { return direction_; }

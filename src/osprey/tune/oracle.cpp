@@ -1,9 +1,9 @@
 #include "osprey/tune/oracle.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
-
-#include <fmt/format.h>
 
 #include "osprey/core/error.h"
 #include "osprey/core/rng.h"
@@ -11,8 +11,10 @@
 
 namespace osprey::tune {
 
-Oracle::Oracle(OracleOptions options) : options_(std::move(options)), space_(options_.hyperparameters.copy_space()) {
-  OSPREY_CHECK(options_.max_trials >= 0, "Oracle: max_trials must be >= 0 (0: no limit). Received: {}", options_.max_trials);
+Oracle::Oracle(OracleOptions options)
+    : options_(std::move(options)), space_(options_.hyperparameters.copy_space()) {
+  OSPREY_CHECK(options_.max_trials >= 0,
+               "Oracle: max_trials must be >= 0 (0: no limit). Received: {}", options_.max_trials);
   seed_ = options_.seed ? *options_.seed : next_seed();
 }
 
@@ -21,12 +23,15 @@ void Oracle::set_directory(std::filesystem::path project_dir) {
   std::filesystem::create_directories(dir_);
 }
 
-std::filesystem::path Oracle::trial_dir(const std::string& trial_id) const { return dir_ / ("trial_" + trial_id); }
+std::filesystem::path Oracle::trial_dir(const std::string& trial_id) const {
+  return dir_ / ("trial_" + trial_id);
+}
 
 void Oracle::update_space(const HyperParameters& hp) { space_.merge_space(hp); }
 
 double Oracle::next_uniform() {
-  const auto w = Philox(seed_)(counter_++, 0x7475'6e65ull);  // "tune": a stream apart from the weights'
+  const auto w =
+      Philox(seed_)(counter_++, 0x7475'6e65ull);  // "tune": a stream apart from the weights'
   return Philox::to_unit_double(w[0], w[1]);
 }
 
@@ -112,11 +117,12 @@ Trial Oracle::create_trial(const std::string& tuner_id) {
   return t;
 }
 
-TrialStatus Oracle::update_trial(const std::string& trial_id, const MetricValues& metrics, int epoch, int execution) {
+TrialStatus Oracle::update_trial(const std::string& trial_id, const MetricValues& metrics,
+                                 int epoch, int execution) {
   Trial* t = find_trial(trial_id);
   OSPREY_CHECK(t != nullptr, "{}: update_trial: no trial '{}'", class_name(), trial_id);
-  OSPREY_CHECK(t->status == TrialStatus::running, "{}: update_trial: trial '{}' is {}, not running", class_name(), trial_id,
-               status_name(t->status));
+  OSPREY_CHECK(t->status == TrialStatus::running, "{}: update_trial: trial '{}' is {}, not running",
+               class_name(), trial_id, status_name(t->status));
   OSPREY_CHECK(execution >= 0, "{}: update_trial: execution must be >= 0", class_name());
   if (static_cast<int>(t->executions.size()) <= execution) t->executions.resize(execution + 1);
   t->executions[execution].push_back({epoch, metrics});
@@ -124,12 +130,14 @@ TrialStatus Oracle::update_trial(const std::string& trial_id, const MetricValues
   return TrialStatus::running;
 }
 
-Trial Oracle::end_trial(const std::string& trial_id, TrialStatus status, const std::string& message) {
+Trial Oracle::end_trial(const std::string& trial_id, TrialStatus status,
+                        const std::string& message) {
   Trial* t = find_trial(trial_id);
   OSPREY_CHECK(t != nullptr, "{}: end_trial: no trial '{}'", class_name(), trial_id);
-  OSPREY_CHECK(status == TrialStatus::completed || status == TrialStatus::failed || status == TrialStatus::invalid,
-               "{}: end_trial('{}'): status must be completed, failed or invalid, not {}", class_name(), trial_id,
-               status_name(status));
+  OSPREY_CHECK(status == TrialStatus::completed || status == TrialStatus::failed ||
+                   status == TrialStatus::invalid,
+               "{}: end_trial('{}'): status must be completed, failed or invalid, not {}",
+               class_name(), trial_id, status_name(status));
   t->status = status;
   t->message = message;
   if (status == TrialStatus::completed && !t->compute_score(options_.objective)) {
@@ -140,12 +148,14 @@ Trial Oracle::end_trial(const std::string& trial_id, TrialStatus status, const s
       }
     }
     t->status = TrialStatus::failed;
-    t->message = keys.count(options_.objective.name()) > 0
-                     ? fmt::format("objective '{}' was never finite (NaN or infinite in every epoch)",
-                                   options_.objective.name())
-                     : fmt::format("objective '{}' is not in the epoch logs (they hold: {}); pass validation data "
-                                   "for val_ metrics",
-                                   options_.objective.name(), fmt::join(keys, ", "));
+    t->message =
+        keys.count(options_.objective.name()) > 0
+            ? fmt::format("objective '{}' was never finite (NaN or infinite in every epoch)",
+                          options_.objective.name())
+            : fmt::format(
+                  "objective '{}' is not in the epoch logs (they hold: {}); pass validation data "
+                  "for val_ metrics",
+                  options_.objective.name(), fmt::join(keys, ", "));
   }
   save_trial(*t);
   save_oracle();
@@ -165,8 +175,10 @@ std::vector<Trial> Oracle::get_best_trials(int n) const {
 int Oracle::consecutive_failures() const {
   int n = 0;
   for (auto it = trials_.rbegin(); it != trials_.rend(); ++it) {
-    if (it->status == TrialStatus::failed) ++n;
-    else if (it->status == TrialStatus::completed) break;
+    if (it->status == TrialStatus::failed)
+      ++n;
+    else if (it->status == TrialStatus::completed)
+      break;
   }
   return n;
 }
@@ -191,16 +203,22 @@ nlohmann::json Oracle::get_state(bool with_trials) const {
 }
 
 void Oracle::set_state(const nlohmann::json& state) {
-  const std::string where = dir_.empty() ? std::string("oracle state") : (dir_ / "oracle.json").string();
+  const std::string where =
+      dir_.empty() ? std::string("oracle state") : (dir_ / "oracle.json").string();
   try {
     const std::string cls = state.at("class_name").get<std::string>();
     OSPREY_CHECK_T(IoError, cls == class_name(),
-                   "{}: holds a {} search, not {}; use another project_name or overwrite=true", where, cls, class_name());
+                   "{}: holds a {} search, not {}; use another project_name or overwrite=true",
+                   where, cls, class_name());
     const Objective saved = Objective::from_json(state.at("objective"));
-    OSPREY_CHECK_T(IoError, saved.name() == options_.objective.name() && saved.direction() == options_.objective.direction(),
-                   "{}: the search optimized {} ({}), this one asks for {} ({}); use another project_name or "
-                   "overwrite=true",
-                   where, saved.name(), saved.direction(), options_.objective.name(), options_.objective.direction());
+    OSPREY_CHECK_T(
+        IoError,
+        saved.name() == options_.objective.name() &&
+            saved.direction() == options_.objective.direction(),
+        "{}: the search optimized {} ({}), this one asks for {} ({}); use another project_name or "
+        "overwrite=true",
+        where, saved.name(), saved.direction(), options_.objective.name(),
+        options_.objective.direction());
     seed_ = state.at("seed").get<uint64_t>();
     counter_ = state.at("random_counter").get<uint64_t>();
     space_ = HyperParameters::from_json(state.at("hyperparameters"), where);
@@ -213,8 +231,9 @@ void Oracle::set_state(const nlohmann::json& state) {
     } else {
       for (const auto& id : state.at("trial_ids")) {
         const auto path = trial_dir(id.get<std::string>()) / "trial.json";
-        OSPREY_CHECK_T(IoError, std::filesystem::exists(path), "{}: lists trial {} but {} does not exist", where,
-                       id.get<std::string>(), path.string());
+        OSPREY_CHECK_T(IoError, std::filesystem::exists(path),
+                       "{}: lists trial {} but {} does not exist", where, id.get<std::string>(),
+                       path.string());
         trials_.push_back(Trial::from_json(io::read_json_file(path), path.string()));
       }
     }

@@ -17,12 +17,11 @@
 #include <cstdint>
 #include <deque>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "osprey/tune/hyperparameters.h"
 #include "osprey/tune/objective.h"
@@ -32,9 +31,9 @@ namespace osprey::tune {
 
 struct OracleOptions {
   Objective objective = "val_loss";
-  int max_trials = 10;                  // trials created, failed ones included; 0: no limit
-  std::optional<uint64_t> seed{};       // default: drawn from the global seed
-  HyperParameters hyperparameters{};    // a space given up front (the build function may add to it)
+  int max_trials = 10;                // trials created, failed ones included; 0: no limit
+  std::optional<uint64_t> seed{};     // default: drawn from the global seed
+  HyperParameters hyperparameters{};  // a space given up front (the build function may add to it)
 
   bool operator==(const OracleOptions&) const = default;
 };
@@ -63,7 +62,8 @@ class Oracle {
   Trial create_trial(const std::string& tuner_id);
   // Metrics of one epoch of one execution. Returns running, or stopped when the oracle wants the
   // trial cut short (none of the built-in oracles do yet).
-  TrialStatus update_trial(const std::string& trial_id, const MetricValues& metrics, int epoch, int execution = 0);
+  TrialStatus update_trial(const std::string& trial_id, const MetricValues& metrics, int epoch,
+                           int execution = 0);
   // Ends a trial. A completed trial without one finite objective value becomes failed, with the
   // reason in its message. Returns the ended trial.
   Trial end_trial(const std::string& trial_id, TrialStatus status, const std::string& message = "");

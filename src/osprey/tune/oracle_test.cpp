@@ -17,7 +17,8 @@ namespace osprey::tune {
 namespace {
 
 std::filesystem::path fresh_dir(const std::string& name) {
-  auto d = std::filesystem::temp_directory_path() / ("osprey_oracle_test_" + name + "_" + std::to_string(::getpid()));
+  auto d = std::filesystem::temp_directory_path() /
+           ("osprey_oracle_test_" + name + "_" + std::to_string(::getpid()));
   std::filesystem::remove_all(d);
   return d;
 }
@@ -43,7 +44,8 @@ TEST(ObjectiveTest, DirectionIsInferredForKnownMetrics) {
 }
 
 TEST(OracleTest, TrialLifeCycleScoresTheBestEpochAveragedOverExecutions) {
-  RandomSearchOracle oracle({.objective = "val_accuracy", .max_trials = 3, .seed = 1, .hyperparameters = space_xy()});
+  RandomSearchOracle oracle(
+      {.objective = "val_accuracy", .max_trials = 3, .seed = 1, .hyperparameters = space_xy()});
   Trial t = oracle.create_trial("t0");
   ASSERT_EQ(t.status, TrialStatus::running);
   EXPECT_EQ(t.trial_id, "0000");
@@ -61,12 +63,15 @@ TEST(OracleTest, TrialLifeCycleScoresTheBestEpochAveragedOverExecutions) {
 }
 
 TEST(OracleTest, MissingOrNanObjectiveFailsTheTrialWithAReason) {
-  RandomSearchOracle oracle({.objective = "val_loss", .max_trials = 5, .seed = 2, .hyperparameters = space_xy()});
+  RandomSearchOracle oracle(
+      {.objective = "val_loss", .max_trials = 5, .seed = 2, .hyperparameters = space_xy()});
   Trial a = oracle.create_trial("t0");
   oracle.update_trial(a.trial_id, {{"loss", 0.3}}, 0);
   const Trial fa = oracle.end_trial(a.trial_id, TrialStatus::completed);
   EXPECT_EQ(fa.status, TrialStatus::failed);
-  EXPECT_NE(fa.message.find("'val_loss' is not in the epoch logs (they hold: loss)"), std::string::npos) << fa.message;
+  EXPECT_NE(fa.message.find("'val_loss' is not in the epoch logs (they hold: loss)"),
+            std::string::npos)
+      << fa.message;
   Trial b = oracle.create_trial("t0");
   oracle.update_trial(b.trial_id, {{"val_loss", NAN}}, 0);
   const Trial fb = oracle.end_trial(b.trial_id, TrialStatus::completed);
@@ -79,7 +84,8 @@ TEST(OracleTest, MissingOrNanObjectiveFailsTheTrialWithAReason) {
 TEST(OracleTest, StopsAtMaxTrialsAndWhenTheSpaceIsExhausted) {
   HyperParameters hp;
   hp.Choice("opt", {"adam", "sgd"});
-  RandomSearchOracle oracle({.objective = "val_loss", .max_trials = 10, .seed = 3, .hyperparameters = hp});
+  RandomSearchOracle oracle(
+      {.objective = "val_loss", .max_trials = 10, .seed = 3, .hyperparameters = hp});
   std::set<std::string> seen;
   for (int i = 0; i < 2; ++i) {
     Trial t = oracle.create_trial("t0");
@@ -90,7 +96,8 @@ TEST(OracleTest, StopsAtMaxTrialsAndWhenTheSpaceIsExhausted) {
   }
   EXPECT_EQ(seen.size(), 2u);  // no duplicate
   EXPECT_EQ(oracle.create_trial("t0").status, TrialStatus::stopped);
-  RandomSearchOracle capped({.objective = "val_loss", .max_trials = 1, .seed = 3, .hyperparameters = space_xy()});
+  RandomSearchOracle capped(
+      {.objective = "val_loss", .max_trials = 1, .seed = 3, .hyperparameters = space_xy()});
   capped.end_trial(capped.create_trial("t0").trial_id, TrialStatus::failed, "boom");
   EXPECT_EQ(capped.create_trial("t0").status, TrialStatus::stopped);
 }
@@ -155,13 +162,15 @@ TEST(OracleTest, ReloadRefusesAnotherKindOfSearch) {
     bo.reload();
     FAIL();
   } catch (const IoError& e) {
-    EXPECT_NE(std::string(e.what()).find("holds a RandomSearch search"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("holds a RandomSearch search"), std::string::npos)
+        << e.what();
   }
   std::filesystem::remove_all(dir);
 }
 
 TEST(OracleTest, StateRoundTripsThroughJson) {
-  RandomSearchOracle a({.objective = "val_accuracy", .max_trials = 6, .seed = 5, .hyperparameters = space_xy()});
+  RandomSearchOracle a(
+      {.objective = "val_accuracy", .max_trials = 6, .seed = 5, .hyperparameters = space_xy()});
   for (int i = 0; i < 3; ++i) {
     Trial t = a.create_trial("t");
     a.update_trial(t.trial_id, {{"val_accuracy", 0.1 * i}}, 0);
@@ -173,12 +182,13 @@ TEST(OracleTest, StateRoundTripsThroughJson) {
   EXPECT_EQ(b.trials().size(), 3u);
   EXPECT_EQ(b.get_best_trials(1)[0].trial_id, "0002");
   // The random stream continues where it was.
-  EXPECT_EQ(a.create_trial("t").hyperparameters.values(), b.create_trial("t").hyperparameters.values());
+  EXPECT_EQ(a.create_trial("t").hyperparameters.values(),
+            b.create_trial("t").hyperparameters.values());
 }
 
 struct ExposedOracle : RandomSearchOracle {
-  using RandomSearchOracle::RandomSearchOracle;
   using Oracle::random_values;
+  using RandomSearchOracle::RandomSearchOracle;
 };
 
 TEST(OracleTest, ConditionalChildrenAreSampledOnlyWhenActive) {
@@ -221,7 +231,8 @@ double best_after(O& oracle, int n) {
   double best = INFINITY;
   for (int i = 0; i < n; ++i) {
     Trial t = oracle.create_trial("t");
-    const double v = branin(t.hyperparameters.get("x").as_double(), t.hyperparameters.get("y").as_double());
+    const double v =
+        branin(t.hyperparameters.get("x").as_double(), t.hyperparameters.get("y").as_double());
     oracle.update_trial(t.trial_id, {{"val_loss", v}}, 0);
     oracle.end_trial(t.trial_id, TrialStatus::completed);
     best = std::min(best, v);

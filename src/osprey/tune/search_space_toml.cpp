@@ -1,14 +1,14 @@
 #include "osprey/tune/search_space_toml.h"
 
-#include <algorithm>
-#include <fstream>
-#include <optional>
-#include <map>
-#include <sstream>
-#include <vector>
-
 #include <fmt/format.h>
 #include <toml++/toml.h>
+
+#include <algorithm>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <sstream>
+#include <vector>
 
 #include "osprey/core/error.h"
 
@@ -102,11 +102,13 @@ void declare(HyperParameters& hp, const std::string& name, const Table& t) {
   }
   if (type == "int") {
     hp.Int(name, t.as_int(t.need("min", type), "min"), t.as_int(t.need("max", type), "max"),
-           {.step = t.optional_int("step"), .sampling = t.string("sampling", "linear"),
+           {.step = t.optional_int("step"),
+            .sampling = t.string("sampling", "linear"),
             .default_value = t.optional_int("default")});
   } else if (type == "float") {
     hp.Float(name, t.as_number(t.need("min", type), "min"), t.as_number(t.need("max", type), "max"),
-             {.step = t.optional_number("step"), .sampling = t.string("sampling", "linear"),
+             {.step = t.optional_number("step"),
+              .sampling = t.string("sampling", "linear"),
               .default_value = t.optional_number("default")});
   } else if (type == "choice") {
     const toml::array* values = t.need("values", type).as_array();

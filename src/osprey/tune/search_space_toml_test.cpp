@@ -91,8 +91,7 @@ TEST(SearchSpaceTomlTest, ErrorsNameTheSourceTheTableAndTheField) {
       {"units = 3\n", "space.toml: [units]: must be a table"},
       {"[opt]\ntype = \"choice\"\nvalues = []\n",
        "space.toml: [opt].values: must be a non-empty array"},
-      {"[opt]\ntype = \"choice\"\nvalues = [[1]]\n",
-       "space.toml: [opt].values: must be a boolean"},
+      {"[opt]\ntype = \"choice\"\nvalues = [[1]]\n", "space.toml: [opt].values: must be a boolean"},
       // What the hyperparameter itself refuses, with where it was declared.
       {"[units]\ntype = \"int\"\nmin = 8\nmax = 4\n", "space.toml: [units]: "},
       {"[lr]\ntype = \"float\"\nmin = 1\nmax = 2\nsampling = \"cubic\"\n", "space.toml: [lr]: "},
@@ -101,8 +100,8 @@ TEST(SearchSpaceTomlTest, ErrorsNameTheSourceTheTableAndTheField) {
   };
   for (const auto& [text, expected] : cases) {
     const std::string message = error_of(text);
-    EXPECT_EQ(message.find(expected), 0u) << "expected \"" << expected << "\", got \"" << message
-                                          << "\"";
+    EXPECT_EQ(message.find(expected), 0u)
+        << "expected \"" << expected << "\", got \"" << message << "\"";
   }
   EXPECT_NE(error_of(cases[11].first).find("cubic"), std::string::npos);
 }

@@ -1,8 +1,8 @@
 #include "osprey/tune/trial.h"
 
-#include <cmath>
-
 #include <fmt/format.h>
+
+#include <cmath>
 
 #include "osprey/core/error.h"
 
@@ -10,19 +10,25 @@ namespace osprey::tune {
 
 const char* status_name(TrialStatus s) {
   switch (s) {
-    case TrialStatus::running: return "running";
-    case TrialStatus::idle: return "idle";
-    case TrialStatus::completed: return "completed";
-    case TrialStatus::failed: return "failed";
-    case TrialStatus::invalid: return "invalid";
-    case TrialStatus::stopped: return "stopped";
+    case TrialStatus::running:
+      return "running";
+    case TrialStatus::idle:
+      return "idle";
+    case TrialStatus::completed:
+      return "completed";
+    case TrialStatus::failed:
+      return "failed";
+    case TrialStatus::invalid:
+      return "invalid";
+    case TrialStatus::stopped:
+      return "stopped";
   }
   return "?";
 }
 
 TrialStatus parse_status(const std::string& s, const std::string& where) {
-  for (TrialStatus t : {TrialStatus::running, TrialStatus::idle, TrialStatus::completed, TrialStatus::failed,
-                        TrialStatus::invalid, TrialStatus::stopped}) {
+  for (TrialStatus t : {TrialStatus::running, TrialStatus::idle, TrialStatus::completed,
+                        TrialStatus::failed, TrialStatus::invalid, TrialStatus::stopped}) {
     if (s == status_name(t)) return t;
   }
   OSPREY_THROW(ValueError, "{}: unknown trial status '{}'", where, s);
@@ -39,7 +45,8 @@ bool Trial::compute_score(const Objective& objective) {
     double best_value = objective.worst();
     for (const EpochRecord& r : execution) {
       for (const auto& [k, v] : r.metrics) {
-        if (k == objective.name() && std::isfinite(v) && (best == nullptr || objective.better(v, best_value))) {
+        if (k == objective.name() && std::isfinite(v) &&
+            (best == nullptr || objective.better(v, best_value))) {
           best = &r;
           best_value = v;
         }
@@ -68,7 +75,8 @@ nlohmann::json Trial::to_json() const {
     nlohmann::json epochs = nlohmann::json::array();
     for (const EpochRecord& r : e) {
       nlohmann::json m = nlohmann::json::object();
-      for (const auto& [k, v] : r.metrics) m[k] = std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(fmt::format("{}", v));
+      for (const auto& [k, v] : r.metrics)
+        m[k] = std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(fmt::format("{}", v));
       epochs.push_back({{"epoch", r.epoch}, {"metrics", m}});
     }
     execs.push_back(epochs);
@@ -107,7 +115,8 @@ Trial Trial::from_json(const nlohmann::json& j, const std::string& where) {
       for (const auto& r : e) {
         EpochRecord rec;
         rec.epoch = r.at("epoch").get<int>();
-        for (const auto& [k, v] : r.at("metrics").items()) rec.metrics.emplace_back(k, metric_from_json(v));
+        for (const auto& [k, v] : r.at("metrics").items())
+          rec.metrics.emplace_back(k, metric_from_json(v));
         records.push_back(std::move(rec));
       }
       t.executions.push_back(std::move(records));

@@ -6,12 +6,11 @@
 #pragma once
 
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "osprey/tune/hyperparameters.h"
 #include "osprey/tune/objective.h"
@@ -37,13 +36,14 @@ struct Trial {
   HyperParameters hyperparameters;
   TrialStatus status = TrialStatus::running;
   std::optional<double> score{};
-  int best_step = -1;                               // the best epoch (0-based)
+  int best_step = -1;                                // the best epoch (0-based)
   std::vector<std::vector<EpochRecord>> executions;  // [execution][epoch in order of report]
-  std::map<std::string, double> metrics;            // averaged over executions, at each one's best epoch
-  std::string message;                              // why a trial failed
+  std::map<std::string, double> metrics;  // averaged over executions, at each one's best epoch
+  std::string message;                    // why a trial failed
 
   bool ended() const {
-    return status == TrialStatus::completed || status == TrialStatus::failed || status == TrialStatus::invalid;
+    return status == TrialStatus::completed || status == TrialStatus::failed ||
+           status == TrialStatus::invalid;
   }
   // Fills score, best_step and metrics from the executions; false when no epoch reported a finite
   // objective (the caller fails the trial).

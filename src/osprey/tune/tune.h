@@ -3,8 +3,8 @@
 #pragma once
 
 #include "osprey/tune/best_epoch.h"
-#include "osprey/tune/hyperparameters.h"
 #include "osprey/tune/hypermodel.h"
+#include "osprey/tune/hyperparameters.h"
 #include "osprey/tune/objective.h"
 #include "osprey/tune/oracle.h"
 #include "osprey/tune/search_space_toml.h"

@@ -1,10 +1,10 @@
 #include "osprey/tune/tuner.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-
-#include <fmt/format.h>
 
 #include "osprey/core/error.h"
 #include "osprey/nn/name_scope.h"
@@ -27,8 +27,11 @@ class TrialReporter : public train::Callback {
   TrialReporter(Oracle& oracle, std::string trial_id, int execution,
                 std::filesystem::path checkpoint, std::filesystem::path end_state,
                 std::shared_ptr<Best> best)
-      : oracle_(oracle), trial_id_(std::move(trial_id)), execution_(execution),
-        checkpoint_(std::move(checkpoint)), end_state_(std::move(end_state)),
+      : oracle_(oracle),
+        trial_id_(std::move(trial_id)),
+        execution_(execution),
+        checkpoint_(std::move(checkpoint)),
+        end_state_(std::move(end_state)),
         best_(std::move(best)) {}
 
   void on_epoch_end(int epoch, const train::Logs& logs) override {
@@ -84,16 +87,21 @@ std::string values_text(const HyperParameters& hp, fmt::string_view item, fmt::s
 }  // namespace
 
 Tuner::Tuner(HyperModelArg hypermodel, std::unique_ptr<Oracle> oracle, TunerOptions options)
-    : hypermodel_(std::move(hypermodel.model)), oracle_(std::move(oracle)), options_(std::move(options)) {
+    : hypermodel_(std::move(hypermodel.model)),
+      oracle_(std::move(oracle)),
+      options_(std::move(options)) {
   OSPREY_CHECK(hypermodel_ != nullptr, "Tuner: no hypermodel or build function given");
   OSPREY_CHECK(oracle_ != nullptr, "Tuner: no oracle given");
-  OSPREY_CHECK(options_.executions_per_trial >= 1, "Tuner: executions_per_trial must be >= 1. Received: {}",
+  OSPREY_CHECK(options_.executions_per_trial >= 1,
+               "Tuner: executions_per_trial must be >= 1. Received: {}",
                options_.executions_per_trial);
-  OSPREY_CHECK(options_.max_consecutive_failed_trials >= 1, "Tuner: max_consecutive_failed_trials must be >= 1. Received: {}",
+  OSPREY_CHECK(options_.max_consecutive_failed_trials >= 1,
+               "Tuner: max_consecutive_failed_trials must be >= 1. Received: {}",
                options_.max_consecutive_failed_trials);
   OSPREY_CHECK(!options_.project_name.empty(), "Tuner: project_name is empty");
   project_dir_ = std::filesystem::path(options_.directory) / options_.project_name;
-  if (options_.overwrite && std::filesystem::exists(project_dir_)) std::filesystem::remove_all(project_dir_);
+  if (options_.overwrite && std::filesystem::exists(project_dir_))
+    std::filesystem::remove_all(project_dir_);
   oracle_->set_directory(project_dir_);
   oracle_->reload();
 }
@@ -160,8 +168,8 @@ void Tuner::run_search(const TrainData& data, const train::FitOptions& options) 
   while (true) {
     const Trial trial = oracle_->create_trial(options_.tuner_id);
     if (trial.status == TrialStatus::stopped) break;
-    OSPREY_ASSERT(trial.status != TrialStatus::idle, "{}: idle with no other trial running (one tuner)",
-                  oracle_->class_name());
+    OSPREY_ASSERT(trial.status != TrialStatus::idle,
+                  "{}: idle with no other trial running (one tuner)", oracle_->class_name());
     if (options_.verbose >= 2) {
       fmt::print("Search: running trial {}: {}\n", trial.trial_id,
                  values_text(trial.hyperparameters, "{}={}", " "));
@@ -178,7 +186,8 @@ void Tuner::run_search(const TrainData& data, const train::FitOptions& options) 
     } catch (const ValueError& e) {
       ended = oracle_->end_trial(trial.trial_id, TrialStatus::failed, e.what());
     }
-    print_row(ended, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    print_row(ended,
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     if (ended.status != TrialStatus::failed) {
       consecutive_failures = 0;
     } else if (++consecutive_failures >= options_.max_consecutive_failed_trials) {
@@ -196,9 +205,8 @@ void Tuner::run_search(const TrainData& data, const train::FitOptions& options) 
     const auto failed = std::count_if(trials.begin(), trials.end(), [](const Trial& t) {
       return t.status == TrialStatus::failed;
     });
-    const auto last = std::find_if(trials.rbegin(), trials.rend(), [](const Trial& t) {
-      return t.status == TrialStatus::failed;
-    });
+    const auto last = std::find_if(trials.rbegin(), trials.rend(),
+                                   [](const Trial& t) { return t.status == TrialStatus::failed; });
     OSPREY_THROW(Error, "search ended without a completed trial ({} failed){}", failed,
                  last == trials.rend() ? std::string()
                                        : fmt::format("; the last, trial {}, failed with: {}",
@@ -207,7 +215,8 @@ void Tuner::run_search(const TrainData& data, const train::FitOptions& options) 
 }
 
 void Tuner::run_trial(const Trial& trial, const TrainData& data, const train::FitOptions& options) {
-  auto best = std::make_shared<TrialReporter::Best>(TrialReporter::Best{oracle_->objective().worst()});
+  auto best =
+      std::make_shared<TrialReporter::Best>(TrialReporter::Best{oracle_->objective().worst()});
   const std::filesystem::path checkpoint = checkpoint_path(trial.trial_id);
   const std::filesystem::path end_state =
       keeps_end_state(trial) ? end_state_path(trial.trial_id) : std::filesystem::path();
@@ -217,8 +226,10 @@ void Tuner::run_trial(const Trial& trial, const TrainData& data, const train::Fi
     HyperParameters hp = trial.hyperparameters;
     Model model = hypermodel_->build(hp);
     oracle_->update_space(hp);
-    OSPREY_CHECK(model.defined() && model.compiled(),
-                 "trial {}: the build function must return a compiled model (call model.compile(...))", trial.trial_id);
+    OSPREY_CHECK(
+        model.defined() && model.compiled(),
+        "trial {}: the build function must return a compiled model (call model.compile(...))",
+        trial.trial_id);
     prepare_model(trial, model);
     train::FitOptions fo = options;
     fo.callbacks.clear();
@@ -254,11 +265,13 @@ std::string Tuner::results_summary(int n, bool print) const {
   int failed = 0;
   for (const Trial& t : oracle_->trials()) failed += t.status == TrialStatus::failed ? 1 : 0;
   const auto best = oracle_->get_best_trials(n);
-  std::string s = fmt::format("Results summary\nResults in {}\nShowing {} best trials\nObjective(name=\"{}\", direction=\"{}\")\n",
-                              project_dir_.string(), best.size(), oracle_->objective().name(),
-                              oracle_->objective().direction());
-  s += fmt::format("{} trials: {} completed, {} failed\n", oracle_->trials().size(), oracle_->get_best_trials(1 << 30).size(),
-                   failed);
+  std::string s = fmt::format(
+      "Results summary\nResults in {}\nShowing {} best trials\nObjective(name=\"{}\", "
+      "direction=\"{}\")\n",
+      project_dir_.string(), best.size(), oracle_->objective().name(),
+      oracle_->objective().direction());
+  s += fmt::format("{} trials: {} completed, {} failed\n", oracle_->trials().size(),
+                   oracle_->get_best_trials(1 << 30).size(), failed);
   for (const Trial& t : best) {
     s += fmt::format("\nTrial {} summary\nHyperparameters:\n", t.trial_id);
     s += values_text(t.hyperparameters, "{}: {}\n", "");

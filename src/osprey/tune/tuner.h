@@ -54,7 +54,9 @@ class Tuner {
   // callbacks — copied per trial where they support clone() — epochs, batch size, ...).
   void search(const Tensor& x, const Tensor& y, const train::FitOptions& options = {});
   void search(const data::Dataset& dataset, const train::FitOptions& options = {});
-  void search(const data::LabeledArrays& data, const train::FitOptions& options = {}) { search(data.x, data.y, options); }
+  void search(const data::LabeledArrays& data, const train::FitOptions& options = {}) {
+    search(data.x, data.y, options);
+  }
 
   // Prints (and returns) each hyperparameter with its range or values and default.
   std::string search_space_summary(bool print = true);

@@ -20,8 +20,8 @@
 #include "osprey/nn/layers/all.h"
 #include "osprey/tensor/factory.h"
 #include "osprey/testing/test_helpers.h"
-#include "osprey/train/trainer.h"
 #include "osprey/train/callbacks/early_stopping.h"
+#include "osprey/train/trainer.h"
 #include "osprey/tune/best_epoch.h"
 #include "osprey/tune/tuners.h"
 
@@ -55,7 +55,8 @@ Model build_model(HyperParameters& hp) {
   const int64_t units = hp.Int("units", 2, 16, {.step = 2});
   const double lr = hp.Float("learning_rate", 1e-3, 1e-1, {.sampling = "log"});
   const std::string opt = hp.Choice("optimizer", {"adam", "sgd"});
-  Model model = Sequential({layers::Dense(units, "relu"), layers::Dense(2, "softmax")}, {.input_shape = {4}});
+  Model model =
+      Sequential({layers::Dense(units, "relu"), layers::Dense(2, "softmax")}, {.input_shape = {4}});
   std::shared_ptr<optim::Optimizer> o = optim::get(opt);
   o->set_learning_rate(lr);
   model.compile(o, "sparse_categorical_crossentropy", {"accuracy"});
@@ -63,13 +64,18 @@ Model build_model(HyperParameters& hp) {
 }
 
 std::filesystem::path fresh_dir(const std::string& name) {
-  auto d = std::filesystem::temp_directory_path() / ("osprey_tuner_test_" + name + "_" + std::to_string(::getpid()));
+  auto d = std::filesystem::temp_directory_path() /
+           ("osprey_tuner_test_" + name + "_" + std::to_string(::getpid()));
   std::filesystem::remove_all(d);
   return d;
 }
 
 train::FitOptions fit_options(const Data& d, int epochs) {
-  return {.batch_size = 32, .epochs = epochs, .verbose = 0, .validation_data = train::ValidationData(d.xv, d.yv), .seed = 1};
+  return {.batch_size = 32,
+          .epochs = epochs,
+          .verbose = 0,
+          .validation_data = train::ValidationData(d.xv, d.yv),
+          .seed = 1};
 }
 
 std::string read(const std::filesystem::path& p) {
@@ -82,8 +88,12 @@ std::string read(const std::filesystem::path& p) {
 TEST(TunerTest, SearchWritesTrialFilesAndBestWeights) {
   const Data d = make_data();
   const auto dir = fresh_dir("files");
-  RandomSearch tuner(build_model, {.objective = "val_accuracy", .max_trials = 3, .directory = dir.string(),
-                                   .project_name = "p", .seed = 1, .verbose = 0});
+  RandomSearch tuner(build_model, {.objective = "val_accuracy",
+                                   .max_trials = 3,
+                                   .directory = dir.string(),
+                                   .project_name = "p",
+                                   .seed = 1,
+                                   .verbose = 0});
   tuner.search(d.x, d.y, fit_options(d, 2));
   ASSERT_EQ(tuner.oracle().trials().size(), 3u);
   for (const Trial& t : tuner.oracle().trials()) {
@@ -130,18 +140,24 @@ TEST(TunerDeathTest, ResumeAfterAKillRepeatsNoFinishedTrial) {
   // No pid in the name: the death test's child is another process and must find the same folder.
   const auto dir = std::filesystem::temp_directory_path() / "osprey_tuner_test_resume";
   std::filesystem::remove_all(dir);
-  const RandomSearchOptions options{.objective = "val_loss", .max_trials = 4, .directory = dir.string(),
-                                    .project_name = "p", .seed = 9, .verbose = 0};
+  const RandomSearchOptions options{.objective = "val_loss",
+                                    .max_trials = 4,
+                                    .directory = dir.string(),
+                                    .project_name = "p",
+                                    .seed = 9,
+                                    .verbose = 0};
   EXPECT_EXIT(
       {
         RandomSearch tuner(build_model, options);
         auto fo = fit_options(d, 2);
-        fo.callbacks.push_back(std::make_shared<KillAfterEpochs>(5));  // trials 0 and 1, then epoch 0 of trial 2
+        fo.callbacks.push_back(
+            std::make_shared<KillAfterEpochs>(5));  // trials 0 and 1, then epoch 0 of trial 2
         tuner.search(d.x, d.y, fo);
       },
       ::testing::ExitedWithCode(3), "");
   const auto p = dir / "p";
-  const auto before0 = read(p / "trial_0000" / "trial.json"), before1 = read(p / "trial_0001" / "trial.json");
+  const auto before0 = read(p / "trial_0000" / "trial.json"),
+             before1 = read(p / "trial_0001" / "trial.json");
   const auto t2 = io::read_json_file(p / "trial_0002" / "trial.json");
   ASSERT_EQ(t2.at("status"), "running");  // cut short
   const auto interrupted = t2.at("hyperparameters").at("values");
@@ -155,7 +171,8 @@ TEST(TunerDeathTest, ResumeAfterAKillRepeatsNoFinishedTrial) {
       options);
   resumed.search(d.x, d.y, fit_options(d, 2));
   ASSERT_EQ(resumed.oracle().trials().size(), 4u);
-  for (const Trial& t : resumed.oracle().trials()) EXPECT_EQ(t.status, TrialStatus::completed) << t.trial_id;
+  for (const Trial& t : resumed.oracle().trials())
+    EXPECT_EQ(t.status, TrialStatus::completed) << t.trial_id;
   // Finished trials were not re-run: their files are untouched and their values never rebuilt.
   EXPECT_EQ(read(p / "trial_0000" / "trial.json"), before0);
   EXPECT_EQ(read(p / "trial_0001" / "trial.json"), before1);
@@ -179,8 +196,13 @@ TEST(TunerTest, FailedTrialsAreRecordedAndTheSearchGoesOn) {
     if (hp.Boolean("explode")) throw TrialFailed("bad configuration: explode=true");
     return build_model(hp);
   };
-  RandomSearch tuner(build, {.objective = "val_loss", .max_trials = 8, .max_consecutive_failed_trials = 8,
-                             .directory = dir.string(), .project_name = "p", .seed = 2, .verbose = 0});
+  RandomSearch tuner(build, {.objective = "val_loss",
+                             .max_trials = 8,
+                             .max_consecutive_failed_trials = 8,
+                             .directory = dir.string(),
+                             .project_name = "p",
+                             .seed = 2,
+                             .verbose = 0});
   tuner.search(d.x, d.y, fit_options(d, 1));
   int failed = 0, completed = 0;
   for (const Trial& t : tuner.oracle().trials()) {
@@ -199,7 +221,8 @@ TEST(TunerTest, FailedTrialsAreRecordedAndTheSearchGoesOn) {
   EXPECT_GT(failed, 0);
   EXPECT_GT(completed, 0);
   EXPECT_EQ(failed + completed, 8);
-  EXPECT_NE(tuner.results_summary(10, false).find(fmt::format("{} failed", failed)), std::string::npos);
+  EXPECT_NE(tuner.results_summary(10, false).find(fmt::format("{} failed", failed)),
+            std::string::npos);
   std::filesystem::remove_all(dir);
 }
 
@@ -212,14 +235,20 @@ TEST(TunerTest, ConsecutiveFailuresStopTheSearchWithAClearError) {
     if (builds++ > 0) throw ValueError("Dense: units must be positive");
     return build_model(hp);
   };
-  RandomSearch tuner(build, {.objective = "val_loss", .max_trials = 10, .directory = dir.string(), .project_name = "p",
-                             .seed = 3, .verbose = 0});
+  RandomSearch tuner(build, {.objective = "val_loss",
+                             .max_trials = 10,
+                             .directory = dir.string(),
+                             .project_name = "p",
+                             .seed = 3,
+                             .verbose = 0});
   try {
     tuner.search(d.x, d.y, fit_options(d, 1));
     FAIL() << "expected an error";
   } catch (const Error& e) {
     const std::string m = e.what();
-    EXPECT_NE(m.find("3 trials failed in a row (max_consecutive_failed_trials=3)"), std::string::npos) << m;
+    EXPECT_NE(m.find("3 trials failed in a row (max_consecutive_failed_trials=3)"),
+              std::string::npos)
+        << m;
     EXPECT_NE(m.find("trial 0002"), std::string::npos) << m;
     EXPECT_NE(m.find("units must be positive"), std::string::npos) << m;
   }
@@ -236,8 +265,12 @@ TEST(TunerTest, ASearchWhoseEveryTrialFailedSaysSoInsteadOfReturningNoBestTrial)
     if (builds++ > 0) throw TrialFailed("no model today");  // the first declares the space
     return build_model(hp);
   };
-  RandomSearch tuner(build, {.objective = "val_loss", .max_trials = 2, .directory = dir.string(),
-                             .project_name = "p", .seed = 3, .verbose = 0});
+  RandomSearch tuner(build, {.objective = "val_loss",
+                             .max_trials = 2,
+                             .directory = dir.string(),
+                             .project_name = "p",
+                             .seed = 3,
+                             .verbose = 0});
   try {
     tuner.search(d.x, d.y, fit_options(d, 1));
     FAIL() << "expected an error";
@@ -269,8 +302,11 @@ TEST(TunerTest, AnIoErrorDuringATrialStopsTheSearchWithThatErrorAndAResumeReruns
   hm->before_fit = [](int fit) {
     if (fit == 1) throw IoError("/scratch/kt/p/trial_0001/checkpoint: No space left on device");
   };
-  const RandomSearchOptions options{.objective = "val_loss", .max_trials = 3,
-                                    .directory = dir.string(), .project_name = "p", .seed = 8,
+  const RandomSearchOptions options{.objective = "val_loss",
+                                    .max_trials = 3,
+                                    .directory = dir.string(),
+                                    .project_name = "p",
+                                    .seed = 8,
                                     .verbose = 0};
   RandomSearch tuner(hm, options);
   EXPECT_THROW(
@@ -310,8 +346,12 @@ TEST(TunerTest, AValueErrorOrTrialFailedFromFitFailsOnlyThatTrial) {
     if (fit == 0) throw ValueError("Dense: units must be positive. Received: units=0");
     if (fit == 1) throw TrialFailed("the loss diverged");
   };
-  RandomSearch tuner(hm, {.objective = "val_loss", .max_trials = 3, .directory = dir.string(),
-                          .project_name = "p", .seed = 9, .verbose = 0});
+  RandomSearch tuner(hm, {.objective = "val_loss",
+                          .max_trials = 3,
+                          .directory = dir.string(),
+                          .project_name = "p",
+                          .seed = 9,
+                          .verbose = 0});
   tuner.search(d.x, d.y, fit_options(d, 1));
   ASSERT_EQ(tuner.oracle().trials().size(), 3u);
   const Trial& t0 = tuner.oracle().get_trial("0000");
@@ -337,8 +377,12 @@ TEST(TunerTest, NanLossFailsTheTrial) {
   };
   Data big = d;
   big.x = mul(d.x, 1e20);
-  RandomSearch tuner(build, {.objective = "val_loss", .max_trials = 1, .directory = dir.string(), .project_name = "p",
-                             .seed = 3, .verbose = 0});
+  RandomSearch tuner(build, {.objective = "val_loss",
+                             .max_trials = 1,
+                             .directory = dir.string(),
+                             .project_name = "p",
+                             .seed = 3,
+                             .verbose = 0});
   EXPECT_THROW(tuner.search(big.x, big.y, fit_options(big, 2)), Error);  // no trial completed
   ASSERT_EQ(tuner.oracle().trials().size(), 1u);
   const Trial& t = tuner.oracle().trials()[0];
@@ -348,7 +392,8 @@ TEST(TunerTest, NanLossFailsTheTrial) {
 }
 
 struct CountingCallback : train::Callback {
-  explicit CountingCallback(std::shared_ptr<int> copies, std::shared_ptr<int> epochs) : copies(copies), epochs(epochs) {}
+  explicit CountingCallback(std::shared_ptr<int> copies, std::shared_ptr<int> epochs)
+      : copies(copies), epochs(epochs) {}
   std::shared_ptr<Callback> clone() const override {
     ++*copies;
     return std::make_shared<CountingCallback>(copies, epochs);
@@ -367,9 +412,15 @@ TEST(TunerTest, CallbacksAreCopiedPerExecutionAndMetricsAveraged) {
   const auto dir = fresh_dir("callbacks");
   auto copies = std::make_shared<int>(0), epochs = std::make_shared<int>(0);
   auto original = std::make_shared<CountingCallback>(copies, epochs);
-  auto stopper = std::make_shared<train::EarlyStopping>(train::EarlyStoppingOptions{.monitor = "val_loss", .patience = 50});
-  RandomSearch tuner(build_model, {.objective = "val_loss", .max_trials = 2, .executions_per_trial = 2,
-                                   .directory = dir.string(), .project_name = "p", .seed = 4, .verbose = 0});
+  auto stopper = std::make_shared<train::EarlyStopping>(
+      train::EarlyStoppingOptions{.monitor = "val_loss", .patience = 50});
+  RandomSearch tuner(build_model, {.objective = "val_loss",
+                                   .max_trials = 2,
+                                   .executions_per_trial = 2,
+                                   .directory = dir.string(),
+                                   .project_name = "p",
+                                   .seed = 4,
+                                   .verbose = 0});
   auto fo = fit_options(d, 3);
   fo.callbacks = {original, stopper};
   tuner.search(d.x, d.y, fo);
@@ -402,7 +453,8 @@ struct CheckingHyperModel : HyperModel {
   int promoted = 0;
   int from_a_later_epoch_than_the_best = 0;
   Model build(HyperParameters& hp) override { return build_model(hp); }
-  train::History fit(HyperParameters& hp, Model& model, const TrainData& d, const train::FitOptions& o) override {
+  train::History fit(HyperParameters& hp, Model& model, const TrainData& d,
+                     const train::FitOptions& o) override {
     if (hp.has_value(kTunerTrialId)) {
       const Trial& parent = tuner->oracle().get_trial(hp.get(kTunerTrialId).as_string());
       const EpochRecord& last = parent.executions.at(0).back();
@@ -429,8 +481,13 @@ TEST(TunerTest, HyperbandPromotedTrialsResumeFromTheirParentsWeights) {
   const auto dir = fresh_dir("hyperband");
   auto hm = std::make_shared<CheckingHyperModel>();
   hm->data = make_data();
-  Hyperband tuner(hm, {.objective = "val_loss", .max_epochs = 3, .factor = 3, .directory = dir.string(),
-                       .project_name = "p", .seed = 5, .verbose = 0});
+  Hyperband tuner(hm, {.objective = "val_loss",
+                       .max_epochs = 3,
+                       .factor = 3,
+                       .directory = dir.string(),
+                       .project_name = "p",
+                       .seed = 5,
+                       .verbose = 0});
   hm->tuner = &tuner;
   tuner.search(hm->data.x, hm->data.y, fit_options(hm->data, 100));
   // max_epochs 3, factor 3: s=1: 3 x 1 epoch, best 1 continues to 3; s=0: 2 x 3 epochs.
@@ -451,8 +508,13 @@ TEST(TunerTest, HyperbandPromotedTrialsGoOnFromTheParentsLastEpochNotItsBest) {
   const auto dir = fresh_dir("hyperband_last");
   auto hm = std::make_shared<CheckingHyperModel>();
   hm->data = make_data();
-  Hyperband tuner(hm, {.objective = Objective("val_loss", "max"), .max_epochs = 9, .factor = 3,
-                       .directory = dir.string(), .project_name = "p", .seed = 6, .verbose = 0});
+  Hyperband tuner(hm, {.objective = Objective("val_loss", "max"),
+                       .max_epochs = 9,
+                       .factor = 3,
+                       .directory = dir.string(),
+                       .project_name = "p",
+                       .seed = 6,
+                       .verbose = 0});
   hm->tuner = &tuner;
   tuner.search(hm->data.x, hm->data.y, fit_options(hm->data, 100));
   // s=2: 9 at 1 epoch, 3 on to 3, 1 on to 9; s=1: 5 at 3, 1 on to 9; s=0: 3 at 9.
@@ -462,7 +524,9 @@ TEST(TunerTest, HyperbandPromotedTrialsGoOnFromTheParentsLastEpochNotItsBest) {
   // A trial in its bracket's last round is never promoted, so its end state is not kept.
   int last_round = 0;
   for (const Trial& t : tuner.oracle().trials()) {
-    if (t.hyperparameters.get(kTunerRound).as_int() != t.hyperparameters.get(kTunerBracket).as_int()) continue;
+    if (t.hyperparameters.get(kTunerRound).as_int() !=
+        t.hyperparameters.get(kTunerBracket).as_int())
+      continue;
     ++last_round;
     EXPECT_FALSE(std::filesystem::exists(tuner.end_state_path(t.trial_id))) << t.trial_id;
     EXPECT_TRUE(std::filesystem::exists(tuner.checkpoint_path(t.trial_id))) << t.trial_id;
@@ -474,28 +538,43 @@ TEST(TunerTest, HyperbandPromotedTrialsGoOnFromTheParentsLastEpochNotItsBest) {
 TEST(TunerTest, BayesianOptimizationRunsOnAModel) {
   const Data d = make_data();
   const auto dir = fresh_dir("bayes");
-  BayesianOptimization tuner(build_model, {.objective = "val_accuracy", .max_trials = 4, .directory = dir.string(),
-                                           .project_name = "p", .seed = 6, .verbose = 0, .num_initial_points = 2});
+  BayesianOptimization tuner(build_model, {.objective = "val_accuracy",
+                                           .max_trials = 4,
+                                           .directory = dir.string(),
+                                           .project_name = "p",
+                                           .seed = 6,
+                                           .verbose = 0,
+                                           .num_initial_points = 2});
   tuner.search(d.x, d.y, fit_options(d, 1));
   ASSERT_EQ(tuner.oracle().trials().size(), 4u);
-  for (const Trial& t : tuner.oracle().trials()) EXPECT_EQ(t.status, TrialStatus::completed) << t.message;
+  for (const Trial& t : tuner.oracle().trials())
+    EXPECT_EQ(t.status, TrialStatus::completed) << t.message;
   std::filesystem::remove_all(dir);
 }
 
 TEST(TunerTest, SummariesNameTheSpaceAndTheBestTrials) {
   const Data d = make_data();
   const auto dir = fresh_dir("summary");
-  RandomSearch tuner(build_model, {.objective = "val_accuracy", .max_trials = 2, .directory = dir.string(),
-                                   .project_name = "p", .seed = 7, .verbose = 0});
+  RandomSearch tuner(build_model, {.objective = "val_accuracy",
+                                   .max_trials = 2,
+                                   .directory = dir.string(),
+                                   .project_name = "p",
+                                   .seed = 7,
+                                   .verbose = 0});
   const std::string space = tuner.search_space_summary(false);
   EXPECT_NE(space.find("Default search space size: 3"), std::string::npos) << space;
-  EXPECT_NE(space.find("learning_rate (Float)\n  [0.001, 0.1], log, default 0.001"), std::string::npos) << space;
+  EXPECT_NE(space.find("learning_rate (Float)\n  [0.001, 0.1], log, default 0.001"),
+            std::string::npos)
+      << space;
   tuner.search(d.x, d.y, fit_options(d, 1));
   const std::string results = tuner.results_summary(1, false);
   const Trial best = tuner.oracle().get_best_trials(1)[0];
-  EXPECT_NE(results.find("Objective(name=\"val_accuracy\", direction=\"max\")"), std::string::npos) << results;
-  EXPECT_NE(results.find(fmt::format("Trial {} summary", best.trial_id)), std::string::npos) << results;
-  EXPECT_NE(results.find(fmt::format("units: {}", best.hyperparameters.get("units").as_int())), std::string::npos);
+  EXPECT_NE(results.find("Objective(name=\"val_accuracy\", direction=\"max\")"), std::string::npos)
+      << results;
+  EXPECT_NE(results.find(fmt::format("Trial {} summary", best.trial_id)), std::string::npos)
+      << results;
+  EXPECT_NE(results.find(fmt::format("units: {}", best.hyperparameters.get("units").as_int())),
+            std::string::npos);
   std::filesystem::remove_all(dir);
 }
 
@@ -503,7 +582,8 @@ struct EpochRecorder : HyperModel {
   std::vector<int> epochs;
   std::vector<int64_t> rows;
   Model build(HyperParameters& hp) override { return build_model(hp); }
-  train::History fit(HyperParameters& hp, Model& model, const TrainData& d, const train::FitOptions& o) override {
+  train::History fit(HyperParameters& hp, Model& model, const TrainData& d,
+                     const train::FitOptions& o) override {
     epochs.push_back(o.epochs);
     rows.push_back(d.x.size(0));
     return HyperModel::fit(hp, model, d, o);
@@ -517,7 +597,8 @@ TEST(BestEpochTest, RetrainsOnTrainPlusValidationForBestEpochTimesOnePointTwo) {
   hp.set("units", int64_t{8});
   hp.set("learning_rate", 0.05);
   hp.set("optimizer", "adam");
-  const BestEpochOptions o{.max_epochs = 10, .patience = 2, .fit = {.batch_size = 32, .verbose = 0, .seed = 1}};
+  const BestEpochOptions o{
+      .max_epochs = 10, .patience = 2, .fit = {.batch_size = 32, .verbose = 0, .seed = 1}};
   set_global_seed(77);  // the same initial weights in both best-epoch searches
   const int best = get_best_epoch(hm, hp, d.x, d.y, d.xv, d.yv, o);
   EXPECT_GE(best, 1);

@@ -70,7 +70,7 @@ struct HyperbandOptions {
   double random_fraction = 1.0 / 3;
   int num_initial_points = 0;  // scored trials before the model is used; 0: dimensions + 1
   double alpha = 1e-4;
-  double beta = 2.6;                // with acquisition "ucb"
+  double beta = 2.6;  // with acquisition "ucb"
   std::string acquisition = "ei";
 };
 
@@ -98,7 +98,10 @@ static_assert(aggregate_arity<TunerOptions>() == 7,
 
 template <class O>
 OracleOptions oracle_options(const O& o) {
-  return {.objective = o.objective, .max_trials = o.max_trials, .seed = o.seed, .hyperparameters = o.hyperparameters};
+  return {.objective = o.objective,
+          .max_trials = o.max_trials,
+          .seed = o.seed,
+          .hyperparameters = o.hyperparameters};
 }
 template <class O>
 TunerOptions tuner_options(const O& o) {
@@ -115,7 +118,8 @@ TunerOptions tuner_options(const O& o) {
 class RandomSearch : public Tuner {
  public:
   RandomSearch(HyperModelArg hypermodel, const RandomSearchOptions& o)
-      : Tuner(std::move(hypermodel), std::make_unique<RandomSearchOracle>(detail::oracle_options(o)),
+      : Tuner(std::move(hypermodel),
+              std::make_unique<RandomSearchOracle>(detail::oracle_options(o)),
               detail::tuner_options(o)) {}
 };
 
@@ -125,8 +129,10 @@ class BayesianOptimization : public Tuner {
       : Tuner(std::move(hypermodel),
               std::make_unique<BayesianOptimizationOracle>(
                   detail::oracle_options(o),
-                  BayesianOptimizationOracleOptions{.num_initial_points = o.num_initial_points, .alpha = o.alpha,
-                                                    .beta = o.beta, .acquisition = o.acquisition}),
+                  BayesianOptimizationOracleOptions{.num_initial_points = o.num_initial_points,
+                                                    .alpha = o.alpha,
+                                                    .beta = o.beta,
+                                                    .acquisition = o.acquisition}),
               detail::tuner_options(o)) {}
 };
 
@@ -136,14 +142,15 @@ class Hyperband : public Tuner {
       : Tuner(std::move(hypermodel),
               std::make_unique<HyperbandOracle>(
                   detail::oracle_options(o),
-                  HyperbandOracleOptions{
-                      .max_epochs = o.max_epochs,
-                      .factor = o.factor,
-                      .hyperband_iterations = o.hyperband_iterations,
-                      .sampler = o.sampler,
-                      .bayesian = {.num_initial_points = o.num_initial_points, .alpha = o.alpha, .beta = o.beta,
-                                   .acquisition = o.acquisition},
-                      .random_fraction = o.random_fraction}),
+                  HyperbandOracleOptions{.max_epochs = o.max_epochs,
+                                         .factor = o.factor,
+                                         .hyperband_iterations = o.hyperband_iterations,
+                                         .sampler = o.sampler,
+                                         .bayesian = {.num_initial_points = o.num_initial_points,
+                                                      .alpha = o.alpha,
+                                                      .beta = o.beta,
+                                                      .acquisition = o.acquisition},
+                                         .random_fraction = o.random_fraction}),
               detail::tuner_options(o)) {}
 
  protected:

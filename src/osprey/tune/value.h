@@ -5,22 +5,21 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <variant>
-
-#include <nlohmann/json.hpp>
 
 namespace osprey::tune {
 
 class Value {
  public:
   Value() : v_(int64_t{0}) {}
-  Value(bool b) : v_(b) {}                              // NOLINT(google-explicit-constructor)
-  Value(int i) : v_(int64_t{i}) {}                      // NOLINT
-  Value(int64_t i) : v_(i) {}                           // NOLINT
-  Value(double d) : v_(d) {}                            // NOLINT
-  Value(const char* s) : v_(std::string(s)) {}          // NOLINT
-  Value(std::string s) : v_(std::move(s)) {}            // NOLINT
+  Value(bool b) : v_(b) {}                      // NOLINT(google-explicit-constructor)
+  Value(int i) : v_(int64_t{i}) {}              // NOLINT
+  Value(int64_t i) : v_(i) {}                   // NOLINT
+  Value(double d) : v_(d) {}                    // NOLINT
+  Value(const char* s) : v_(std::string(s)) {}  // NOLINT
+  Value(std::string s) : v_(std::move(s)) {}    // NOLINT
   // Out of line: g++ 12 under -fsanitize=address reports a false maybe-uninitialized in the
   // inlined variant<..., string> move.
   Value(const Value& other);

@@ -6,39 +6,52 @@ namespace osprey::autograd {
 
 namespace {
 // y = op(x); dx = binary(backward_op, dy, saved) where saved is x or y.
-Variable fused(const char* name, const Variable& x, UnaryOp op, BinaryOp backward_op, bool saves_output) {
+Variable fused(const char* name, const Variable& x, UnaryOp op, BinaryOp backward_op,
+               bool saves_output) {
   detail::check_float_input(x, name, "x");
   Tensor y = osprey::unary_op(op, x.value());
   if (!should_record(x)) return Variable(std::move(y));
   Tensor saved = saves_output ? y : x.value();
-  return make_variable(std::move(y), name, {x},
-                       [saved = std::move(saved), backward_op](const Tensor& g, const std::vector<bool>&) {
-                         return std::vector<Tensor>{osprey::binary_op(backward_op, g, saved)};
-                       });
+  return make_variable(
+      std::move(y), name, {x},
+      [saved = std::move(saved), backward_op](const Tensor& g, const std::vector<bool>&) {
+        return std::vector<Tensor>{osprey::binary_op(backward_op, g, saved)};
+      });
 }
 }  // namespace
 
-Variable relu(const Variable& x) { return fused("relu", x, UnaryOp::relu, BinaryOp::relu_backward, false); }
+Variable relu(const Variable& x) {
+  return fused("relu", x, UnaryOp::relu, BinaryOp::relu_backward, false);
+}
 
 Variable gelu(const Variable& x, bool approximate_tanh) {
-  return approximate_tanh ? fused("gelu", x, UnaryOp::gelu_tanh, BinaryOp::gelu_tanh_backward, false)
-                          : fused("gelu", x, UnaryOp::gelu_erf, BinaryOp::gelu_erf_backward, false);
+  return approximate_tanh
+             ? fused("gelu", x, UnaryOp::gelu_tanh, BinaryOp::gelu_tanh_backward, false)
+             : fused("gelu", x, UnaryOp::gelu_erf, BinaryOp::gelu_erf_backward, false);
 }
 
 Variable sigmoid(const Variable& x) {
   return fused("sigmoid", x, UnaryOp::sigmoid, BinaryOp::sigmoid_backward, true);
 }
 
-Variable tanh(const Variable& x) { return fused("tanh", x, UnaryOp::tanh, BinaryOp::tanh_backward, true); }
+Variable tanh(const Variable& x) {
+  return fused("tanh", x, UnaryOp::tanh, BinaryOp::tanh_backward, true);
+}
 
 Variable activation(const Variable& x, Activation a) {
   switch (a) {
-    case Activation::none: return x;
-    case Activation::relu: return relu(x);
-    case Activation::gelu_tanh: return gelu(x, true);
-    case Activation::gelu_erf: return gelu(x, false);
-    case Activation::sigmoid: return sigmoid(x);
-    case Activation::tanh: return tanh(x);
+    case Activation::none:
+      return x;
+    case Activation::relu:
+      return relu(x);
+    case Activation::gelu_tanh:
+      return gelu(x, true);
+    case Activation::gelu_erf:
+      return gelu(x, false);
+    case Activation::sigmoid:
+      return sigmoid(x);
+    case Activation::tanh:
+      return tanh(x);
   }
   OSPREY_THROW(ValueError, "activation: unknown activation {}", static_cast<int>(a));
 }

@@ -11,9 +11,11 @@ using namespace osprey::testing;
 
 TEST(ActivationTest, GradientsOnStridedInputs) {
   const Shape s{3, 4};
-  OSPREY_EXPECT_GRADCHECK([](const Vars& v) { return relu(v[0]); }, (Vars{away_from_zero(s, 1, true)}));
+  OSPREY_EXPECT_GRADCHECK([](const Vars& v) { return relu(v[0]); },
+                          (Vars{away_from_zero(s, 1, true)}));
   OSPREY_EXPECT_GRADCHECK([](const Vars& v) { return gelu(v[0]); }, (Vars{input(s, 2, true)}));
-  OSPREY_EXPECT_GRADCHECK([](const Vars& v) { return gelu(v[0], true); }, (Vars{input(s, 3, true)}));
+  OSPREY_EXPECT_GRADCHECK([](const Vars& v) { return gelu(v[0], true); },
+                          (Vars{input(s, 3, true)}));
   OSPREY_EXPECT_GRADCHECK([](const Vars& v) { return sigmoid(v[0]); }, (Vars{input(s, 4, true)}));
   OSPREY_EXPECT_GRADCHECK([](const Vars& v) { return tanh(v[0]); }, (Vars{input(s, 5)}));
 }
@@ -25,12 +27,14 @@ TEST(ActivationTest, GeluMatchesPyTorch) {
   sum(gelu(x)).backward();
   expect_near_all(values(gelu(Variable(xs))),
                   {-0.0455002638964, -0.154268769363, 0, 0.530625443444, 2.99595030591}, 1e-11);
-  expect_near_all(values(x.grad()), {-0.0852318010782, 0.132504875344, 0.5, 0.976614101134, 1.0119456472}, 1e-11);
+  expect_near_all(values(x.grad()),
+                  {-0.0852318010782, 0.132504875344, 0.5, 0.976614101134, 1.0119456472}, 1e-11);
   Variable xt(xs, true);
   sum(gelu(xt, true)).backward();
   expect_near_all(values(gelu(Variable(xs), true)),
                   {-0.0454023059122, -0.154285990175, 0, 0.530570134705, 2.99636260792}, 1e-11);
-  expect_near_all(values(xt.grad()), {-0.0860992566236, 0.132630096465, 0.5, 0.976357218656, 1.01158416663}, 1e-11);
+  expect_near_all(values(xt.grad()),
+                  {-0.0860992566236, 0.132630096465, 0.5, 0.976357218656, 1.01158416663}, 1e-11);
 }
 
 TEST(ActivationTest, ReluGradientIsZeroAtZero) {
@@ -47,7 +51,8 @@ TEST(ActivationTest, ActivationDispatchesAndNoneIsIdentity) {
 }
 
 TEST(ActivationTest, IntegerInputIsRejected) {
-  expect_error<ValueError>([] { relu(Variable(arange(3))); }, {"relu", "floating-point", "int64[3]"});
+  expect_error<ValueError>([] { relu(Variable(arange(3))); },
+                           {"relu", "floating-point", "int64[3]"});
 }
 
 }  // namespace

@@ -33,9 +33,9 @@ TEST(CastTest, SameDtypeIsTheInputItselfAndChainsAccumulateOnce) {
 
 TEST(CastTest, IntegerTargetOfATrainedVariableIsAnError) {
   Variable w(from_vector<float>({1.0f}, {1}), true, "w");
-  expect_error<ValueError>([&] { cast(w, DType::int32); },
-                           {"cast: a Variable that requires grad can only be cast to a floating dtype",
-                            "to int32"});
+  expect_error<ValueError>(
+      [&] { cast(w, DType::int32); },
+      {"cast: a Variable that requires grad can only be cast to a floating dtype", "to int32"});
   EXPECT_EQ(cast(w.detach(), DType::int32).dtype(), DType::int32);
 }
 

@@ -10,7 +10,8 @@ namespace {
 using namespace osprey::testing;
 
 TEST(DropoutTest, GradientWithAFixedSeed) {
-  OSPREY_EXPECT_GRADCHECK([](const Vars& v) { return dropout(v[0], 0.3, 7); }, (Vars{input({4, 5}, 1, true)}));
+  OSPREY_EXPECT_GRADCHECK([](const Vars& v) { return dropout(v[0], 0.3, 7); },
+                          (Vars{input({4, 5}, 1, true)}));
 }
 
 TEST(DropoutTest, SurvivorsAreScaledAndTheSeedFixesTheMask) {
@@ -40,7 +41,8 @@ TEST(DropoutTest, InferenceAndRateZeroAreTheIdentity) {
 }
 
 TEST(DropoutTest, RateOutsideTheRangeIsAnError) {
-  expect_error<ValueError>([] { dropout(input({3}, 1), 1.0, 1); }, {"dropout", "rate", "[0, 1)", "1"});
+  expect_error<ValueError>([] { dropout(input({3}, 1), 1.0, 1); },
+                           {"dropout", "rate", "[0, 1)", "1"});
   expect_error<ValueError>([] { dropout(input({3}, 1), -0.1, 1); }, {"dropout", "rate"});
 }
 

@@ -14,7 +14,8 @@ using namespace osprey::testing;
 // Random broadcasting pairs: a of a random shape, b broadcastable to it (or the other way round),
 // with either input strided.
 template <class Op>
-void check_binary_broadcasting(Op op, uint64_t seed, bool positive_a = false, bool positive_b = false) {
+void check_binary_broadcasting(Op op, uint64_t seed, bool positive_a = false,
+                               bool positive_b = false) {
   std::mt19937 rng(static_cast<unsigned>(seed));
   for (int trial = 0; trial < 4; ++trial) {
     const Shape full = random_shape(rng, 1, 3);
@@ -34,11 +35,13 @@ TEST(ElementwiseTest, AddSubMulDivGradientsWithBroadcasting) {
   check_binary_broadcasting([](const Variable& a, const Variable& b) { return add(a, b); }, 1);
   check_binary_broadcasting([](const Variable& a, const Variable& b) { return sub(a, b); }, 2);
   check_binary_broadcasting([](const Variable& a, const Variable& b) { return mul(a, b); }, 3);
-  check_binary_broadcasting([](const Variable& a, const Variable& b) { return div(a, b); }, 4, false, true);
+  check_binary_broadcasting([](const Variable& a, const Variable& b) { return div(a, b); }, 4,
+                            false, true);
 }
 
 TEST(ElementwiseTest, PowTensorTensorGradient) {
-  check_binary_broadcasting([](const Variable& a, const Variable& b) { return pow(a, b); }, 5, true, false);
+  check_binary_broadcasting([](const Variable& a, const Variable& b) { return pow(a, b); }, 5, true,
+                            false);
 }
 
 TEST(ElementwiseTest, MaximumMinimumGradients) {
@@ -58,10 +61,12 @@ TEST(ElementwiseTest, ScalarOperandGradients) {
   OSPREY_EXPECT_GRADCHECK([](const Vars& v) { return add(v[0], 2.5); }, (Vars{input(s, 10, true)}));
   OSPREY_EXPECT_GRADCHECK([](const Vars& v) { return sub(v[0], 2.5); }, (Vars{input(s, 11)}));
   OSPREY_EXPECT_GRADCHECK([](const Vars& v) { return rsub(2.5, v[0]); }, (Vars{input(s, 12)}));
-  OSPREY_EXPECT_GRADCHECK([](const Vars& v) { return mul(v[0], -1.5); }, (Vars{input(s, 13, true)}));
+  OSPREY_EXPECT_GRADCHECK([](const Vars& v) { return mul(v[0], -1.5); },
+                          (Vars{input(s, 13, true)}));
   OSPREY_EXPECT_GRADCHECK([](const Vars& v) { return div(v[0], 4.0); }, (Vars{input(s, 14)}));
   OSPREY_EXPECT_GRADCHECK([](const Vars& v) { return pow(v[0], 3.0); }, (Vars{input(s, 15, true)}));
-  OSPREY_EXPECT_GRADCHECK([](const Vars& v) { return pow(v[0], -1.5); }, (Vars{positive_input(s, 16)}));
+  OSPREY_EXPECT_GRADCHECK([](const Vars& v) { return pow(v[0], -1.5); },
+                          (Vars{positive_input(s, 16)}));
   OSPREY_EXPECT_GRADCHECK([](const Vars& v) { return pow(v[0], 0.0); }, (Vars{input(s, 17)}));
 }
 
@@ -69,12 +74,16 @@ TEST(ElementwiseTest, UnaryGradients) {
   const Shape s{3, 1, 2};
   OSPREY_EXPECT_GRADCHECK([](const Vars& v) { return neg(v[0]); }, (Vars{input(s, 20, true)}));
   OSPREY_EXPECT_GRADCHECK([](const Vars& v) { return exp(v[0]); }, (Vars{input(s, 21, true)}));
-  OSPREY_EXPECT_GRADCHECK([](const Vars& v) { return log(v[0]); }, (Vars{positive_input(s, 22, true)}));
-  OSPREY_EXPECT_GRADCHECK([](const Vars& v) { return sqrt(v[0]); }, (Vars{positive_input(s, 23, true)}));
+  OSPREY_EXPECT_GRADCHECK([](const Vars& v) { return log(v[0]); },
+                          (Vars{positive_input(s, 22, true)}));
+  OSPREY_EXPECT_GRADCHECK([](const Vars& v) { return sqrt(v[0]); },
+                          (Vars{positive_input(s, 23, true)}));
   OSPREY_EXPECT_GRADCHECK([](const Vars& v) { return rsqrt(v[0]); }, (Vars{positive_input(s, 24)}));
   OSPREY_EXPECT_GRADCHECK([](const Vars& v) { return square(v[0]); }, (Vars{input(s, 25, true)}));
-  OSPREY_EXPECT_GRADCHECK([](const Vars& v) { return abs(v[0]); }, (Vars{away_from_zero(s, 26, true)}));
-  OSPREY_EXPECT_GRADCHECK([](const Vars& v) { return clamp(v[0], -0.5, 0.5); }, (Vars{input(Shape{4, 3}, 27, true)}));
+  OSPREY_EXPECT_GRADCHECK([](const Vars& v) { return abs(v[0]); },
+                          (Vars{away_from_zero(s, 26, true)}));
+  OSPREY_EXPECT_GRADCHECK([](const Vars& v) { return clamp(v[0], -0.5, 0.5); },
+                          (Vars{input(Shape{4, 3}, 27, true)}));
 }
 
 TEST(ElementwiseTest, WhereGradientWithBroadcastCondition) {
@@ -86,7 +95,9 @@ TEST(ElementwiseTest, WhereGradientWithBroadcastCondition) {
 TEST(ElementwiseTest, OperatorsComposeTheSameOps) {
   Variable a = input({2, 2}, 40), b = input({2}, 41, true);
   OSPREY_EXPECT_GRADCHECK(
-      [](const Vars& v) { return (v[0] - v[1]) * v[0] / (2.0 + v[1] * v[1]) + 1.0 - (-v[0]) * 3.0; },
+      [](const Vars& v) {
+        return (v[0] - v[1]) * v[0] / (2.0 + v[1] * v[1]) + 1.0 - (-v[0]) * 3.0;
+      },
       (Vars{a, b}));
 }
 

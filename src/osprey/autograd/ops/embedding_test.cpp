@@ -11,9 +11,11 @@ using namespace osprey::testing;
 
 TEST(EmbeddingTest, GradientWithRepeatedIndices) {
   const Tensor ids = from_vector<int64_t>({0, 3, 3, 1, 0, 2}, {2, 3});
-  OSPREY_EXPECT_GRADCHECK([&](const Vars& v) { return embedding(v[0], ids); }, (Vars{input({5, 2}, 1, true)}));
+  OSPREY_EXPECT_GRADCHECK([&](const Vars& v) { return embedding(v[0], ids); },
+                          (Vars{input({5, 2}, 1, true)}));
   const Tensor ids32 = from_vector<int32_t>({4, 4}, {2});
-  OSPREY_EXPECT_GRADCHECK([&](const Vars& v) { return embedding(v[0], ids32); }, (Vars{input({5, 3}, 2)}));
+  OSPREY_EXPECT_GRADCHECK([&](const Vars& v) { return embedding(v[0], ids32); },
+                          (Vars{input({5, 3}, 2)}));
 }
 
 TEST(EmbeddingTest, GathersRowsAndScatterAddsGradients) {

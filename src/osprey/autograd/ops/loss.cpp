@@ -13,16 +13,19 @@ Reduction parse_reduction(const std::string& r) {
   if (r == "mean" || r == "sum_over_batch_size") return Reduction::mean;
   if (r == "sum") return Reduction::sum;
   if (r == "none") return Reduction::none;
-  OSPREY_THROW(ValueError, "cross_entropy: reduction must be 'mean', 'sum' or 'none'. Received: '{}'", r);
+  OSPREY_THROW(ValueError,
+               "cross_entropy: reduction must be 'mean', 'sum' or 'none'. Received: '{}'", r);
 }
 
 }  // namespace
 
-Variable cross_entropy(const Variable& logits_in, const Tensor& labels, const CrossEntropyOptions& o) {
+Variable cross_entropy(const Variable& logits_in, const Tensor& labels,
+                       const CrossEntropyOptions& o) {
   detail::check_float_input(logits_in, "cross_entropy", "logits");
   // 16-bit logits go through float32 (mixed precision keeps the loss in float32); the cast's
   // backward returns the gradient to the logits' dtype.
-  const Variable logits = is_low_precision(logits_in.dtype()) ? cast(logits_in, DType::float32) : logits_in;
+  const Variable logits =
+      is_low_precision(logits_in.dtype()) ? cast(logits_in, DType::float32) : logits_in;
   check_defined(labels, "cross_entropy", "labels");
   const Tensor& lv = logits.value();
   check_same_device({&lv, &labels}, "cross_entropy");
@@ -41,9 +44,10 @@ Variable cross_entropy(const Variable& logits_in, const Tensor& labels, const Cr
   if (sparse) {
     Shape lead1 = lead;
     lead1.push_back(1);
-    OSPREY_CHECK(labels.shape() == lead || labels.shape() == lead1,
-                 "cross_entropy: integer labels must have shape {} to match logits {}. Received: {}",
-                 lead.to_string(), lv.shape().to_string(), labels.shape().to_string());
+    OSPREY_CHECK(
+        labels.shape() == lead || labels.shape() == lead1,
+        "cross_entropy: integer labels must have shape {} to match logits {}. Received: {}",
+        lead.to_string(), lv.shape().to_string(), labels.shape().to_string());
     lab = labels.reshape({n});
   } else {
     OSPREY_CHECK(is_floating(labels.dtype()),
@@ -63,10 +67,15 @@ Variable cross_entropy(const Variable& logits_in, const Tensor& labels, const Cr
   if (n > 0) backend.cross_entropy_forward(l2, lab, o.label_smoothing, losses, probs);
   Tensor y;
   switch (reduction) {
-    case Reduction::none: y = losses.view(lead); break;
-    case Reduction::sum: y = osprey::sum(losses); break;
+    case Reduction::none:
+      y = losses.view(lead);
+      break;
+    case Reduction::sum:
+      y = osprey::sum(losses);
+      break;
     case Reduction::mean:
-      OSPREY_CHECK(n > 0, "cross_entropy: reduction 'mean' over an empty batch (logits {})", lv.shape().to_string());
+      OSPREY_CHECK(n > 0, "cross_entropy: reduction 'mean' over an empty batch (logits {})",
+                   lv.shape().to_string());
       y = osprey::mean(losses);
       break;
   }
@@ -84,7 +93,8 @@ Variable cross_entropy(const Variable& logits_in, const Tensor& labels, const Cr
           dloss = osprey::mul(gl.reshape({1}).expand({n}), scale);
         }
         Tensor dlogits = Tensor::empty(probs.shape(), {probs.dtype(), probs.device()});
-        if (n > 0) backend_for(probs.device()).cross_entropy_backward(probs, lab, ls, dloss, dlogits);
+        if (n > 0)
+          backend_for(probs.device()).cross_entropy_backward(probs, lab, ls, dloss, dlogits);
         return std::vector<Tensor>{dlogits.view(ls_shape)};
       });
 }

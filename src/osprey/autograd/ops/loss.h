@@ -21,6 +21,7 @@ struct CrossEntropyOptions {
 // shape [...] (a trailing size-1 axis is accepted), or a float distribution of logits' shape.
 // Returns a scalar, or the per-sample losses [...] for reduction "none". The loss is float32
 // (float64 for float64 logits) whatever the logits' dtype. Labels get no gradient.
-Variable cross_entropy(const Variable& logits, const Tensor& labels, const CrossEntropyOptions& options = {});
+Variable cross_entropy(const Variable& logits, const Tensor& labels,
+                       const CrossEntropyOptions& options = {});
 
 }  // namespace osprey::autograd

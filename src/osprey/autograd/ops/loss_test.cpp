@@ -23,11 +23,13 @@ TEST(LossTest, SparseCrossEntropyGradients) {
 
 TEST(LossTest, DenseCrossEntropyGradientsWithLeadingAxes) {
   const Tensor probs = osprey::softmax(randn({2, 3, 4}, 5), -1);
-  OSPREY_EXPECT_GRADCHECK([&](const Vars& v) { return cross_entropy(v[0], probs, {.label_smoothing = 0.1}); },
-                          (Vars{input({2, 3, 4}, 6, true)}));
+  OSPREY_EXPECT_GRADCHECK(
+      [&](const Vars& v) { return cross_entropy(v[0], probs, {.label_smoothing = 0.1}); },
+      (Vars{input({2, 3, 4}, 6, true)}));
   const Tensor ids = from_vector<int32_t>({0, 3, 2, 1, 1, 0}, {2, 3});
-  OSPREY_EXPECT_GRADCHECK([&](const Vars& v) { return cross_entropy(v[0], ids, {.reduction = "none"}); },
-                          (Vars{input({2, 3, 4}, 7)}));
+  OSPREY_EXPECT_GRADCHECK(
+      [&](const Vars& v) { return cross_entropy(v[0], ids, {.reduction = "none"}); },
+      (Vars{input({2, 3, 4}, 7)}));
 }
 
 // Values from PyTorch 1.13 (torch.nn.functional.cross_entropy, float64).
@@ -51,8 +53,8 @@ TEST(LossTest, MatchesPyTorch) {
   EXPECT_NEAR(l2.item(), 3.2102082234, 1e-9);
   l2.backward();
   expect_near_all(values(x2.grad()),
-                  {0.459001138886, -0.457567029295, -0.00143410959068, 0.116114534674, 0.357976810608,
-                   -0.474091345283},
+                  {0.459001138886, -0.457567029295, -0.00143410959068, 0.116114534674,
+                   0.357976810608, -0.474091345283},
                   1e-11);
 }
 
@@ -66,13 +68,22 @@ TEST(LossTest, Float32LogitsGiveFloat32Losses) {
 
 TEST(LossTest, BadLabelsAndOptionsAreErrors) {
   const Variable x = input({2, 3}, 1);
-  expect_error<ValueError>([&] { cross_entropy(x, from_vector<int64_t>({0, 1, 2}, {3})); },
-                           {"cross_entropy", "shape [2]", "[2, 3]", "[3]"});
+  expect_error<ValueError>(
+      [&] {
+        cross_entropy(x, from_vector<int64_t>({0, 1, 2}, {3}));
+      },
+      {"cross_entropy", "shape [2]", "[2, 3]", "[3]"});
   expect_error<ValueError>([&] { cross_entropy(x, from_vector<int64_t>({0, 3}, {2})); }, {"3"});
-  expect_error<ValueError>([&] { cross_entropy(x, zeros({2, 4}, {DType::float64})); },
-                           {"cross_entropy", "[2, 3]", "[2, 4]"});
-  expect_error<ValueError>([&] { cross_entropy(x, from_vector<int64_t>({0, 1}, {2}), {.reduction = "avg"}); },
-                           {"cross_entropy", "reduction", "'avg'"});
+  expect_error<ValueError>(
+      [&] {
+        cross_entropy(x, zeros({2, 4}, {DType::float64}));
+      },
+      {"cross_entropy", "[2, 3]", "[2, 4]"});
+  expect_error<ValueError>(
+      [&] {
+        cross_entropy(x, from_vector<int64_t>({0, 1}, {2}), {.reduction = "avg"});
+      },
+      {"cross_entropy", "reduction", "'avg'"});
 }
 
 TEST(LossTest, Bfloat16LogitsGiveTheFloat32LossOfTheSameValues) {

@@ -25,8 +25,8 @@ Variable matmul(const Variable& a, const Variable& b) {
   return make_variable(
       std::move(y), "matmul", {a, b},
       [av = b.requires_grad() ? a2 : Tensor(), bv = a.requires_grad() ? b2 : Tensor(), full,
-       as = a.shape(), bs = b.shape(), a2s = a2.shape(), b2s = b2.shape()](const Tensor& g,
-                                                                          const std::vector<bool>& need) {
+       as = a.shape(), bs = b.shape(), a2s = a2.shape(),
+       b2s = b2.shape()](const Tensor& g, const std::vector<bool>& need) {
         const Tensor g2 = g.reshape(full);
         Grads out(2);
         if (need[0]) out[0] = osprey::sum_to(osprey::matmul(g2, t_last(bv)), a2s).reshape(as);
@@ -47,17 +47,18 @@ Variable linear(const Variable& x, const Variable& kernel, const Variable& bias,
   return make_variable(
       y, "linear", {x, kernel, bias},
       [xv = kernel.requires_grad() ? x.value() : Tensor(),
-       wv = x.requires_grad() ? kernel.value() : Tensor(), yv = act == Activation::none ? Tensor() : y,
-       act, in, out, xs = x.shape()](const Tensor& g, const std::vector<bool>& need) {
+       wv = x.requires_grad() ? kernel.value() : Tensor(),
+       yv = act == Activation::none ? Tensor() : y, act, in, out,
+       xs = x.shape()](const Tensor& g, const std::vector<bool>& need) {
         Tensor dz = g;
         if (act == Activation::relu) dz = osprey::binary_op(BinaryOp::relu_backward, g, yv);
         if (act == Activation::sigmoid) dz = osprey::binary_op(BinaryOp::sigmoid_backward, g, yv);
         if (act == Activation::tanh) dz = osprey::binary_op(BinaryOp::tanh_backward, g, yv);
         const Tensor dz2 = dz.reshape({-1, out});  // [rows, out]
         Grads grads(3);
-        if (need[0]) grads[0] = osprey::matmul(dz2, t_last(wv)).reshape(xs);          // [rows, in]
-        if (need[1]) grads[1] = osprey::matmul(t_last(xv.reshape({-1, in})), dz2);    // [in, out]
-        if (need[2]) grads[2] = osprey::sum(dz2, {0});                                // [out]
+        if (need[0]) grads[0] = osprey::matmul(dz2, t_last(wv)).reshape(xs);        // [rows, in]
+        if (need[1]) grads[1] = osprey::matmul(t_last(xv.reshape({-1, in})), dz2);  // [in, out]
+        if (need[2]) grads[2] = osprey::sum(dz2, {0});                              // [out]
         return grads;
       });
 }

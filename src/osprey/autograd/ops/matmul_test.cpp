@@ -42,27 +42,39 @@ TEST(MatmulTest, ForwardValuesAndVectorShapes) {
 }
 
 TEST(MatmulTest, LinearGradientsWithEachActivation) {
-  for (Activation act : {Activation::none, Activation::relu, Activation::gelu_tanh, Activation::gelu_erf,
-                         Activation::sigmoid, Activation::tanh}) {
+  for (Activation act : {Activation::none, Activation::relu, Activation::gelu_tanh,
+                         Activation::gelu_erf, Activation::sigmoid, Activation::tanh}) {
     SCOPED_TRACE("activation " + std::to_string(static_cast<int>(act)));
     Variable x = input({2, 3, 4}, 20, true), w = input({4, 3}, 21), b = input({3}, 22);
-    OSPREY_EXPECT_GRADCHECK([act](const Vars& v) { return linear(v[0], v[1], v[2], act); }, (Vars{x, w, b}));
+    OSPREY_EXPECT_GRADCHECK([act](const Vars& v) { return linear(v[0], v[1], v[2], act); },
+                            (Vars{x, w, b}));
   }
-  OSPREY_EXPECT_GRADCHECK([](const Vars& v) { return linear(v[0], v[1]); }, (Vars{input({5, 2}, 23), input({2, 3}, 24, true)}));
+  OSPREY_EXPECT_GRADCHECK([](const Vars& v) { return linear(v[0], v[1]); },
+                          (Vars{input({5, 2}, 23), input({2, 3}, 24, true)}));
 }
 
 TEST(MatmulTest, LinearMatchesMatmulPlusBias) {
   const Variable x = input({3, 4}, 30), w = input({4, 2}, 31), b = input({2}, 32);
-  expect_near_all(values(linear(x, w, b, Activation::relu)), values(relu(add(matmul(x, w), b))), 1e-12);
+  expect_near_all(values(linear(x, w, b, Activation::relu)), values(relu(add(matmul(x, w), b))),
+                  1e-12);
 }
 
 TEST(MatmulTest, InnerDimensionMismatchNamesShapes) {
-  expect_error<ValueError>([] { matmul(input({2, 3}, 1), input({4, 5}, 2)); },
-                           {"matmul", "inner dimensions differ", "[2, 3]", "[4, 5]"});
-  expect_error<ValueError>([] { linear(input({2, 3}, 1), input({4, 5}, 2)); },
-                           {"linear", "inner dimensions differ", "[2, 3]", "[4, 5]"});
-  expect_error<ValueError>([] { linear(input({2, 4}, 1), input({4, 5}, 2), input({4}, 3)); },
-                           {"linear", "bias", "[5]"});
+  expect_error<ValueError>(
+      [] {
+        matmul(input({2, 3}, 1), input({4, 5}, 2));
+      },
+      {"matmul", "inner dimensions differ", "[2, 3]", "[4, 5]"});
+  expect_error<ValueError>(
+      [] {
+        linear(input({2, 3}, 1), input({4, 5}, 2));
+      },
+      {"linear", "inner dimensions differ", "[2, 3]", "[4, 5]"});
+  expect_error<ValueError>(
+      [] {
+        linear(input({2, 4}, 1), input({4, 5}, 2), input({4}, 3));
+      },
+      {"linear", "bias", "[5]"});
 }
 
 }  // namespace

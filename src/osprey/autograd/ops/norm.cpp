@@ -20,17 +20,19 @@ void check_channel_param(const Variable& v, int64_t c, const char* name, const T
   if (!v.defined()) return;
   detail::check_float_input(v, "batch_norm", name);
   check_same_device({&x, &v.value()}, "batch_norm");
-  OSPREY_CHECK(v.ndim() == 1 && v.size(0) == c,
-               "batch_norm: {} must have shape [{}] (one value per channel of input {}). Received: {}",
-               name, c, x.shape().to_string(), v.shape().to_string());
+  OSPREY_CHECK(
+      v.ndim() == 1 && v.size(0) == c,
+      "batch_norm: {} must have shape [{}] (one value per channel of input {}). Received: {}", name,
+      c, x.shape().to_string(), v.shape().to_string());
 }
 
 void check_running(const Tensor& t, int64_t c, const char* name, const Tensor& x) {
   check_floating(t, "batch_norm", name);
   check_same_device({&x, &t}, "batch_norm");
-  OSPREY_CHECK(t.ndim() == 1 && t.size(0) == c,
-               "batch_norm: {} must have shape [{}] (one value per channel of input {}). Received: {}",
-               name, c, x.shape().to_string(), t.shape().to_string());
+  OSPREY_CHECK(
+      t.ndim() == 1 && t.size(0) == c,
+      "batch_norm: {} must have shape [{}] (one value per channel of input {}). Received: {}", name,
+      c, x.shape().to_string(), t.shape().to_string());
 }
 
 std::vector<int> non_channel_axes(int ndim, int axis) {
@@ -52,8 +54,8 @@ Variable batch_norm_impl(const Variable& x, const Variable& gamma, const Variabl
   check_channel_param(gamma, c, "gamma", xv);
   check_channel_param(beta, c, "beta", xv);
   OSPREY_CHECK(o.epsilon > 0, "batch_norm: epsilon must be positive. Received: {}", o.epsilon);
-  OSPREY_CHECK(o.momentum >= 0 && o.momentum <= 1, "batch_norm: momentum must be in [0, 1]. Received: {}",
-               o.momentum);
+  OSPREY_CHECK(o.momentum >= 0 && o.momentum <= 1,
+               "batch_norm: momentum must be in [0, 1]. Received: {}", o.momentum);
   const bool tracking = running_mean != nullptr && running_mean->defined();
   if (tracking || !o.training) {
     OSPREY_CHECK(running_mean != nullptr && running_mean->defined() && running_var != nullptr &&
@@ -87,8 +89,10 @@ Variable batch_norm_impl(const Variable& x, const Variable& gamma, const Variabl
     // Keras: moving = moving * momentum + batch * (1 - momentum), with the biased batch
     // variance recovered from invstd = 1 / sqrt(var + eps).
     const Tensor var = osprey::add(osprey::reciprocal(osprey::square(invstd)), -o.epsilon);
-    running_mean->copy_(osprey::add(osprey::mul(*running_mean, o.momentum), osprey::mul(mean, 1.0 - o.momentum)));
-    running_var->copy_(osprey::add(osprey::mul(*running_var, o.momentum), osprey::mul(var, 1.0 - o.momentum)));
+    running_mean->copy_(
+        osprey::add(osprey::mul(*running_mean, o.momentum), osprey::mul(mean, 1.0 - o.momentum)));
+    running_var->copy_(
+        osprey::add(osprey::mul(*running_var, o.momentum), osprey::mul(var, 1.0 - o.momentum)));
   }
   if (!should_record(x, gamma, beta)) return Variable(std::move(y));
 
@@ -96,26 +100,27 @@ Variable batch_norm_impl(const Variable& x, const Variable& gamma, const Variabl
   const DType gamma_dtype = gamma.defined() ? gamma.dtype() : xv.dtype();
   const DType beta_dtype = beta.defined() ? beta.dtype() : xv.dtype();
   if (o.training) {
-    return make_variable(
-        std::move(y), "batch_norm", {x, gamma, beta},
-        [xv, gv, mean, invstd, axis, c, gamma_dtype, beta_dtype](const Tensor& g, const std::vector<bool>& need) {
-          Grads grads(3);
-          Tensor dx = Tensor::empty(xv.shape(), {xv.dtype(), xv.device()});
-          if (need[1]) grads[1] = Tensor::empty({c}, {gamma_dtype, xv.device()});
-          if (need[2]) grads[2] = Tensor::empty({c}, {beta_dtype, xv.device()});
-          const Tensor dy = g.dtype() == xv.dtype() ? g : g.to(xv.dtype());
-          backend_for(xv.device())
-              .batch_norm_backward(dy, xv, gv.defined() ? &gv : nullptr, mean, invstd, axis, dx,
-                                   need[1] ? &grads[1] : nullptr, need[2] ? &grads[2] : nullptr);
-          if (need[0]) grads[0] = std::move(dx);
-          return grads;
-        });
+    return make_variable(std::move(y), "batch_norm", {x, gamma, beta},
+                         [xv, gv, mean, invstd, axis, c, gamma_dtype, beta_dtype](
+                             const Tensor& g, const std::vector<bool>& need) {
+                           Grads grads(3);
+                           Tensor dx = Tensor::empty(xv.shape(), {xv.dtype(), xv.device()});
+                           if (need[1]) grads[1] = Tensor::empty({c}, {gamma_dtype, xv.device()});
+                           if (need[2]) grads[2] = Tensor::empty({c}, {beta_dtype, xv.device()});
+                           const Tensor dy = g.dtype() == xv.dtype() ? g : g.to(xv.dtype());
+                           backend_for(xv.device())
+                               .batch_norm_backward(dy, xv, gv.defined() ? &gv : nullptr, mean,
+                                                    invstd, axis, dx, need[1] ? &grads[1] : nullptr,
+                                                    need[2] ? &grads[2] : nullptr);
+                           if (need[0]) grads[0] = std::move(dx);
+                           return grads;
+                         });
   }
   // Inference: y = (x - mean) * invstd * gamma + beta with constant statistics.
   return make_variable(
       std::move(y), "batch_norm", {x, gamma, beta},
-      [xv = gamma.requires_grad() ? xv : Tensor(), gv, mean, invstd, axis](const Tensor& g,
-                                                                          const std::vector<bool>& need) {
+      [xv = gamma.requires_grad() ? xv : Tensor(), gv, mean, invstd, axis](
+          const Tensor& g, const std::vector<bool>& need) {
         const int nd = g.ndim();
         const std::vector<int> others = non_channel_axes(nd, axis);
         const Tensor is = per_channel(invstd, nd, axis);
@@ -135,8 +140,8 @@ Variable batch_norm_impl(const Variable& x, const Variable& gamma, const Variabl
 
 }  // namespace
 
-Variable batch_norm(const Variable& x, const Variable& gamma, const Variable& beta, Tensor& running_mean,
-                    Tensor& running_var, const BatchNormOptions& options) {
+Variable batch_norm(const Variable& x, const Variable& gamma, const Variable& beta,
+                    Tensor& running_mean, Tensor& running_var, const BatchNormOptions& options) {
   return batch_norm_impl(x, gamma, beta, &running_mean, &running_var, options);
 }
 
@@ -155,15 +160,17 @@ Variable layer_norm(const Variable& x, const Variable& gamma, const Variable& be
   int64_t norm_size = 1;
   for (int i = begin; i < xv.ndim(); ++i) norm_size *= xv.shape()[i];
   OSPREY_CHECK(o.epsilon > 0, "layer_norm: epsilon must be positive. Received: {}", o.epsilon);
-  OSPREY_CHECK(norm_size > 0, "layer_norm: the normalized axes of {} are empty", xv.shape().to_string());
+  OSPREY_CHECK(norm_size > 0, "layer_norm: the normalized axes of {} are empty",
+               xv.shape().to_string());
   auto flat_param = [&](const Variable& v, const char* name) -> Tensor {
     if (!v.defined()) return Tensor();
     detail::check_float_input(v, "layer_norm", name);
     check_same_device({&xv, &v.value()}, "layer_norm");
-    OSPREY_CHECK(v.numel() == norm_size,
-                 "layer_norm: {} must hold {} values (the normalized axes of input {} from axis {}). "
-                 "Received: {}",
-                 name, norm_size, xv.shape().to_string(), begin, v.shape().to_string());
+    OSPREY_CHECK(
+        v.numel() == norm_size,
+        "layer_norm: {} must hold {} values (the normalized axes of input {} from axis {}). "
+        "Received: {}",
+        name, norm_size, xv.shape().to_string(), begin, v.shape().to_string());
     return v.value().reshape({norm_size});
   };
   const Tensor gv = flat_param(gamma, "gamma");
@@ -180,8 +187,10 @@ Variable layer_norm(const Variable& x, const Variable& gamma, const Variable& be
   return make_variable(
       std::move(y), "layer_norm", {x, gamma, beta},
       [xc, gv, mean, rstd, norm_size, gs = gamma.defined() ? gamma.shape() : Shape(),
-       bs = beta.defined() ? beta.shape() : Shape(), gd = gamma.defined() ? gamma.dtype() : xv.dtype(),
-       bd = beta.defined() ? beta.dtype() : xv.dtype()](const Tensor& g, const std::vector<bool>& need) {
+       bs = beta.defined() ? beta.shape() : Shape(),
+       gd = gamma.defined() ? gamma.dtype() : xv.dtype(),
+       bd = beta.defined() ? beta.dtype() : xv.dtype()](const Tensor& g,
+                                                        const std::vector<bool>& need) {
         Grads grads(3);
         Tensor dx = Tensor::empty(xc.shape(), {xc.dtype(), xc.device()});
         Tensor dgamma = need[1] ? Tensor::empty({norm_size}, {gd, xc.device()}) : Tensor();

@@ -34,14 +34,15 @@ struct BatchNormOptions {
 // the gradient flows through the batch statistics. Inference: normalizes with the running
 // statistics (required then), which are constants for the gradient.
 Variable batch_norm(const Variable& x, const Variable& gamma, const Variable& beta,
-                    Tensor& running_mean, Tensor& running_var, const BatchNormOptions& options = {});
+                    Tensor& running_mean, Tensor& running_var,
+                    const BatchNormOptions& options = {});
 // Training mode without running statistics.
 Variable batch_norm(const Variable& x, const Variable& gamma, const Variable& beta,
                     const BatchNormOptions& options = {});
 
 struct LayerNormOptions {
-  int begin_axis = -1;     // normalizes over axes [begin_axis, ndim)
-  double epsilon = 1e-3;   // Keras's default
+  int begin_axis = -1;    // normalizes over axes [begin_axis, ndim)
+  double epsilon = 1e-3;  // Keras's default
 };
 
 // gamma, beta hold one value per normalized element (shape x.shape()[begin_axis:] or flat);

@@ -12,11 +12,15 @@ using namespace osprey::testing;
 
 TEST(NormTest, BatchNormTrainingGradients) {
   Variable x = input({4, 3}, 1, true), g = input({3}, 2), b = input({3}, 3);
-  OSPREY_EXPECT_GRADCHECK([](const Vars& v) { return batch_norm(v[0], v[1], v[2], {.epsilon = 1e-3}); }, (Vars{x, g, b}));
+  OSPREY_EXPECT_GRADCHECK(
+      [](const Vars& v) { return batch_norm(v[0], v[1], v[2], {.epsilon = 1e-3}); },
+      (Vars{x, g, b}));
   // NCHW: channel axis 1, statistics over N, H, W.
   Variable x4 = input({2, 3, 2, 2}, 4), g4 = input({3}, 5), b4 = input({3}, 6);
-  OSPREY_EXPECT_GRADCHECK([](const Vars& v) { return batch_norm(v[0], v[1], v[2], {.axis = 1}); }, (Vars{x4, g4, b4}));
-  OSPREY_EXPECT_GRADCHECK([](const Vars& v) { return batch_norm(v[0], Variable(), Variable()); }, (Vars{input({3, 1, 2}, 7)}));
+  OSPREY_EXPECT_GRADCHECK([](const Vars& v) { return batch_norm(v[0], v[1], v[2], {.axis = 1}); },
+                          (Vars{x4, g4, b4}));
+  OSPREY_EXPECT_GRADCHECK([](const Vars& v) { return batch_norm(v[0], Variable(), Variable()); },
+                          (Vars{input({3, 1, 2}, 7)}));
 }
 
 // One replica (the cross-replica sum is the identity): synchronized batch norm's own forward and
@@ -50,8 +54,9 @@ TEST(NormTest, SynchronizedBatchNormWithOneReplicaIsOrdinaryBatchNorm) {
 TEST(NormTest, BatchNormInferenceGradients) {
   Tensor mean = f64({0.5, -0.25, 1.0}, {3}), var = f64({1.5, 0.5, 2.0}, {3});
   Variable x = input({2, 2, 3}, 8, true), g = input({3}, 9), b = input({3}, 10);
-  OSPREY_EXPECT_GRADCHECK([&](const Vars& v) { return batch_norm(v[0], v[1], v[2], mean, var, {.training = false}); },
-                          (Vars{x, g, b}));
+  OSPREY_EXPECT_GRADCHECK(
+      [&](const Vars& v) { return batch_norm(v[0], v[1], v[2], mean, var, {.training = false}); },
+      (Vars{x, g, b}));
 }
 
 // Forward values from PyTorch 1.13 (torch.nn.functional.batch_norm, training=True, eps=1e-3).
@@ -63,8 +68,8 @@ TEST(NormTest, BatchNormTrainingMatchesPyTorchAndUpdatesKerasStyle) {
   const Variable y = batch_norm(x, g, b, mean, var);
   expect_near_all(values(y),
                   {0.399904046055, 0.334446139829, 1.47154135653, -0.199904046055, -1.00166920974,
-                   -0.0905137855101, 2.19932832239, -0.2, 0.950856309184, -1.99932832239, 0.0672230699145,
-                   -1.1318838802},
+                   -0.0905137855101, 2.19932832239, -0.2, 0.950856309184, -1.99932832239,
+                   0.0672230699145, -1.1318838802},
                   1e-10);
   // batch mean [0.75, 0, 1.25], biased variance [1.5625, 3.5, 3.6875]
   expect_near_all(values(mean), {0.0075, 0.0, 0.0125}, 1e-12);
@@ -74,19 +79,23 @@ TEST(NormTest, BatchNormTrainingMatchesPyTorchAndUpdatesKerasStyle) {
 TEST(NormTest, BatchNormInferenceUsesRunningStatistics) {
   Tensor mean = f64({1.0, -1.0}, {2}), var = f64({4.0, 0.25}, {2});
   const Variable x(f64({3.0, 0.0, 1.0, -1.0}, {2, 2}));
-  const Variable y = batch_norm(x, Variable(), Variable(), mean, var, {.training = false, .epsilon = 1e-3});
+  const Variable y =
+      batch_norm(x, Variable(), Variable(), mean, var, {.training = false, .epsilon = 1e-3});
   expect_near_all(values(y), {2.0 / std::sqrt(4.001), 1.0 / std::sqrt(0.251), 0.0, 0.0}, 1e-12);
   EXPECT_EQ(values(mean), (std::vector<double>{1.0, -1.0}));  // inference leaves them alone
 }
 
 TEST(NormTest, LayerNormGradients) {
   Variable x = input({3, 4}, 11, true), g = input({4}, 12), b = input({4}, 13);
-  OSPREY_EXPECT_GRADCHECK([](const Vars& v) { return layer_norm(v[0], v[1], v[2]); }, (Vars{x, g, b}));
+  OSPREY_EXPECT_GRADCHECK([](const Vars& v) { return layer_norm(v[0], v[1], v[2]); },
+                          (Vars{x, g, b}));
   // Over the two trailing axes, gamma shaped like them.
   Variable x3 = input({2, 2, 3}, 14, true), g3 = input({2, 3}, 15), b3 = input({2, 3}, 16);
-  OSPREY_EXPECT_GRADCHECK([](const Vars& v) { return layer_norm(v[0], v[1], v[2], {.begin_axis = 1}); },
-                          (Vars{x3, g3, b3}));
-  OSPREY_EXPECT_GRADCHECK([](const Vars& v) { return layer_norm(v[0], Variable(), Variable()); }, (Vars{input({2, 5}, 17)}));
+  OSPREY_EXPECT_GRADCHECK(
+      [](const Vars& v) { return layer_norm(v[0], v[1], v[2], {.begin_axis = 1}); },
+      (Vars{x3, g3, b3}));
+  OSPREY_EXPECT_GRADCHECK([](const Vars& v) { return layer_norm(v[0], Variable(), Variable()); },
+                          (Vars{input({2, 5}, 17)}));
 }
 
 // Values from PyTorch 1.13 (torch.nn.functional.layer_norm, eps=1e-3).
@@ -100,16 +109,28 @@ TEST(NormTest, LayerNormMatchesPyTorch) {
 }
 
 TEST(NormTest, BadParameterShapesAreErrors) {
-  expect_error<ValueError>([] { batch_norm(input({4, 3}, 1), input({2}, 2), Variable()); },
-                           {"batch_norm", "gamma", "[3]", "[2]"});
-  expect_error<ValueError>([] { batch_norm(input({4, 3}, 1), Variable(), Variable(), {.axis = 2}); },
-                           {"batch_norm", "axis 2"});
+  expect_error<ValueError>(
+      [] {
+        batch_norm(input({4, 3}, 1), input({2}, 2), Variable());
+      },
+      {"batch_norm", "gamma", "[3]", "[2]"});
+  expect_error<ValueError>(
+      [] {
+        batch_norm(input({4, 3}, 1), Variable(), Variable(), {.axis = 2});
+      },
+      {"batch_norm", "axis 2"});
   Tensor m = zeros({3}, {DType::float64});
   Tensor undefined;
-  expect_error<ValueError>([&] { batch_norm(input({4, 3}, 1), Variable(), Variable(), m, undefined, {.training = false}); },
-                           {"batch_norm", "running mean and variance"});
-  expect_error<ValueError>([] { layer_norm(input({2, 4}, 1), input({3}, 2), Variable()); },
-                           {"layer_norm", "gamma", "4 values"});
+  expect_error<ValueError>(
+      [&] {
+        batch_norm(input({4, 3}, 1), Variable(), Variable(), m, undefined, {.training = false});
+      },
+      {"batch_norm", "running mean and variance"});
+  expect_error<ValueError>(
+      [] {
+        layer_norm(input({2, 4}, 1), input({3}, 2), Variable());
+      },
+      {"layer_norm", "gamma", "4 values"});
 }
 
 }  // namespace

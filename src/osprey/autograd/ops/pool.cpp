@@ -12,10 +12,11 @@ Variable max_pool2d(const Variable& x, const Pool2dOptions& options) {
   Tensor workspace;
   Tensor y = osprey::max_pool2d(x.value(), p, record ? &workspace : nullptr);
   if (!record) return Variable(std::move(y));
-  return make_variable(std::move(y), "max_pool2d", {x},
-                       [xv = x.value(), workspace, p](const Tensor& g, const std::vector<bool>&) {
-                         return std::vector<Tensor>{osprey::max_pool2d_backward(g, xv, workspace, p)};
-                       });
+  return make_variable(
+      std::move(y), "max_pool2d", {x},
+      [xv = x.value(), workspace, p](const Tensor& g, const std::vector<bool>&) {
+        return std::vector<Tensor>{osprey::max_pool2d_backward(g, xv, workspace, p)};
+      });
 }
 
 Variable avg_pool2d(const Variable& x, const Pool2dOptions& options) {
@@ -23,9 +24,10 @@ Variable avg_pool2d(const Variable& x, const Pool2dOptions& options) {
   const Pool2dParams p = resolve_pool2d(x.shape(), options, "avg_pool2d");
   Tensor y = osprey::avg_pool2d(x.value(), p);
   if (!should_record(x)) return Variable(std::move(y));
-  return make_variable(std::move(y), "avg_pool2d", {x}, [xs = x.shape(), p](const Tensor& g, const std::vector<bool>&) {
-    return std::vector<Tensor>{osprey::avg_pool2d_backward(g, xs, p)};
-  });
+  return make_variable(std::move(y), "avg_pool2d", {x},
+                       [xs = x.shape(), p](const Tensor& g, const std::vector<bool>&) {
+                         return std::vector<Tensor>{osprey::avg_pool2d_backward(g, xs, p)};
+                       });
 }
 
 namespace {

@@ -31,7 +31,8 @@ Variable reduce_op(ReduceOp op, const char* name, const Variable& x, const std::
     };
   } else {
     // Ties share the gradient: mask / (number of tied elements).
-    fn = [xv = x.value(), yk = y.reshape(kept), ax, kept](const Tensor& g, const std::vector<bool>&) {
+    fn = [xv = x.value(), yk = y.reshape(kept), ax, kept](const Tensor& g,
+                                                          const std::vector<bool>&) {
       const Tensor mask = osprey::eq(xv, yk).to(xv.dtype());
       const Tensor ties = osprey::sum(mask, ax, true);
       const Tensor share = osprey::div(with_kept_dims(g, kept), ties);
@@ -60,9 +61,9 @@ Variable sum_to(const Variable& x, const Shape& shape) {
   detail::check_input(x, "sum_to", "x");
   Tensor y = osprey::sum_to(x.value(), shape);
   if (!should_record(x)) return Variable(std::move(y));
-  return make_variable(std::move(y), "sum_to", {x}, [xs = x.shape()](const Tensor& g, const std::vector<bool>&) {
-    return Grads{g.expand(xs)};
-  });
+  return make_variable(
+      std::move(y), "sum_to", {x},
+      [xs = x.shape()](const Tensor& g, const std::vector<bool>&) { return Grads{g.expand(xs)}; });
 }
 
 Tensor argmax(const Variable& x, int axis, bool keepdims) {

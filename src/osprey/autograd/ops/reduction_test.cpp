@@ -17,16 +17,24 @@ TEST(ReductionTest, GradientsOverAxisSetsWithAndWithoutKeepdims) {
     for (bool keep : {false, true}) {
       SCOPED_TRACE(fmt::format("axes [{}] keepdims {}", fmt::join(axes, ", "), keep));
       const Shape s{3, 1, 4};
-      OSPREY_EXPECT_GRADCHECK([&](const Vars& v) { return sum(v[0], axes, keep); }, (Vars{input(s, seed++, true)}));
-      OSPREY_EXPECT_GRADCHECK([&](const Vars& v) { return mean(v[0], axes, keep); }, (Vars{input(s, seed++)}));
-      OSPREY_EXPECT_GRADCHECK([&](const Vars& v) { return max(v[0], axes, keep); }, (Vars{input(s, seed++, true)}));
-      OSPREY_EXPECT_GRADCHECK([&](const Vars& v) { return min(v[0], axes, keep); }, (Vars{input(s, seed++)}));
+      OSPREY_EXPECT_GRADCHECK([&](const Vars& v) { return sum(v[0], axes, keep); },
+                              (Vars{input(s, seed++, true)}));
+      OSPREY_EXPECT_GRADCHECK([&](const Vars& v) { return mean(v[0], axes, keep); },
+                              (Vars{input(s, seed++)}));
+      OSPREY_EXPECT_GRADCHECK([&](const Vars& v) { return max(v[0], axes, keep); },
+                              (Vars{input(s, seed++, true)}));
+      OSPREY_EXPECT_GRADCHECK([&](const Vars& v) { return min(v[0], axes, keep); },
+                              (Vars{input(s, seed++)}));
     }
   }
 }
 
 TEST(ReductionTest, SumToGradient) {
-  OSPREY_EXPECT_GRADCHECK([](const Vars& v) { return sum_to(v[0], {3, 1}); }, (Vars{input({2, 3, 4}, 7, true)}));
+  OSPREY_EXPECT_GRADCHECK(
+      [](const Vars& v) {
+        return sum_to(v[0], {3, 1});
+      },
+      (Vars{input({2, 3, 4}, 7, true)}));
 }
 
 TEST(ReductionTest, ForwardValues) {

@@ -30,6 +30,7 @@ Variable stack(const std::vector<Variable>& xs, int axis = 0);
 // Pieces of the given sizes along axis (they must add up to its size).
 std::vector<Variable> split(const Variable& x, const std::vector<int64_t>& sizes, int axis = 0);
 // pads: {before, after} for each leading axis given (numpy.pad's pairs), filled with value.
-Variable pad(const Variable& x, const std::vector<std::array<int64_t, 2>>& pads, double value = 0.0);
+Variable pad(const Variable& x, const std::vector<std::array<int64_t, 2>>& pads,
+             double value = 0.0);
 
 }  // namespace osprey::autograd

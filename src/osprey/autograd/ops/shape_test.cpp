@@ -11,17 +11,36 @@ using namespace osprey::testing;
 
 TEST(ShapeTest, ViewOpGradients) {
   const Shape s{2, 3, 4};
-  OSPREY_EXPECT_GRADCHECK([](const Vars& v) { return reshape(v[0], {4, -1}); }, (Vars{input(s, 1, true)}));
-  OSPREY_EXPECT_GRADCHECK([](const Vars& v) { return flatten(v[0], 1); }, (Vars{input(s, 2, true)}));
-  OSPREY_EXPECT_GRADCHECK([](const Vars& v) { return transpose(v[0], 0, 2); }, (Vars{input(s, 3, true)}));
-  OSPREY_EXPECT_GRADCHECK([](const Vars& v) { return permute(v[0], {2, 0, 1}); }, (Vars{input(s, 4, true)}));
-  OSPREY_EXPECT_GRADCHECK([](const Vars& v) { return slice(v[0], 2, 1, -1); }, (Vars{input(s, 5, true)}));
-  OSPREY_EXPECT_GRADCHECK([](const Vars& v) { return slice(v[0], 1, 0, 3, 2); }, (Vars{input(s, 6)}));
+  OSPREY_EXPECT_GRADCHECK(
+      [](const Vars& v) {
+        return reshape(v[0], {4, -1});
+      },
+      (Vars{input(s, 1, true)}));
+  OSPREY_EXPECT_GRADCHECK([](const Vars& v) { return flatten(v[0], 1); },
+                          (Vars{input(s, 2, true)}));
+  OSPREY_EXPECT_GRADCHECK([](const Vars& v) { return transpose(v[0], 0, 2); },
+                          (Vars{input(s, 3, true)}));
+  OSPREY_EXPECT_GRADCHECK(
+      [](const Vars& v) {
+        return permute(v[0], {2, 0, 1});
+      },
+      (Vars{input(s, 4, true)}));
+  OSPREY_EXPECT_GRADCHECK([](const Vars& v) { return slice(v[0], 2, 1, -1); },
+                          (Vars{input(s, 5, true)}));
+  OSPREY_EXPECT_GRADCHECK([](const Vars& v) { return slice(v[0], 1, 0, 3, 2); },
+                          (Vars{input(s, 6)}));
   OSPREY_EXPECT_GRADCHECK([](const Vars& v) { return narrow(v[0], 0, 1, 1); }, (Vars{input(s, 7)}));
-  OSPREY_EXPECT_GRADCHECK([](const Vars& v) { return select(v[0], 1, -1); }, (Vars{input(s, 8, true)}));
-  OSPREY_EXPECT_GRADCHECK([](const Vars& v) { return expand(v[0], {2, 3, 4}); }, (Vars{input({3, 1}, 9, true)}));
-  OSPREY_EXPECT_GRADCHECK([](const Vars& v) { return squeeze(v[0], 1); }, (Vars{input({2, 1, 3}, 10, true)}));
-  OSPREY_EXPECT_GRADCHECK([](const Vars& v) { return unsqueeze(v[0], 0); }, (Vars{input({2, 3}, 11, true)}));
+  OSPREY_EXPECT_GRADCHECK([](const Vars& v) { return select(v[0], 1, -1); },
+                          (Vars{input(s, 8, true)}));
+  OSPREY_EXPECT_GRADCHECK(
+      [](const Vars& v) {
+        return expand(v[0], {2, 3, 4});
+      },
+      (Vars{input({3, 1}, 9, true)}));
+  OSPREY_EXPECT_GRADCHECK([](const Vars& v) { return squeeze(v[0], 1); },
+                          (Vars{input({2, 1, 3}, 10, true)}));
+  OSPREY_EXPECT_GRADCHECK([](const Vars& v) { return unsqueeze(v[0], 0); },
+                          (Vars{input({2, 3}, 11, true)}));
 }
 
 TEST(ShapeTest, CopyingOpGradients) {
@@ -29,7 +48,11 @@ TEST(ShapeTest, CopyingOpGradients) {
   OSPREY_EXPECT_GRADCHECK([](const Vars& v) { return concat(v, 1); }, (Vars{a, b, c}));
   Variable d = input({2, 3}, 23), e = input({2, 3}, 24, true);
   OSPREY_EXPECT_GRADCHECK([](const Vars& v) { return stack(v, 1); }, (Vars{a, d, e}));
-  OSPREY_EXPECT_GRADCHECK([](const Vars& v) { return pad(v[0], {{1, 0}, {2, 1}}, 0.5); }, (Vars{input({2, 3}, 25, true)}));
+  OSPREY_EXPECT_GRADCHECK(
+      [](const Vars& v) {
+        return pad(v[0], {{1, 0}, {2, 1}}, 0.5);
+      },
+      (Vars{input({2, 3}, 25, true)}));
   OSPREY_EXPECT_GRADCHECK(
       [](const Vars& v) {
         auto parts = split(v[0], {1, 3}, -1);
@@ -60,7 +83,11 @@ TEST(ShapeTest, BadArgumentsAreErrors) {
   expect_error<ValueError>([&] { transpose(x, 0, 2); }, {"transpose", "axis 2", "rank 2"});
   expect_error<ValueError>([&] { reshape(x, {4, 2}); }, {"[4, 2]"});
   expect_error<ValueError>([&] { split(x, {1, 1}, 1); }, {"split", "add up to 2", "size 3"});
-  expect_error<ValueError>([&] { concat({x, input({3, 3}, 41)}, 1); }, {"concat", "[2, 3]", "[3, 3]"});
+  expect_error<ValueError>(
+      [&] {
+        concat({x, input({3, 3}, 41)}, 1);
+      },
+      {"concat", "[2, 3]", "[3, 3]"});
   expect_error<ValueError>([&] { concat({x, Variable()}); }, {"concat", "undefined"});
 }
 

@@ -24,6 +24,8 @@ Variable softmax_op(const char* name, const Variable& x_in, int axis, bool log) 
 }  // namespace
 
 Variable softmax(const Variable& x, int axis) { return softmax_op("softmax", x, axis, false); }
-Variable log_softmax(const Variable& x, int axis) { return softmax_op("log_softmax", x, axis, true); }
+Variable log_softmax(const Variable& x, int axis) {
+  return softmax_op("log_softmax", x, axis, true);
+}
 
 }  // namespace osprey::autograd

@@ -18,7 +18,8 @@ TEST(ActivationTest, AppliesTheNamedActivation) {
             (std::vector<double>{0.0, 0.5, 2.0}));
   const auto p = layers::Activation("softmax", {.dtype = "float64"})(x).value().to_vector<double>();
   EXPECT_NEAR(p[0] + p[1] + p[2], 1.0, 1e-12);
-  EXPECT_NEAR(layers::Activation("tanh", {.dtype = "float64"})(x).value().at({0, 2}), std::tanh(2.0), 1e-7);
+  EXPECT_NEAR(layers::Activation("tanh", {.dtype = "float64"})(x).value().at({0, 2}),
+              std::tanh(2.0), 1e-7);
   EXPECT_TRUE(layers::Activation("linear", {.dtype = "float64"})(x).is_same(x));
 }
 

@@ -55,7 +55,8 @@ Variable BatchNormalization::call_single(const Variable& x, bool training) {
                                .momentum = options_.momentum,
                                .epsilon = options_.epsilon,
                                .axis = axis};
-  ReplicaContext* replica = options_.synchronized && o.training ? current_replica_context() : nullptr;
+  ReplicaContext* replica =
+      options_.synchronized && o.training ? current_replica_context() : nullptr;
   // The context outlives the step (the strategy owns it), so the backward node may hold it.
   if (replica != nullptr && replica->num_replicas() > 1) {
     o.cross_replica_sum = [replica](Tensor& t) { replica->all_reduce_sum(t); };

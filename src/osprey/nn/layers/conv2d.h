@@ -45,7 +45,8 @@ class Conv2D : public SingleInputLayer {
 
  protected:
   // For subclasses saved under their own class name (quant::Float8Conv2D).
-  Conv2D(std::string class_name, int64_t filters, std::array<int64_t, 2> kernel_size, Conv2DOptions options);
+  Conv2D(std::string class_name, int64_t filters, std::array<int64_t, 2> kernel_size,
+         Conv2DOptions options);
   void build_single(const Shape& input_shape) override;
   Variable call_single(const Variable& x, bool training) override;
 

@@ -18,10 +18,14 @@ Dense::Dense(std::string class_name, int64_t units, ActivationFn activation, Den
 
 void Dense::build_single(const Shape& input_shape) {
   OSPREY_CHECK(input_shape.ndim() >= 1 && input_shape[input_shape.ndim() - 1] > 0,
-               "{}: expected an input of shape [..., features]. Received: {}", name(), input_shape.to_string());
+               "{}: expected an input of shape [..., features]. Received: {}", name(),
+               input_shape.to_string());
   const int64_t in = input_shape[input_shape.ndim() - 1];
-  kernel_ = add_weight("kernel", {in, units_}, options_.kernel_initializer, true, options_.kernel_regularizer);
-  if (options_.use_bias) bias_ = add_weight("bias", {units_}, options_.bias_initializer, true, options_.bias_regularizer);
+  kernel_ = add_weight("kernel", {in, units_}, options_.kernel_initializer, true,
+                       options_.kernel_regularizer);
+  if (options_.use_bias)
+    bias_ =
+        add_weight("bias", {units_}, options_.bias_initializer, true, options_.bias_regularizer);
 }
 
 Shape Dense::compute_output_shape(const std::vector<Shape>& input_shapes) {
@@ -56,11 +60,14 @@ std::shared_ptr<Layer> Dense::from_config(const nlohmann::json& c) {
   DenseOptions o;
   read_base_options(c, o);
   o.use_bias = c.value("use_bias", true);
-  if (c.contains("kernel_initializer")) o.kernel_initializer = initializers::from_json(c["kernel_initializer"]);
-  if (c.contains("bias_initializer")) o.bias_initializer = initializers::from_json(c["bias_initializer"]);
+  if (c.contains("kernel_initializer"))
+    o.kernel_initializer = initializers::from_json(c["kernel_initializer"]);
+  if (c.contains("bias_initializer"))
+    o.bias_initializer = initializers::from_json(c["bias_initializer"]);
   o.kernel_regularizer = Regularizer::from_json(c.value("kernel_regularizer", nlohmann::json()));
   o.bias_regularizer = Regularizer::from_json(c.value("bias_regularizer", nlohmann::json()));
-  return std::make_shared<Dense>(c.at("units").get<int64_t>(), c.value("activation", std::string("linear")), o);
+  return std::make_shared<Dense>(c.at("units").get<int64_t>(),
+                                 c.value("activation", std::string("linear")), o);
 }
 
 }  // namespace osprey::nn

@@ -47,7 +47,8 @@ class Dense : public SingleInputLayer {
 }  // namespace osprey::nn
 
 namespace osprey::layers {
-inline nn::LayerRef<nn::Dense> Dense(int64_t units, nn::ActivationFn activation = {}, nn::DenseOptions options = {}) {
+inline nn::LayerRef<nn::Dense> Dense(int64_t units, nn::ActivationFn activation = {},
+                                     nn::DenseOptions options = {}) {
   return nn::make_layer<nn::Dense>(units, std::move(activation), std::move(options));
 }
 }  // namespace osprey::layers

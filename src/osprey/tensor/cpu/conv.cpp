@@ -66,12 +66,14 @@ void add_params(PrimitiveKey& k, const Conv2dParams& p) {
                     p.dilation_h, p.dilation_w, p.groups}) {
     k.add(v);
   }
-  k.add((p.channels_last ? 1 : 0) | (plain_weights_mode() ? 2 : 0) | (static_cast<int64_t>(p.activation) << 2));
+  k.add((p.channels_last ? 1 : 0) | (plain_weights_mode() ? 2 : 0) |
+        (static_cast<int64_t>(p.activation) << 2));
 }
 
 std::unique_ptr<DnnlOp> make_reorder(const dnnl::memory::desc& from, const dnnl::memory::desc& to) {
   dnnl::reorder::primitive_desc pd(engine(), from, engine(), to, base_attr());
-  return std::make_unique<DnnlOp>(pd, std::vector<DnnlOp::Arg>{{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}});
+  return std::make_unique<DnnlOp>(
+      pd, std::vector<DnnlOp::Arg>{{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}});
 }
 
 dnnl::convolution_forward::desc fwd_desc(const dnnl::memory::desc& x, const dnnl::memory::desc& w,
@@ -80,11 +82,26 @@ dnnl::convolution_forward::desc fwd_desc(const dnnl::memory::desc& x, const dnnl
   using dnnl::algorithm;
   using dnnl::prop_kind;
   if (b != nullptr) {
-    return {prop_kind::forward_training, algorithm::convolution_direct, x, w, *b, y, d.strides,
-            d.dilates, d.pad_l, d.pad_r};
+    return {prop_kind::forward_training,
+            algorithm::convolution_direct,
+            x,
+            w,
+            *b,
+            y,
+            d.strides,
+            d.dilates,
+            d.pad_l,
+            d.pad_r};
   }
-  return {prop_kind::forward_training, algorithm::convolution_direct, x, w, y, d.strides, d.dilates,
-          d.pad_l, d.pad_r};
+  return {prop_kind::forward_training,
+          algorithm::convolution_direct,
+          x,
+          w,
+          y,
+          d.strides,
+          d.dilates,
+          d.pad_l,
+          d.pad_r};
 }
 
 bool usable(const DnnlOp& op) { return !op.is_reference_impl(); }
@@ -97,7 +114,8 @@ std::unique_ptr<ConvEntry> make_forward(const Tensor& x, const Tensor& w, const 
   const auto wuser = user_weights_md(w, p.groups);
   const auto wmd = plain_weights_mode() ? wuser : any_md(wuser);
   dnnl::memory::desc bmd;
-  if (bias != nullptr) bmd = make_md({bias->shape()[0]}, to_dnnl(bias->dtype()), {bias->strides()[0]});
+  if (bias != nullptr)
+    bmd = make_md({bias->shape()[0]}, to_dnnl(bias->dtype()), {bias->strides()[0]});
   e->has_bias = bias != nullptr;
   dnnl::primitive_attr attr = base_attr();
   if (p.activation != Activation::none) {
@@ -127,13 +145,15 @@ std::unique_ptr<ConvEntry> make_backward_data(const Tensor& dy, const Tensor& w,
   const auto dxmd = data_md(dx, p.channels_last), dymd = data_md(dy, p.channels_last);
   const auto wuser = user_weights_md(w, p.groups);
   const auto wmd = plain_weights_mode() ? wuser : any_md(wuser);
-  const dnnl::convolution_forward::primitive_desc hint(fwd_desc(dxmd, wmd, nullptr, dymd, d), engine());
-  const dnnl::convolution_backward_data::desc bd(dnnl::algorithm::convolution_direct, dxmd, wmd, dymd,
-                                                 d.strides, d.dilates, d.pad_l, d.pad_r);
+  const dnnl::convolution_forward::primitive_desc hint(fwd_desc(dxmd, wmd, nullptr, dymd, d),
+                                                       engine());
+  const dnnl::convolution_backward_data::desc bd(dnnl::algorithm::convolution_direct, dxmd, wmd,
+                                                 dymd, d.strides, d.dilates, d.pad_l, d.pad_r);
   const dnnl::convolution_backward_data::primitive_desc pd(bd, base_attr(), engine(), hint);
   const auto wprim = pd.weights_desc();
   e->conv = std::make_unique<DnnlOp>(
-      pd, std::vector<DnnlOp::Arg>{{DNNL_ARG_DIFF_DST, dymd}, {DNNL_ARG_WEIGHTS, wprim}, {DNNL_ARG_DIFF_SRC, dxmd}});
+      pd, std::vector<DnnlOp::Arg>{
+              {DNNL_ARG_DIFF_DST, dymd}, {DNNL_ARG_WEIGHTS, wprim}, {DNNL_ARG_DIFF_SRC, dxmd}});
   if (!usable(*e->conv)) return nullptr;
   if (wprim != wuser) {
     e->reorder = make_reorder(wuser, wprim);
@@ -142,25 +162,30 @@ std::unique_ptr<ConvEntry> make_backward_data(const Tensor& dy, const Tensor& w,
   return e;
 }
 
-std::unique_ptr<ConvEntry> make_backward_weights(const Tensor& dy, const Tensor& x, const Tensor& dw,
-                                                 const Tensor* dbias, const Conv2dParams& p) {
+std::unique_ptr<ConvEntry> make_backward_weights(const Tensor& dy, const Tensor& x,
+                                                 const Tensor& dw, const Tensor* dbias,
+                                                 const Conv2dParams& p) {
   auto e = std::make_unique<ConvEntry>();
   const ConvDims d(p);
   const auto xmd = data_md(x, p.channels_last), dymd = data_md(dy, p.channels_last);
   const auto wuser = user_weights_md(dw, p.groups);
   const auto wmd = plain_weights_mode() ? wuser : any_md(wuser);
   dnnl::memory::desc bmd;
-  if (dbias != nullptr) bmd = make_md({dbias->shape()[0]}, to_dnnl(dbias->dtype()), {dbias->strides()[0]});
+  if (dbias != nullptr)
+    bmd = make_md({dbias->shape()[0]}, to_dnnl(dbias->dtype()), {dbias->strides()[0]});
   e->has_bias = dbias != nullptr;
   const dnnl::convolution_forward::primitive_desc hint(
       fwd_desc(xmd, wmd, dbias ? &bmd : nullptr, dymd, d), engine());
   using bwd = dnnl::convolution_backward_weights;
   const bwd::desc bd = dbias != nullptr
-      ? bwd::desc(dnnl::algorithm::convolution_direct, xmd, wmd, bmd, dymd, d.strides, d.dilates, d.pad_l, d.pad_r)
-      : bwd::desc(dnnl::algorithm::convolution_direct, xmd, wmd, dymd, d.strides, d.dilates, d.pad_l, d.pad_r);
+                           ? bwd::desc(dnnl::algorithm::convolution_direct, xmd, wmd, bmd, dymd,
+                                       d.strides, d.dilates, d.pad_l, d.pad_r)
+                           : bwd::desc(dnnl::algorithm::convolution_direct, xmd, wmd, dymd,
+                                       d.strides, d.dilates, d.pad_l, d.pad_r);
   const bwd::primitive_desc pd(bd, base_attr(), engine(), hint);
   const auto wprim = pd.diff_weights_desc();
-  std::vector<DnnlOp::Arg> args{{DNNL_ARG_SRC, xmd}, {DNNL_ARG_DIFF_DST, dymd}, {DNNL_ARG_DIFF_WEIGHTS, wprim}};
+  std::vector<DnnlOp::Arg> args{
+      {DNNL_ARG_SRC, xmd}, {DNNL_ARG_DIFF_DST, dymd}, {DNNL_ARG_DIFF_WEIGHTS, wprim}};
   if (dbias != nullptr) args.push_back({DNNL_ARG_DIFF_BIAS, bmd});
   e->conv = std::make_unique<DnnlOp>(pd, std::move(args));
   if (!usable(*e->conv)) return nullptr;
@@ -206,7 +231,8 @@ void conv2d_forward(const Tensor& x_in, const Tensor& w_in, const Tensor* bias_i
   if (all_float16({&x_in, &w_in, bias_in, &y})) {
     const Tensor b32 = float32_copy(bias_in);
     Tensor y32 = float32_like(y);
-    conv2d_forward(x_in.to(DType::float32), w_in.to(DType::float32), bias_in != nullptr ? &b32 : nullptr, y32, p);
+    conv2d_forward(x_in.to(DType::float32), w_in.to(DType::float32),
+                   bias_in != nullptr ? &b32 : nullptr, y32, p);
     return copy(y32, y);
   }
   if (!fast_dtypes({&x_in, &w_in, bias_in, &y}) || !dnnl_layout_ok(y)) {
@@ -238,7 +264,8 @@ void conv2d_forward(const Tensor& x_in, const Tensor& w_in, const Tensor* bias_i
   }
 }
 
-void conv2d_backward_data(const Tensor& dy_in, const Tensor& w_in, Tensor& dx, const Conv2dParams& p) {
+void conv2d_backward_data(const Tensor& dy_in, const Tensor& w_in, Tensor& dx,
+                          const Conv2dParams& p) {
   if (all_float16({&dy_in, &w_in, &dx})) {
     Tensor dx32 = float32_like(dx);
     conv2d_backward_data(dy_in.to(DType::float32), w_in.to(DType::float32), dx32, p);

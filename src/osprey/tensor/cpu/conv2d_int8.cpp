@@ -235,8 +235,7 @@ void conv2d_int8(const Tensor& x_q, const Tensor& x_scale, const Tensor& w_q, co
     return unfold ? matmul_entry(mb * pixels, taps, g.o) : conv_entry(mb, g, w_q, p);
   };
   const bool ok = run_chunks(
-      n, 1, chunk, w_q, entry_for,
-      [&](const Int8Entry& e, void* packed, int64_t s, int64_t mb) {
+      n, 1, chunk, w_q, entry_for, [&](const Int8Entry& e, void* packed, int64_t s, int64_t mb) {
         thread_local std::vector<int32_t> sums;
         thread_local std::vector<int8_t> rows;
         if (pool != nullptr) sums.resize(static_cast<size_t>(chunk * g.acc_per_sample()));

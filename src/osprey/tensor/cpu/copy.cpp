@@ -21,8 +21,9 @@ namespace {
 
 inline uint16_t to_bf16(float f) {
   const uint32_t u = std::bit_cast<uint32_t>(f);
-  return (u & 0x7fffffffu) > 0x7f800000u ? static_cast<uint16_t>((u >> 16) | 0x40u)
-                                         : static_cast<uint16_t>((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+  return (u & 0x7fffffffu) > 0x7f800000u
+             ? static_cast<uint16_t>((u >> 16) | 0x40u)
+             : static_cast<uint16_t>((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
 }
 inline float from_bf16(uint16_t b) { return std::bit_cast<float>(static_cast<uint32_t>(b) << 16); }
 
@@ -45,7 +46,8 @@ void f32_to_f16(const float* s, uint16_t* d, int64_t n) {
 void f16_to_f32(const uint16_t* s, float* d, int64_t n) {
   int64_t i = 0;
   for (; i + 8 <= n; i += 8) {
-    _mm256_storeu_ps(d + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i))));
+    _mm256_storeu_ps(d + i,
+                     _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i))));
   }
   for (; i < n; ++i) d[i] = _cvtsh_ss(s[i]);
 }
@@ -97,10 +99,18 @@ void strided_copy(const U* s, int64_t ss, U* d, int64_t sd, int64_t n) {
 
 void strided_copy_bytes(size_t size, const char* s, int64_t ss, char* d, int64_t sd, int64_t n) {
   switch (size) {
-    case 1: return strided_copy(reinterpret_cast<const uint8_t*>(s), ss, reinterpret_cast<uint8_t*>(d), sd, n);
-    case 2: return strided_copy(reinterpret_cast<const uint16_t*>(s), ss, reinterpret_cast<uint16_t*>(d), sd, n);
-    case 4: return strided_copy(reinterpret_cast<const uint32_t*>(s), ss, reinterpret_cast<uint32_t*>(d), sd, n);
-    default: return strided_copy(reinterpret_cast<const uint64_t*>(s), ss, reinterpret_cast<uint64_t*>(d), sd, n);
+    case 1:
+      return strided_copy(reinterpret_cast<const uint8_t*>(s), ss, reinterpret_cast<uint8_t*>(d),
+                          sd, n);
+    case 2:
+      return strided_copy(reinterpret_cast<const uint16_t*>(s), ss, reinterpret_cast<uint16_t*>(d),
+                          sd, n);
+    case 4:
+      return strided_copy(reinterpret_cast<const uint32_t*>(s), ss, reinterpret_cast<uint32_t*>(d),
+                          sd, n);
+    default:
+      return strided_copy(reinterpret_cast<const uint64_t*>(s), ss, reinterpret_cast<uint64_t*>(d),
+                          sd, n);
   }
 }
 
@@ -114,7 +124,8 @@ bool try_reorder(const Tensor& src, Tensor& dst) {
   const bool float_pair = convertible(src.dtype(), dst.dtype()) && src.dtype() != DType::float64 &&
                           dst.dtype() != DType::float64;
   const bool same = src.dtype() == dst.dtype() && to_dnnl(src.dtype()) != dnnl_dt::undef;
-  if (!(float_pair || same) || !dnnl_layout_ok(src) || !dnnl_layout_ok(dst) || src.ndim() == 0) return false;
+  if (!(float_pair || same) || !dnnl_layout_ok(src) || !dnnl_layout_ok(dst) || src.ndim() == 0)
+    return false;
   PrimitiveKey key(OpKind::reorder);
   key.add_tensor(src);
   key.add_tensor(dst);
@@ -123,7 +134,8 @@ bool try_reorder(const Tensor& src, Tensor& dst) {
       auto r = std::make_unique<ReorderEntry>();
       const auto smd = tensor_md(src), dmd = tensor_md(dst);
       dnnl::reorder::primitive_desc pd(engine(), smd, engine(), dmd, base_attr());
-      r->op = std::make_unique<DnnlOp>(pd, std::vector<DnnlOp::Arg>{{DNNL_ARG_FROM, smd}, {DNNL_ARG_TO, dmd}});
+      r->op = std::make_unique<DnnlOp>(
+          pd, std::vector<DnnlOp::Arg>{{DNNL_ARG_FROM, smd}, {DNNL_ARG_TO, dmd}});
       return r;
     } catch (const dnnl::error&) {
       return nullptr;
@@ -140,7 +152,8 @@ void copy(const Tensor& src, Tensor& dst) {
   const int64_t n = dst.numel();
   if (n == 0) return;
   const DType sd = src.dtype(), dd = dst.dtype();
-  const auto ssize = static_cast<int64_t>(src.itemsize()), dsize = static_cast<int64_t>(dst.itemsize());
+  const auto ssize = static_cast<int64_t>(src.itemsize()),
+             dsize = static_cast<int64_t>(dst.itemsize());
   if (sd == dd && src.is_contiguous() && dst.is_contiguous()) {
     const char* s = bytes_of(src);
     char* d = bytes_of(dst);
@@ -152,23 +165,25 @@ void copy(const Tensor& src, Tensor& dst) {
   const LoopPlan<2> plan = make_plan<2>(dst.shape(), {&dst, &src});
   if (sd == dd) {
     if (!plan.vectorizable && try_reorder(src, dst)) return;
-    for_each_run<2>(plan, {bytes_of(dst), bytes_of(src)}, {dsize, ssize},
-                    [&](const std::array<char*, 2>& p, int64_t len, const std::array<int64_t, 2>& st) {
-                      strided_copy_bytes(static_cast<size_t>(dsize), p[1], st[1], p[0], st[0], len);
-                    });
+    for_each_run<2>(
+        plan, {bytes_of(dst), bytes_of(src)}, {dsize, ssize},
+        [&](const std::array<char*, 2>& p, int64_t len, const std::array<int64_t, 2>& st) {
+          strided_copy_bytes(static_cast<size_t>(dsize), p[1], st[1], p[0], st[0], len);
+        });
     return;
   }
   if (plan.vectorizable && convertible(sd, dd)) {
-    for_each_run<2>(plan, {bytes_of(dst), bytes_of(src)}, {dsize, ssize},
-                    [&](const std::array<char*, 2>& p, int64_t len, const std::array<int64_t, 2>& st) {
-                      if (st[1] == 1) {
-                        convert_run(sd, dd, p[1], p[0], len);
-                        return;
-                      }
-                      // Broadcast source: convert one element, then repeat it.
-                      convert_run(sd, dd, p[1], p[0], 1);
-                      strided_copy_bytes(static_cast<size_t>(dsize), p[0], 0, p[0] + dsize, 1, len - 1);
-                    });
+    for_each_run<2>(
+        plan, {bytes_of(dst), bytes_of(src)}, {dsize, ssize},
+        [&](const std::array<char*, 2>& p, int64_t len, const std::array<int64_t, 2>& st) {
+          if (st[1] == 1) {
+            convert_run(sd, dd, p[1], p[0], len);
+            return;
+          }
+          // Broadcast source: convert one element, then repeat it.
+          convert_run(sd, dd, p[1], p[0], 1);
+          strided_copy_bytes(static_cast<size_t>(dsize), p[0], 0, p[0] + dsize, 1, len - 1);
+        });
     return;
   }
   if (try_reorder(src, dst)) return;
@@ -182,15 +197,16 @@ void fill(Tensor& dst, double value) {
   visit_dtype(dst.dtype(), [&](auto tag) {
     using T = decltype(tag);
     const T x = from_double<T>(v);
-    for_each_run<1>(plan, {bytes_of(dst)}, {static_cast<int64_t>(sizeof(T))},
-                    [&](const std::array<char*, 1>& p, int64_t len, const std::array<int64_t, 1>& st) {
-                      T* d = reinterpret_cast<T*>(p[0]);
-                      if (st[0] == 1) {
-                        for (int64_t i = 0; i < len; ++i) d[i] = x;
-                      } else {
-                        for (int64_t i = 0; i < len; ++i) d[i * st[0]] = x;
-                      }
-                    });
+    for_each_run<1>(
+        plan, {bytes_of(dst)}, {static_cast<int64_t>(sizeof(T))},
+        [&](const std::array<char*, 1>& p, int64_t len, const std::array<int64_t, 1>& st) {
+          T* d = reinterpret_cast<T*>(p[0]);
+          if (st[0] == 1) {
+            for (int64_t i = 0; i < len; ++i) d[i] = x;
+          } else {
+            for (int64_t i = 0; i < len; ++i) d[i * st[0]] = x;
+          }
+        });
   });
 }
 

@@ -21,14 +21,27 @@ struct UnaryCase {
 
 std::vector<UnaryCase> unary_cases() {
   return {
-      {UnaryOp::neg, -3, 3, 0}, {UnaryOp::exp, -20, 20, 2e-6}, {UnaryOp::log, 1e-3, 50, 2e-7}, {UnaryOp::log, 1e-40, 1e38, 2e-7},
-      {UnaryOp::sqrt, 0, 50, 2e-6}, {UnaryOp::rsqrt, 0.01, 50, 2e-6}, {UnaryOp::abs, -3, 3, 0},
-      {UnaryOp::sign, -3, 3, 0}, {UnaryOp::square, -3, 3, 1e-7}, {UnaryOp::reciprocal, 0.1, 3, 1e-7},
-      {UnaryOp::relu, -3, 3, 0}, {UnaryOp::sigmoid, -12, 12, 2e-6}, {UnaryOp::tanh, -6, 6, 5e-6},
-      {UnaryOp::gelu_tanh, -6, 6, 5e-6}, {UnaryOp::gelu_erf, -6, 6, 5e-6},
-      {UnaryOp::add_scalar, -3, 3, 0, {.alpha = 0.3}}, {UnaryOp::mul_scalar, -3, 3, 0, {.alpha = -1.7}},
-      {UnaryOp::pow_scalar, -3, 3, 1e-6, {.alpha = 3}}, {UnaryOp::pow_scalar, 0.1, 3, 1e-6, {.alpha = 1.7}},
-      {UnaryOp::pow_scalar, 0.1, 3, 2e-6, {.alpha = 0.5}}, {UnaryOp::rsub_scalar, -3, 3, 0, {.alpha = 2.1}},
+      {UnaryOp::neg, -3, 3, 0},
+      {UnaryOp::exp, -20, 20, 2e-6},
+      {UnaryOp::log, 1e-3, 50, 2e-7},
+      {UnaryOp::log, 1e-40, 1e38, 2e-7},
+      {UnaryOp::sqrt, 0, 50, 2e-6},
+      {UnaryOp::rsqrt, 0.01, 50, 2e-6},
+      {UnaryOp::abs, -3, 3, 0},
+      {UnaryOp::sign, -3, 3, 0},
+      {UnaryOp::square, -3, 3, 1e-7},
+      {UnaryOp::reciprocal, 0.1, 3, 1e-7},
+      {UnaryOp::relu, -3, 3, 0},
+      {UnaryOp::sigmoid, -12, 12, 2e-6},
+      {UnaryOp::tanh, -6, 6, 5e-6},
+      {UnaryOp::gelu_tanh, -6, 6, 5e-6},
+      {UnaryOp::gelu_erf, -6, 6, 5e-6},
+      {UnaryOp::add_scalar, -3, 3, 0, {.alpha = 0.3}},
+      {UnaryOp::mul_scalar, -3, 3, 0, {.alpha = -1.7}},
+      {UnaryOp::pow_scalar, -3, 3, 1e-6, {.alpha = 3}},
+      {UnaryOp::pow_scalar, 0.1, 3, 1e-6, {.alpha = 1.7}},
+      {UnaryOp::pow_scalar, 0.1, 3, 2e-6, {.alpha = 0.5}},
+      {UnaryOp::rsub_scalar, -3, 3, 0, {.alpha = 2.1}},
       {UnaryOp::clamp, -3, 3, 0, {.alpha = -1, .beta = 0.5}},
   };
 }
@@ -45,7 +58,8 @@ TEST(CpuElementwiseTest, UnaryOpsMatchReferenceOnContiguousTransposedAndBroadcas
         ref().unary(c.op, x, want, c.params);
         fast().unary(c.op, x, got, c.params);
         EXPECT_TRUE(all_close(got, want, c.rtol, c.rtol * 1e-1))
-            << "op " << static_cast<int>(c.op) << " on " << x.describe() << " strides " << x.strides().to_string();
+            << "op " << static_cast<int>(c.op) << " on " << x.describe() << " strides "
+            << x.strides().to_string();
       }
     }
   }
@@ -53,7 +67,8 @@ TEST(CpuElementwiseTest, UnaryOpsMatchReferenceOnContiguousTransposedAndBroadcas
 
 TEST(CpuElementwiseTest, NanStaysNanWhereTheReferenceKeepsIt) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
-  Tensor x = from_vector<float>({-1.f, static_cast<float>(nan), 2.f, -0.f, 0.f, 5.f, -7.f, 1.f, 0.5f});
+  Tensor x =
+      from_vector<float>({-1.f, static_cast<float>(nan), 2.f, -0.f, 0.f, 5.f, -7.f, 1.f, 0.5f});
   for (UnaryOp op : {UnaryOp::relu, UnaryOp::sign, UnaryOp::clamp, UnaryOp::abs}) {
     Tensor want = empty_as(x), got = empty_as(x);
     ref().unary(op, x, want, {.alpha = -0.5, .beta = 0.5});
@@ -62,13 +77,14 @@ TEST(CpuElementwiseTest, NanStaysNanWhereTheReferenceKeepsIt) {
   }
   // log's special values and denormals.
   const float inf = std::numeric_limits<float>::infinity();
-  Tensor lx = from_vector<float>({0.f, -1.f, inf, static_cast<float>(nan), 1e-40f, 1.17549435e-38f, 1.f, 3e38f,
-                                  -0.f, 0.7071f, 1e-45f});
+  Tensor lx = from_vector<float>({0.f, -1.f, inf, static_cast<float>(nan), 1e-40f, 1.17549435e-38f,
+                                  1.f, 3e38f, -0.f, 0.7071f, 1e-45f});
   Tensor lw = empty_as(lx), lg = empty_as(lx);
   ref().unary(UnaryOp::log, lx, lw, {});
   fast().unary(UnaryOp::log, lx, lg, {});
   EXPECT_TRUE(all_close(lg, lw, 2e-7, 0));
-  Tensor y = from_vector<float>({0.f, 1.f, static_cast<float>(nan), -0.f, 0.f, 6.f, -8.f, 1.f, 0.25f});
+  Tensor y =
+      from_vector<float>({0.f, 1.f, static_cast<float>(nan), -0.f, 0.f, 6.f, -8.f, 1.f, 0.25f});
   for (BinaryOp op : {BinaryOp::maximum, BinaryOp::minimum, BinaryOp::add}) {
     Tensor want = empty_as(x), got = empty_as(x);
     ref().binary(op, x, y, want);
@@ -78,10 +94,18 @@ TEST(CpuElementwiseTest, NanStaysNanWhereTheReferenceKeepsIt) {
 }
 
 TEST(CpuElementwiseTest, BinaryOpsMatchReferenceWithBroadcasts) {
-  const BinaryOp ops[] = {BinaryOp::add, BinaryOp::sub, BinaryOp::mul, BinaryOp::div, BinaryOp::pow,
-                          BinaryOp::maximum, BinaryOp::minimum, BinaryOp::relu_backward,
-                          BinaryOp::sigmoid_backward, BinaryOp::tanh_backward,
-                          BinaryOp::gelu_tanh_backward, BinaryOp::gelu_erf_backward};
+  const BinaryOp ops[] = {BinaryOp::add,
+                          BinaryOp::sub,
+                          BinaryOp::mul,
+                          BinaryOp::div,
+                          BinaryOp::pow,
+                          BinaryOp::maximum,
+                          BinaryOp::minimum,
+                          BinaryOp::relu_backward,
+                          BinaryOp::sigmoid_backward,
+                          BinaryOp::tanh_backward,
+                          BinaryOp::gelu_tanh_backward,
+                          BinaryOp::gelu_erf_backward};
   uint64_t seed = 100;
   for (DType d : {DType::float32, DType::float64}) {
     const Tensor a = randu({64, 130}, seed++, 0.2, 2.0, d);
@@ -90,17 +114,18 @@ TEST(CpuElementwiseTest, BinaryOpsMatchReferenceWithBroadcasts) {
     const Tensor scalar = randu({1, 1}, seed++, 0.2, 2.0, d).expand({64, 130});
     const Tensor at = randu({130, 64}, seed++, 0.2, 2.0, d).transpose(0, 1);
     const Tensor b = randu({64, 130}, seed++, -2.0, 2.0, d);
-    const std::pair<Tensor, Tensor> pairs[] = {{a, b}, {a, row}, {row, a}, {a, col}, {col, b},
-                                               {a, scalar}, {scalar, b}, {at, b}, {a, at}};
+    const std::pair<Tensor, Tensor> pairs[] = {
+        {a, b}, {a, row}, {row, a}, {a, col}, {col, b}, {a, scalar}, {scalar, b}, {at, b}, {a, at}};
     for (BinaryOp op : ops) {
       for (const auto& [x, y] : pairs) {
         Tensor want = empty_as(a, d), got = empty_as(a, d);
         ref().binary(op, x, y, want);
         fast().binary(op, x, y, got);
-        const double tol = (op == BinaryOp::pow || op >= BinaryOp::gelu_tanh_backward) ? 5e-6 : 2e-7;
+        const double tol =
+            (op == BinaryOp::pow || op >= BinaryOp::gelu_tanh_backward) ? 5e-6 : 2e-7;
         EXPECT_TRUE(all_close(got, want, tol, tol * 0.1))
-            << "op " << static_cast<int>(op) << " " << dtype_name(d) << " strides " << x.strides().to_string()
-            << " x " << y.strides().to_string();
+            << "op " << static_cast<int>(op) << " " << dtype_name(d) << " strides "
+            << x.strides().to_string() << " x " << y.strides().to_string();
       }
     }
   }
@@ -109,7 +134,8 @@ TEST(CpuElementwiseTest, BinaryOpsMatchReferenceWithBroadcasts) {
 TEST(CpuElementwiseTest, ComparisonsGiveTheReferenceBooleans) {
   const Tensor a = randn({50, 40}, 7), b = randn({50, 40}, 8);
   const Tensor row = a.slice(0, 3, 4).expand({50, 40});
-  for (BinaryOp op : {BinaryOp::eq, BinaryOp::ne, BinaryOp::lt, BinaryOp::le, BinaryOp::gt, BinaryOp::ge}) {
+  for (BinaryOp op :
+       {BinaryOp::eq, BinaryOp::ne, BinaryOp::lt, BinaryOp::le, BinaryOp::gt, BinaryOp::ge}) {
     for (const Tensor& y : {b, row}) {
       Tensor want = empty_as(a, DType::boolean), got = empty_as(a, DType::boolean);
       ref().binary(op, a, y, want);
@@ -134,14 +160,20 @@ TEST(CpuElementwiseTest, IntegerAndHalfDtypesFallBackToTheReference) {
 
 TEST(CpuCopyTest, CopiesAndCastsMatchTheReferenceBitwise) {
   const Tensor x = randn({33, 65, 17}, 11);
-  const Tensor views[] = {x, x.transpose(0, 2), x.permute({1, 0, 2}), x.slice(1, 3, 60, 2),
-                          x.slice(2, 0, 1).expand({33, 65, 17}), x.select(1, 4).unsqueeze(1).expand({33, 65, 17})};
+  const Tensor views[] = {x,
+                          x.transpose(0, 2),
+                          x.permute({1, 0, 2}),
+                          x.slice(1, 3, 60, 2),
+                          x.slice(2, 0, 1).expand({33, 65, 17}),
+                          x.select(1, 4).unsqueeze(1).expand({33, 65, 17})};
   for (const Tensor& v : views) {
-    for (DType d : {DType::float32, DType::bfloat16, DType::float16, DType::float64, DType::int32}) {
+    for (DType d :
+         {DType::float32, DType::bfloat16, DType::float16, DType::float64, DType::int32}) {
       Tensor want = empty_as(v, d), got = empty_as(v, d);
       ref().copy(v, want);
       fast().copy(v, got);
-      EXPECT_TRUE(bitwise_equal(got, want)) << "to " << dtype_name(d) << " from strides " << v.strides().to_string();
+      EXPECT_TRUE(bitwise_equal(got, want))
+          << "to " << dtype_name(d) << " from strides " << v.strides().to_string();
     }
   }
   // From half types and into a strided destination.
@@ -160,15 +192,16 @@ TEST(CpuCopyTest, CopiesAndCastsMatchTheReferenceBitwise) {
   // Same-dtype copies of types oneDNN lacks.
   Tensor ints = Tensor::empty({20, 30}, {DType::int64});
   ref().random(RandomKind::uniform, 5, 0, 1000, ints);
-  Tensor want = Tensor::empty({30, 20}, {DType::int64}), got = Tensor::empty({30, 20}, {DType::int64});
+  Tensor want = Tensor::empty({30, 20}, {DType::int64}),
+         got = Tensor::empty({30, 20}, {DType::int64});
   ref().copy(ints.transpose(0, 1), want);
   fast().copy(ints.transpose(0, 1), got);
   EXPECT_TRUE(bitwise_equal(got, want));
 }
 
 TEST(CpuCopyTest, FillMatchesTheReferenceForEveryDtype) {
-  for (DType d : {DType::float32, DType::float64, DType::bfloat16, DType::int8, DType::uint8, DType::int32,
-                  DType::int64, DType::boolean}) {
+  for (DType d : {DType::float32, DType::float64, DType::bfloat16, DType::int8, DType::uint8,
+                  DType::int32, DType::int64, DType::boolean}) {
     for (double v : {1.75, -300.5, std::numeric_limits<double>::quiet_NaN(), 1e30}) {
       Tensor want = Tensor::empty({9, 70}, {d}), got = Tensor::empty({9, 70}, {d});
       ref().fill(want, v);
@@ -190,21 +223,26 @@ Shape reduced(const Shape& s, std::initializer_list<int> axes) {
 }
 
 TEST(CpuReduceTest, ReductionsMatchTheReferenceForEveryAxisPattern) {
-  struct Case { Shape shape; std::initializer_list<int> axes; };
+  struct Case {
+    Shape shape;
+    std::initializer_list<int> axes;
+  };
   const Case cases[] = {
-      {{1 << 20}, {0}},          {{300, 517}, {1}},        {{300, 517}, {0}},       {{100352, 32}, {0}},
-      {{4, 70000}, {1}},         {{6, 50, 40}, {1}},       {{6, 50, 40}, {0, 1}},   {{6, 50, 40}, {1, 2}},
-      {{6, 50, 40}, {0, 2}},     {{3, 1, 9000}, {0}},      {{2, 40000}, {0}},       {{5, 7}, {0, 1}},
+      {{1 << 20}, {0}},      {{300, 517}, {1}},   {{300, 517}, {0}},     {{100352, 32}, {0}},
+      {{4, 70000}, {1}},     {{6, 50, 40}, {1}},  {{6, 50, 40}, {0, 1}}, {{6, 50, 40}, {1, 2}},
+      {{6, 50, 40}, {0, 2}}, {{3, 1, 9000}, {0}}, {{2, 40000}, {0}},     {{5, 7}, {0, 1}},
   };
   uint64_t seed = 300;
   for (const Case& c : cases) {
     for (DType d : {DType::float32, DType::float64}) {
       const Tensor x = randn(c.shape, seed++, 1.0, 0.25, d);
       for (ReduceOp op : {ReduceOp::sum, ReduceOp::mean, ReduceOp::max, ReduceOp::min}) {
-        Tensor want = Tensor::empty(reduced(c.shape, c.axes), {d}), got = Tensor::empty(want.shape(), {d});
+        Tensor want = Tensor::empty(reduced(c.shape, c.axes), {d}),
+               got = Tensor::empty(want.shape(), {d});
         ref().reduce(op, x, want);
         fast().reduce(op, x, got);
-        EXPECT_TRUE(all_close(got, want, 1e-6, 1e-6 * std::sqrt(static_cast<double>(x.numel() / want.numel()))))
+        EXPECT_TRUE(all_close(got, want, 1e-6,
+                              1e-6 * std::sqrt(static_cast<double>(x.numel() / want.numel()))))
             << "op " << static_cast<int>(op) << " on " << x.describe();
       }
     }
@@ -236,8 +274,8 @@ TEST(CpuReduceTest, SumsAreBitwiseTheSameOnOneAndTwoThreads) {
   std::vector<Tensor> results[2];
   for (int threads : {1, 2}) {
     set_num_threads(threads);
-    for (const auto& [x, out_shape] : {std::pair{big, Shape{1}}, std::pair{cols, Shape{1, 32}},
-                                       std::pair{rows, Shape{8, 1}}}) {
+    for (const auto& [x, out_shape] :
+         {std::pair{big, Shape{1}}, std::pair{cols, Shape{1, 32}}, std::pair{rows, Shape{8, 1}}}) {
       Tensor out = Tensor::empty(out_shape);
       fast().reduce(ReduceOp::sum, x, out);
       results[threads - 1].push_back(out);

@@ -15,8 +15,8 @@ namespace {
 
 // ---- matmul ----------------------------------------------------------------------------------
 
-void check_matmul(const Tensor& a, const Tensor& b, const Tensor* bias, const MatmulParams& p, const Shape& out_shape,
-                  double tol, const std::string& what) {
+void check_matmul(const Tensor& a, const Tensor& b, const Tensor* bias, const MatmulParams& p,
+                  const Shape& out_shape, double tol, const std::string& what) {
   const DType d = a.dtype();
   Tensor want = Tensor::empty(out_shape, {d}), got = Tensor::empty(out_shape, {d});
   if (p.accumulate) {
@@ -30,21 +30,26 @@ void check_matmul(const Tensor& a, const Tensor& b, const Tensor* bias, const Ma
 }
 
 TEST(CpuMatmulTest, MatchesReferenceForShapesTransposesBiasActivationsAndAccumulate) {
-  struct Mnk { int64_t m, n, k; };
+  struct Mnk {
+    int64_t m, n, k;
+  };
   uint64_t seed = 1;
   for (const Mnk& s : {Mnk{128, 512, 784}, Mnk{128, 10, 256}, Mnk{1, 7, 3}, Mnk{33, 65, 17}}) {
     const Tensor a = randn({s.m, s.k}, seed++), b = randn({s.k, s.n}, seed++);
-    const Tensor at = randn({s.k, s.m}, seed++).transpose(0, 1), bt = randn({s.n, s.k}, seed++).transpose(0, 1);
+    const Tensor at = randn({s.k, s.m}, seed++).transpose(0, 1),
+                 bt = randn({s.n, s.k}, seed++).transpose(0, 1);
     const Tensor bias = randn({s.n}, seed++);
     const double tol = 2e-5 * std::sqrt(static_cast<double>(s.k));
-    for (const auto& [x, y] : {std::pair{a, b}, std::pair{at, b}, std::pair{a, bt}, std::pair{at, bt}}) {
-      for (Activation act : {Activation::none, Activation::relu, Activation::gelu_tanh, Activation::gelu_erf,
-                             Activation::sigmoid, Activation::tanh}) {
+    for (const auto& [x, y] :
+         {std::pair{a, b}, std::pair{at, b}, std::pair{a, bt}, std::pair{at, bt}}) {
+      for (Activation act : {Activation::none, Activation::relu, Activation::gelu_tanh,
+                             Activation::gelu_erf, Activation::sigmoid, Activation::tanh}) {
         for (bool acc : {false, true}) {
           for (const Tensor* bp : {static_cast<const Tensor*>(nullptr), &bias}) {
             check_matmul(x, y, bp, {.accumulate = acc, .activation = act}, {s.m, s.n}, tol,
-                         "mnk " + std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k) +
-                             " act " + std::to_string(static_cast<int>(act)) + " acc " + std::to_string(acc));
+                         "mnk " + std::to_string(s.m) + "x" + std::to_string(s.n) + "x" +
+                             std::to_string(s.k) + " act " + std::to_string(static_cast<int>(act)) +
+                             " acc " + std::to_string(acc));
           }
         }
       }
@@ -56,29 +61,34 @@ TEST(CpuMatmulTest, BatchedWithBroadcastAndStridedOperands) {
   const Tensor a = randn({4, 3, 20, 30}, 1), b = randn({4, 3, 30, 25}, 2);
   check_matmul(a, b, nullptr, {}, {4, 3, 20, 25}, 1e-4, "4-D batched");
   const Tensor w = randn({30, 25}, 3);
-  check_matmul(a, w.unsqueeze(0).unsqueeze(0).expand({4, 3, 30, 25}), nullptr, {}, {4, 3, 20, 25}, 1e-4,
-               "weight broadcast over the batch");
+  check_matmul(a, w.unsqueeze(0).unsqueeze(0).expand({4, 3, 30, 25}), nullptr, {}, {4, 3, 20, 25},
+               1e-4, "weight broadcast over the batch");
   const Tensor a1 = randn({20, 30}, 4);
-  check_matmul(a1.unsqueeze(0).expand({6, 20, 30}), randn({6, 30, 25}, 5), nullptr, {}, {6, 20, 25}, 1e-4,
-               "lhs broadcast");
-  const Tensor at = randn({5, 30, 20}, 6).transpose(1, 2), bt = randn({5, 25, 30}, 7).transpose(1, 2);
+  check_matmul(a1.unsqueeze(0).expand({6, 20, 30}), randn({6, 30, 25}, 5), nullptr, {}, {6, 20, 25},
+               1e-4, "lhs broadcast");
+  const Tensor at = randn({5, 30, 20}, 6).transpose(1, 2),
+               bt = randn({5, 25, 30}, 7).transpose(1, 2);
   const Tensor bias = randn({25}, 8);
-  check_matmul(at, bt, &bias, {.activation = Activation::relu}, {5, 20, 25}, 1e-4, "batched transposes");
+  check_matmul(at, bt, &bias, {.activation = Activation::relu}, {5, 20, 25}, 1e-4,
+               "batched transposes");
   const Tensor sliced = randn({8, 40, 60}, 9).slice(2, 5, 35);
   check_matmul(sliced, randn({8, 30, 25}, 10), nullptr, {}, {8, 40, 25}, 1e-4, "row-padded lhs");
   const Tensor odd = randn({30, 40}, 11).slice(1, 0, 40, 2).slice(0, 0, 20);  // no unit stride
   check_matmul(odd, randn({20, 25}, 12), nullptr, {}, {20, 25}, 1e-4, "no unit stride");
   const Tensor bias_bcast = randn({1}, 13).expand({25});
-  check_matmul(randn({20, 30}, 14), randn({30, 25}, 15), &bias_bcast, {}, {20, 25}, 1e-4, "broadcast bias");
+  check_matmul(randn({20, 30}, 14), randn({30, 25}, 15), &bias_bcast, {}, {20, 25}, 1e-4,
+               "broadcast bias");
 }
 
 TEST(CpuMatmulTest, Bfloat16AndFloat64) {
   if (avx512_available()) {
-    const Tensor a = randn({64, 96}, 1, 1.0, 0.0, DType::bfloat16), b = randn({96, 48}, 2, 1.0, 0.0, DType::bfloat16);
+    const Tensor a = randn({64, 96}, 1, 1.0, 0.0, DType::bfloat16),
+                 b = randn({96, 48}, 2, 1.0, 0.0, DType::bfloat16);
     const Tensor bias = randn({48}, 3, 1.0, 0.0, DType::bfloat16);
     check_matmul(a, b, &bias, {.activation = Activation::relu}, {64, 48}, 2e-2, "bf16");
   }
-  const Tensor a = randn({31, 47}, 4, 1.0, 0.0, DType::float64), b = randn({47, 13}, 5, 1.0, 0.0, DType::float64);
+  const Tensor a = randn({31, 47}, 4, 1.0, 0.0, DType::float64),
+               b = randn({47, 13}, 5, 1.0, 0.0, DType::float64);
   check_matmul(a, b, nullptr, {}, {31, 13}, 1e-12, "f64 goes to the reference");
 }
 
@@ -96,20 +106,77 @@ Shape data_shape(int64_t n, int64_t h, int64_t w, int64_t c, bool cl) {
 TEST(CpuConvTest, ForwardAndBothBackwardsMatchReference) {
   std::vector<ConvCase> cases;
   for (bool cl : {true, false}) {
-    cases.push_back({4, 12, 12, 1, 8, 3, 3, {.pad_top = 1, .pad_bottom = 1, .pad_left = 1, .pad_right = 1, .channels_last = cl}});
+    cases.push_back(
+        {4,
+         12,
+         12,
+         1,
+         8,
+         3,
+         3,
+         {.pad_top = 1, .pad_bottom = 1, .pad_left = 1, .pad_right = 1, .channels_last = cl}});
     cases.push_back({2, 9, 11, 16, 32, 3, 3, {.channels_last = cl}});
-    cases.push_back({2, 13, 10, 8, 12, 3, 2,
-                     {.stride_h = 2, .stride_w = 1, .pad_top = 0, .pad_bottom = 2, .pad_left = 1, .pad_right = 0, .channels_last = cl}});
-    cases.push_back({2, 15, 15, 6, 9, 3, 3,
-                     {.pad_top = 2, .pad_bottom = 2, .pad_left = 2, .pad_right = 2, .dilation_h = 2, .dilation_w = 2, .channels_last = cl}});
-    cases.push_back({3, 10, 10, 12, 18, 3, 3, {.pad_top = 1, .pad_bottom = 1, .pad_left = 1, .pad_right = 1, .groups = 3, .channels_last = cl}});
-    cases.push_back({2, 8, 8, 16, 16, 3, 3, {.pad_top = 1, .pad_bottom = 1, .pad_left = 1, .pad_right = 1, .groups = 16, .channels_last = cl}});
+    cases.push_back({2,
+                     13,
+                     10,
+                     8,
+                     12,
+                     3,
+                     2,
+                     {.stride_h = 2,
+                      .stride_w = 1,
+                      .pad_top = 0,
+                      .pad_bottom = 2,
+                      .pad_left = 1,
+                      .pad_right = 0,
+                      .channels_last = cl}});
+    cases.push_back({2,
+                     15,
+                     15,
+                     6,
+                     9,
+                     3,
+                     3,
+                     {.pad_top = 2,
+                      .pad_bottom = 2,
+                      .pad_left = 2,
+                      .pad_right = 2,
+                      .dilation_h = 2,
+                      .dilation_w = 2,
+                      .channels_last = cl}});
+    cases.push_back({3,
+                     10,
+                     10,
+                     12,
+                     18,
+                     3,
+                     3,
+                     {.pad_top = 1,
+                      .pad_bottom = 1,
+                      .pad_left = 1,
+                      .pad_right = 1,
+                      .groups = 3,
+                      .channels_last = cl}});
+    cases.push_back({2,
+                     8,
+                     8,
+                     16,
+                     16,
+                     3,
+                     3,
+                     {.pad_top = 1,
+                      .pad_bottom = 1,
+                      .pad_left = 1,
+                      .pad_right = 1,
+                      .groups = 16,
+                      .channels_last = cl}});
     cases.push_back({2, 7, 7, 10, 20, 1, 1, {.stride_h = 2, .stride_w = 2, .channels_last = cl}});
   }
   uint64_t seed = 50;
   for (const ConvCase& c : cases) {
-    const std::string what = "conv n" + std::to_string(c.n) + " hw" + std::to_string(c.h) + "x" + std::to_string(c.w) +
-                             " c" + std::to_string(c.c) + " o" + std::to_string(c.o) + " g" + std::to_string(c.p.groups) +
+    const std::string what = "conv n" + std::to_string(c.n) + " hw" + std::to_string(c.h) + "x" +
+                             std::to_string(c.w) + " c" + std::to_string(c.c) + " o" +
+                             std::to_string(c.o) + " g" + std::to_string(c.p.groups) +
                              (c.p.channels_last ? " NHWC" : " NCHW");
     const Tensor x = randn(data_shape(c.n, c.h, c.w, c.c, c.p.channels_last), seed++);
     const Tensor w = randn({c.kh, c.kw, c.c / c.p.groups, c.o}, seed++, 0.3);
@@ -129,7 +196,8 @@ TEST(CpuConvTest, ForwardAndBothBackwardsMatchReference) {
       Tensor want = Tensor::empty(ys), got = Tensor::empty(ys);
       ref().conv2d_forward(x, w, &bias, want, pa);
       fast().conv2d_forward(x, w, &bias, got, pa);
-      EXPECT_TRUE(all_close(got, want, tol, tol)) << what << " forward, activation " << static_cast<int>(a);
+      EXPECT_TRUE(all_close(got, want, tol, tol))
+          << what << " forward, activation " << static_cast<int>(a);
     }
     const Tensor dy = randn(ys, seed++);
     Tensor dx_w = Tensor::empty(x.shape()), dx_g = Tensor::empty(x.shape());
@@ -164,7 +232,8 @@ TEST(CpuConvTest, NonContiguousInputsAreHandled) {
 TEST(CpuConvTest, Bfloat16ConvolutionAndSoftmaxRunOnOneDnn) {
   if (!avx512_available()) GTEST_SKIP() << "no AVX-512: oneDNN has no fast bfloat16 kernels here";
   const Conv2dParams p{.pad_top = 1, .pad_bottom = 1, .pad_left = 1, .pad_right = 1};
-  const Tensor x = randn({2, 8, 8, 16}, 1, 1.0, 0.0, DType::bfloat16), w = randn({3, 3, 16, 8}, 2, 0.2, 0.0, DType::bfloat16);
+  const Tensor x = randn({2, 8, 8, 16}, 1, 1.0, 0.0, DType::bfloat16),
+               w = randn({3, 3, 16, 8}, 2, 0.2, 0.0, DType::bfloat16);
   const Shape ys = conv2d_output_shape(x.shape(), w.shape(), p);
   Tensor want = Tensor::empty(ys, {DType::bfloat16}), got = Tensor::empty(ys, {DType::bfloat16});
   ref().conv2d_forward(x, w, nullptr, want, p);
@@ -180,14 +249,33 @@ TEST(CpuConvTest, Bfloat16ConvolutionAndSoftmaxRunOnOneDnn) {
 // ---- pooling ---------------------------------------------------------------------------------
 
 TEST(CpuPoolTest, MaxAndAveragePoolingForwardAndBackwardMatchReference) {
-  struct PoolCase { Shape x; Pool2dParams p; };
+  struct PoolCase {
+    Shape x;
+    Pool2dParams p;
+  };
   std::vector<PoolCase> cases;
   for (bool cl : {true, false}) {
     cases.push_back({data_shape(4, 12, 12, 8, cl), {.channels_last = cl}});
-    cases.push_back({data_shape(2, 11, 9, 5, cl), {.kernel_h = 3, .kernel_w = 3, .stride_h = 2, .stride_w = 2,
-                                                   .pad_top = 1, .pad_bottom = 1, .pad_left = 1, .pad_right = 1, .channels_last = cl}});
-    cases.push_back({data_shape(3, 7, 8, 16, cl), {.kernel_h = 2, .kernel_w = 3, .stride_h = 1, .stride_w = 2,
-                                                   .pad_top = 0, .pad_bottom = 1, .pad_left = 1, .pad_right = 0, .channels_last = cl}});
+    cases.push_back({data_shape(2, 11, 9, 5, cl),
+                     {.kernel_h = 3,
+                      .kernel_w = 3,
+                      .stride_h = 2,
+                      .stride_w = 2,
+                      .pad_top = 1,
+                      .pad_bottom = 1,
+                      .pad_left = 1,
+                      .pad_right = 1,
+                      .channels_last = cl}});
+    cases.push_back({data_shape(3, 7, 8, 16, cl),
+                     {.kernel_h = 2,
+                      .kernel_w = 3,
+                      .stride_h = 1,
+                      .stride_w = 2,
+                      .pad_top = 0,
+                      .pad_bottom = 1,
+                      .pad_left = 1,
+                      .pad_right = 0,
+                      .channels_last = cl}});
   }
   uint64_t seed = 70;
   for (const PoolCase& c : cases) {
@@ -222,9 +310,13 @@ TEST(CpuPoolTest, MaxAndAveragePoolingForwardAndBackwardMatchReference) {
 // ---- normalization ---------------------------------------------------------------------------
 
 TEST(CpuNormTest, BatchNormTrainingInferenceAndBackwardMatchReference) {
-  struct BnCase { Shape x; int axis; };
+  struct BnCase {
+    Shape x;
+    int axis;
+  };
   uint64_t seed = 90;
-  for (const BnCase& c : {BnCase{{8, 6, 6, 16}, 3}, BnCase{{8, 16, 6, 6}, 1}, BnCase{{64, 10}, 1}, BnCase{{4, 5, 7}, -1}}) {
+  for (const BnCase& c : {BnCase{{8, 6, 6, 16}, 3}, BnCase{{8, 16, 6, 6}, 1}, BnCase{{64, 10}, 1},
+                          BnCase{{4, 5, 7}, -1}}) {
     const int axis = c.axis < 0 ? c.axis + c.x.ndim() : c.axis;
     const int64_t ch = c.x[axis];
     const Tensor x = randn(c.x, seed++, 2.0, 0.5);
@@ -234,7 +326,8 @@ TEST(CpuNormTest, BatchNormTrainingInferenceAndBackwardMatchReference) {
       const Tensor* g = affine ? &gamma : nullptr;
       const Tensor* b = affine ? &beta : nullptr;
       Tensor yw = Tensor::empty(c.x), yg = Tensor::empty(c.x);
-      Tensor mw = Tensor::empty({ch}), mg = Tensor::empty({ch}), iw = Tensor::empty({ch}), ig = Tensor::empty({ch});
+      Tensor mw = Tensor::empty({ch}), mg = Tensor::empty({ch}), iw = Tensor::empty({ch}),
+             ig = Tensor::empty({ch});
       ref().batch_norm_forward(x, g, b, mw, iw, true, 1e-3, c.axis, yw);
       fast().batch_norm_forward(x, g, b, mg, ig, true, 1e-3, c.axis, yg);
       EXPECT_TRUE(all_close(yg, yw, 1e-4, 1e-4)) << "training forward " << c.x.to_string();
@@ -246,9 +339,12 @@ TEST(CpuNormTest, BatchNormTrainingInferenceAndBackwardMatchReference) {
       EXPECT_TRUE(all_close(yg, yw, 1e-5, 1e-5)) << "inference " << c.x.to_string();
       for (bool grads : {false, true}) {
         Tensor dxw = Tensor::empty(c.x), dxg = Tensor::empty(c.x);
-        Tensor dgw = Tensor::empty({ch}), dgg = Tensor::empty({ch}), dbw = Tensor::empty({ch}), dbg = Tensor::empty({ch});
-        ref().batch_norm_backward(dy, x, g, mw, iw, c.axis, dxw, grads ? &dgw : nullptr, grads ? &dbw : nullptr);
-        fast().batch_norm_backward(dy, x, g, mw, iw, c.axis, dxg, grads ? &dgg : nullptr, grads ? &dbg : nullptr);
+        Tensor dgw = Tensor::empty({ch}), dgg = Tensor::empty({ch}), dbw = Tensor::empty({ch}),
+               dbg = Tensor::empty({ch});
+        ref().batch_norm_backward(dy, x, g, mw, iw, c.axis, dxw, grads ? &dgw : nullptr,
+                                  grads ? &dbw : nullptr);
+        fast().batch_norm_backward(dy, x, g, mw, iw, c.axis, dxg, grads ? &dgg : nullptr,
+                                   grads ? &dbg : nullptr);
         EXPECT_TRUE(all_close(dxg, dxw, 1e-4, 1e-4)) << "backward " << c.x.to_string();
         if (grads) {
           EXPECT_TRUE(all_close(dgg, dgw, 1e-4, 1e-4));
@@ -261,8 +357,9 @@ TEST(CpuNormTest, BatchNormTrainingInferenceAndBackwardMatchReference) {
 
 TEST(CpuNormTest, LayerNormForwardAndBackwardMatchReference) {
   uint64_t seed = 120;
-  for (const auto& [shape, norm] : {std::pair{Shape{32, 64}, int64_t{64}}, std::pair{Shape{4, 9, 30}, int64_t{30}},
-                                    std::pair{Shape{6, 5, 8}, int64_t{40}}}) {
+  for (const auto& [shape, norm] :
+       {std::pair{Shape{32, 64}, int64_t{64}}, std::pair{Shape{4, 9, 30}, int64_t{30}},
+        std::pair{Shape{6, 5, 8}, int64_t{40}}}) {
     const int64_t rows = shape.numel() / norm;
     const Tensor x = randn(shape, seed++, 3.0, 1.0), dy = randn(shape, seed++);
     const Tensor gamma = randn({norm}, seed++, 0.5, 1.0), beta = randn({norm}, seed++);
@@ -270,7 +367,8 @@ TEST(CpuNormTest, LayerNormForwardAndBackwardMatchReference) {
       const Tensor* g = affine ? &gamma : nullptr;
       const Tensor* b = affine ? &beta : nullptr;
       Tensor yw = Tensor::empty(shape), yg = Tensor::empty(shape);
-      Tensor mw = Tensor::empty({rows}), mg = Tensor::empty({rows}), rw = Tensor::empty({rows}), rg = Tensor::empty({rows});
+      Tensor mw = Tensor::empty({rows}), mg = Tensor::empty({rows}), rw = Tensor::empty({rows}),
+             rg = Tensor::empty({rows});
       ref().layer_norm_forward(x, g, b, norm, 1e-5, yw, mw, rw);
       fast().layer_norm_forward(x, g, b, norm, 1e-5, yg, mg, rg);
       EXPECT_TRUE(all_close(yg, yw, 1e-4, 1e-4)) << shape.to_string();
@@ -278,9 +376,12 @@ TEST(CpuNormTest, LayerNormForwardAndBackwardMatchReference) {
       EXPECT_TRUE(all_close(rg, rw, 1e-5, 1e-5));
       for (bool grads : {false, true}) {
         Tensor dxw = Tensor::empty(shape), dxg = Tensor::empty(shape);
-        Tensor dgw = Tensor::empty({norm}), dgg = Tensor::empty({norm}), dbw = Tensor::empty({norm}), dbg = Tensor::empty({norm});
-        ref().layer_norm_backward(dy, x, g, mw, rw, norm, dxw, grads ? &dgw : nullptr, grads ? &dbw : nullptr);
-        fast().layer_norm_backward(dy, x, g, mw, rw, norm, dxg, grads ? &dgg : nullptr, grads ? &dbg : nullptr);
+        Tensor dgw = Tensor::empty({norm}), dgg = Tensor::empty({norm}),
+               dbw = Tensor::empty({norm}), dbg = Tensor::empty({norm});
+        ref().layer_norm_backward(dy, x, g, mw, rw, norm, dxw, grads ? &dgw : nullptr,
+                                  grads ? &dbw : nullptr);
+        fast().layer_norm_backward(dy, x, g, mw, rw, norm, dxg, grads ? &dgg : nullptr,
+                                   grads ? &dbg : nullptr);
         EXPECT_TRUE(all_close(dxg, dxw, 1e-4, 1e-4)) << "backward " << shape.to_string();
         if (grads) {
           EXPECT_TRUE(all_close(dgg, dgw, 1e-4, 1e-4));
@@ -304,7 +405,8 @@ TEST(CpuSoftmaxTest, SoftmaxAndLogSoftmaxAlongAnyAxisMatchReference) {
       ref().softmax_forward(x, a, log, yw);
       fast().softmax_forward(x, a, log, yg);
       // log-softmax near 0 is x - lse of two numbers near 12: float rounding alone is ~1e-6.
-      EXPECT_TRUE(all_close(yg, yw, 1e-5, log ? 1e-5 : 1e-6)) << shape.to_string() << " axis " << a << " log " << log;
+      EXPECT_TRUE(all_close(yg, yw, 1e-5, log ? 1e-5 : 1e-6))
+          << shape.to_string() << " axis " << a << " log " << log;
       Tensor dw = Tensor::empty(shape), dg = Tensor::empty(shape);
       ref().softmax_backward(dy, yw, a, log, dw);
       fast().softmax_backward(dy, yw, a, log, dg);
@@ -331,10 +433,12 @@ TEST(CpuCrossEntropyTest, FusedLossAndGradientMatchReference) {
     const Tensor dloss = randn({n}, seed++);
     for (const Tensor& labels : {idx64, idx32, dist}) {
       for (double ls : {0.0, 0.1}) {
-        Tensor lw = Tensor::empty({n}), lg = Tensor::empty({n}), pw = Tensor::empty({n, c}), pg = Tensor::empty({n, c});
+        Tensor lw = Tensor::empty({n}), lg = Tensor::empty({n}), pw = Tensor::empty({n, c}),
+               pg = Tensor::empty({n, c});
         ref().cross_entropy_forward(logits, labels, ls, lw, pw);
         fast().cross_entropy_forward(logits, labels, ls, lg, pg);
-        EXPECT_TRUE(all_close(lg, lw, 1e-5, 1e-5)) << n << "x" << c << " " << dtype_name(labels.dtype()) << " ls " << ls;
+        EXPECT_TRUE(all_close(lg, lw, 1e-5, 1e-5))
+            << n << "x" << c << " " << dtype_name(labels.dtype()) << " ls " << ls;
         EXPECT_TRUE(all_close(pg, pw, 1e-5, 1e-7));
         Tensor dw = Tensor::empty({n, c}), dg = Tensor::empty({n, c});
         ref().cross_entropy_backward(pw, labels, ls, dloss, dw);
@@ -392,10 +496,12 @@ double max_abs_diff(const Tensor& got, const Tensor& want) {
 }
 
 TEST(CpuMixedPrecisionTest, Float16MatmulComputesInFloat32AndStoresFloat16) {
-  const Tensor a = randn({33, 70}, 1, 1.0, 0.0, DType::float16), b = randn({70, 20}, 2, 1.0, 0.0, DType::float16);
+  const Tensor a = randn({33, 70}, 1, 1.0, 0.0, DType::float16),
+               b = randn({70, 20}, 2, 1.0, 0.0, DType::float16);
   const Tensor bias = randn({20}, 3, 1.0, 0.0, DType::float16);
   Tensor got = Tensor::empty({33, 20}, {DType::float16});
-  cpu::matmul(a.transpose(0, 1).contiguous().transpose(0, 1), b, &bias, got, {.activation = Activation::relu});
+  cpu::matmul(a.transpose(0, 1).contiguous().transpose(0, 1), b, &bias, got,
+              {.activation = Activation::relu});
   Tensor want = Tensor::empty({33, 20}, {DType::float32});
   reference::matmul(a.to(DType::float32), b.to(DType::float32), nullptr, want, {});
   want = osprey::relu(osprey::add(want, bias.to(DType::float32)));
@@ -428,8 +534,14 @@ TEST(CpuMixedPrecisionTest, Float16ConvolutionAndPoolingComputeInFloat32AndStore
   ref().conv2d_backward_weights(dy32, x32, dw32, &db32, p);
   EXPECT_TRUE(all_close(dw, dw32, 1e-3, 1e-2)) << "backward weights";  // sums of 162 products
   EXPECT_TRUE(all_close(db, db32, 1e-3, 1e-2)) << "backward bias";
-  const Pool2dParams q{.kernel_h = 3, .kernel_w = 3, .stride_h = 2, .stride_w = 2, .pad_top = 1,
-                       .pad_bottom = 1, .pad_left = 1, .pad_right = 1};
+  const Pool2dParams q{.kernel_h = 3,
+                       .kernel_w = 3,
+                       .stride_h = 2,
+                       .stride_w = 2,
+                       .pad_top = 1,
+                       .pad_bottom = 1,
+                       .pad_left = 1,
+                       .pad_right = 1};
   const Shape ps = pool2d_output_shape(x.shape(), q);
   const Tensor pdy = randn(ps, 5, 1.0, 0.0, h), pdy32 = pdy.to(f);
   Tensor py = Tensor::empty(ps, {h}), py32 = Tensor::empty(ps, {f}), ws, ws32;
@@ -449,7 +561,8 @@ TEST(CpuMixedPrecisionTest, Float16ConvolutionAndPoolingComputeInFloat32AndStore
 }
 
 TEST(CpuMixedPrecisionTest, Bfloat16ReluBackwardArithmeticAndSumsMatchFloat32) {
-  const Tensor dy = randn({64, 50}, 4, 1.0, 0.0, DType::bfloat16), x = randn({64, 50}, 5, 1.0, 0.0, DType::bfloat16);
+  const Tensor dy = randn({64, 50}, 4, 1.0, 0.0, DType::bfloat16),
+               x = randn({64, 50}, 5, 1.0, 0.0, DType::bfloat16);
   Tensor got = Tensor::empty({64, 50}, {DType::bfloat16});
   cpu::binary(BinaryOp::relu_backward, dy, x, got);
   Tensor want = Tensor::empty({64, 50}, {DType::float32});
@@ -464,7 +577,8 @@ TEST(CpuMixedPrecisionTest, Bfloat16ReluBackwardArithmeticAndSumsMatchFloat32) {
   reference::binary(BinaryOp::tanh_backward, dy.to(DType::float32), x.to(DType::float32), want);
   // One bfloat16 rounding of the float32 result: at most half an ulp, 2^-8 of the largest value.
   EXPECT_LE(max_abs_diff(got, want), std::ldexp(osprey::max(osprey::abs(want)).item(), -8));
-  Tensor s = Tensor::empty({1, 50}, {DType::bfloat16}), s32 = Tensor::empty({1, 50}, {DType::float32});
+  Tensor s = Tensor::empty({1, 50}, {DType::bfloat16}),
+         s32 = Tensor::empty({1, 50}, {DType::float32});
   cpu::reduce(ReduceOp::sum, dy, s);
   reference::reduce(ReduceOp::sum, dy.to(DType::float32), s32);
   EXPECT_LT(max_abs_diff(s, s32), 0.1);  // sums up to ~20, one bfloat16 rounding (2^-8 relative)

@@ -26,7 +26,8 @@ TEST(CpuPrimitiveCacheTest, ASecondIdenticalCallCreatesNoPrimitive) {
   auto step = [&] {
     Tensor out = Tensor::empty({64, 32});
     fast().matmul(a, b, &bias, out, {.activation = Activation::relu});
-    Tensor y = Tensor::empty(ys), dx = Tensor::empty(x.shape()), dw = Tensor::empty(w.shape()), db = Tensor::empty({6});
+    Tensor y = Tensor::empty(ys), dx = Tensor::empty(x.shape()), dw = Tensor::empty(w.shape()),
+           db = Tensor::empty({6});
     fast().conv2d_forward(x, w, nullptr, y, cp);
     fast().conv2d_backward_data(dy, w, dx, cp);
     fast().conv2d_backward_weights(dy, x, dw, &db, cp);
@@ -48,7 +49,8 @@ TEST(CpuPrimitiveCacheTest, ASecondIdenticalCallCreatesNoPrimitive) {
   const std::vector<Tensor> second = step();
   EXPECT_EQ(dnnl_primitives_created(), created);
   for (size_t i = 0; i < first.size(); ++i) {
-    EXPECT_TRUE(bitwise_equal(first[i], second[i])) << "output " << i << " differs between identical calls";
+    EXPECT_TRUE(bitwise_equal(first[i], second[i]))
+        << "output " << i << " differs between identical calls";
   }
 }
 
@@ -112,7 +114,8 @@ TEST(CpuPrimitiveCacheTest, APrimitiveIsCachedPerThreadCount) {
 
 TEST(CpuPrimitiveCacheTest, OpsThroughThePublicApiUseTheCpuBackend) {
   const char* forced = std::getenv("OSPREY_BACKEND");
-  if (forced != nullptr && std::string_view(forced) == "reference") GTEST_SKIP() << "OSPREY_BACKEND=reference";
+  if (forced != nullptr && std::string_view(forced) == "reference")
+    GTEST_SKIP() << "OSPREY_BACKEND=reference";
   EXPECT_STREQ(backend_for(Device::cpu(0)).name, "cpu");
   const Tensor x = randn({32, 16}, 1), w = randn({16, 8}, 2);
   const Tensor y1 = linear(x, w, nullptr, Activation::relu);

@@ -1,8 +1,8 @@
 #include "osprey/tensor/cpu/dnnl_info.h"
 
-#include <oneapi/dnnl/dnnl.hpp>
-
 #include <fmt/format.h>
+
+#include <oneapi/dnnl/dnnl.hpp>
 
 namespace osprey::cpu {
 
@@ -17,17 +17,28 @@ std::string dnnl_version_string() {
 
 std::string dnnl_isa_name() {
   switch (dnnl::get_effective_cpu_isa()) {
-    case dnnl::cpu_isa::avx512_core_amx: return "avx512_core_amx";
-    case dnnl::cpu_isa::avx512_core_bf16: return "avx512_core_bf16";
-    case dnnl::cpu_isa::avx512_core_vnni: return "avx512_core_vnni";
-    case dnnl::cpu_isa::avx512_core: return "avx512_core";
-    case dnnl::cpu_isa::avx512_mic_4ops: return "avx512_mic_4ops";
-    case dnnl::cpu_isa::avx512_mic: return "avx512_mic";
-    case dnnl::cpu_isa::avx2_vnni: return "avx2_vnni";
-    case dnnl::cpu_isa::avx2: return "avx2";
-    case dnnl::cpu_isa::avx: return "avx";
-    case dnnl::cpu_isa::sse41: return "sse41";
-    default: return "unknown";
+    case dnnl::cpu_isa::avx512_core_amx:
+      return "avx512_core_amx";
+    case dnnl::cpu_isa::avx512_core_bf16:
+      return "avx512_core_bf16";
+    case dnnl::cpu_isa::avx512_core_vnni:
+      return "avx512_core_vnni";
+    case dnnl::cpu_isa::avx512_core:
+      return "avx512_core";
+    case dnnl::cpu_isa::avx512_mic_4ops:
+      return "avx512_mic_4ops";
+    case dnnl::cpu_isa::avx512_mic:
+      return "avx512_mic";
+    case dnnl::cpu_isa::avx2_vnni:
+      return "avx2_vnni";
+    case dnnl::cpu_isa::avx2:
+      return "avx2";
+    case dnnl::cpu_isa::avx:
+      return "avx";
+    case dnnl::cpu_isa::sse41:
+      return "sse41";
+    default:
+      return "unknown";
   }
 }
 
@@ -38,8 +49,7 @@ bool native_bf16() noexcept {
 }
 
 bool native_int8() noexcept {
-  static const bool v = __builtin_cpu_supports("avx512vnni") ||
-                        __builtin_cpu_supports("avxvnni") ||
+  static const bool v = __builtin_cpu_supports("avx512vnni") || __builtin_cpu_supports("avxvnni") ||
                         dnnl::get_effective_cpu_isa() == dnnl::cpu_isa::avx512_core_amx;
   return v;
 }

@@ -19,13 +19,20 @@ const dnnl::stream& stream() {
 
 dnnl_dt to_dnnl(DType d) noexcept {
   switch (d) {
-    case DType::float32: return dnnl_dt::f32;
-    case DType::bfloat16: return dnnl_dt::bf16;
-    case DType::float16: return dnnl_dt::f16;
-    case DType::int8: return dnnl_dt::s8;
-    case DType::uint8: return dnnl_dt::u8;
-    case DType::int32: return dnnl_dt::s32;
-    default: return dnnl_dt::undef;
+    case DType::float32:
+      return dnnl_dt::f32;
+    case DType::bfloat16:
+      return dnnl_dt::bf16;
+    case DType::float16:
+      return dnnl_dt::f16;
+    case DType::int8:
+      return dnnl_dt::s8;
+    case DType::uint8:
+      return dnnl_dt::u8;
+    case DType::int32:
+      return dnnl_dt::s32;
+    default:
+      return dnnl_dt::undef;
   }
 }
 
@@ -37,12 +44,18 @@ bool dnnl_float_ok(DType d) noexcept {
 
 dnnl::algorithm eltwise_algorithm(Activation a) noexcept {
   switch (a) {
-    case Activation::relu: return dnnl::algorithm::eltwise_relu;
-    case Activation::gelu_tanh: return dnnl::algorithm::eltwise_gelu_tanh;
-    case Activation::gelu_erf: return dnnl::algorithm::eltwise_gelu_erf;
-    case Activation::sigmoid: return dnnl::algorithm::eltwise_logistic;
-    case Activation::tanh: return dnnl::algorithm::eltwise_tanh;
-    case Activation::none: break;
+    case Activation::relu:
+      return dnnl::algorithm::eltwise_relu;
+    case Activation::gelu_tanh:
+      return dnnl::algorithm::eltwise_gelu_tanh;
+    case Activation::gelu_erf:
+      return dnnl::algorithm::eltwise_gelu_erf;
+    case Activation::sigmoid:
+      return dnnl::algorithm::eltwise_logistic;
+    case Activation::tanh:
+      return dnnl::algorithm::eltwise_tanh;
+    case Activation::none:
+      break;
   }
   return dnnl::algorithm::undef;
 }
@@ -59,7 +72,9 @@ bool all_float16(std::initializer_list<const Tensor*> ts) noexcept {
 
 Tensor float32_copy(const Tensor* t) { return t != nullptr ? t->to(DType::float32) : Tensor(); }
 
-Tensor float32_like(const Tensor& t) { return Tensor::empty(t.shape(), {DType::float32, t.device()}); }
+Tensor float32_like(const Tensor& t) {
+  return Tensor::empty(t.shape(), {DType::float32, t.device()});
+}
 
 void fix_unit_strides(const dnnl_dims& dims, dnnl_dims& strides) {
   for (size_t i = 0; i < dims.size(); ++i) {
@@ -138,10 +153,12 @@ DnnlOp::DnnlOp(const dnnl::primitive_desc_base& pd, std::vector<Arg> args)
   note_primitive_created();
   impl_ = pd.impl_info_str();
   mems_.reserve(args_.size());
-  for (const Arg& a : args_) mems_.emplace_back(a.md, engine(), static_cast<void*>(DNNL_MEMORY_NONE));
+  for (const Arg& a : args_)
+    mems_.emplace_back(a.md, engine(), static_cast<void*>(DNNL_MEMORY_NONE));
   scratch_md_ = pd.scratchpad_desc();
   scratch_bytes_ = scratch_md_.get_size();
-  if (scratch_bytes_ > 0) scratch_mem_ = dnnl::memory(scratch_md_, engine(), static_cast<void*>(DNNL_MEMORY_NONE));
+  if (scratch_bytes_ > 0)
+    scratch_mem_ = dnnl::memory(scratch_md_, engine(), static_cast<void*>(DNNL_MEMORY_NONE));
 }
 
 void DnnlOp::execute(std::initializer_list<void*> ptrs) const {

@@ -2,15 +2,14 @@
 // dtype mapping, memory descriptors built from a Tensor's sizes and strides, and DnnlOp — a
 // created primitive with the memory descriptors of its arguments, executed many times on new
 // data pointers through the C API (no per-call std::unordered_map, no per-call memory objects).
-//   auto* op = cache.get_or_create<DnnlOp>(key, [&] { return std::make_unique<DnnlOp>(pd, args); });
-//   op->execute({x.raw_data(), y.raw_data()});
+//   auto* op = cache.get_or_create<DnnlOp>(key, [&] { return std::make_unique<DnnlOp>(pd, args);
+//   }); op->execute({x.raw_data(), y.raw_data()});
 #pragma once
-
-#include <oneapi/dnnl/dnnl.hpp>
 
 #include <atomic>
 #include <cstdint>
 #include <initializer_list>
+#include <oneapi/dnnl/dnnl.hpp>
 #include <utility>
 #include <vector>
 
@@ -60,7 +59,8 @@ dnnl::memory::desc make_md(const dnnl_dims& dims, dnnl_dt dt, const dnnl_dims& s
 // tensor's axis perm[i]); no perm means identity.
 dnnl::memory::desc tensor_md(const Tensor& t, std::initializer_list<int> perm = {});
 // Sizes and strides of t as oneDNN dims, reordered by perm.
-void tensor_dims(const Tensor& t, std::initializer_list<int> perm, dnnl_dims& dims, dnnl_dims& strides);
+void tensor_dims(const Tensor& t, std::initializer_list<int> perm, dnnl_dims& dims,
+                 dnnl_dims& strides);
 // True when no stride of t is negative and no axis of size > 1 has stride 0 (oneDNN requires
 // non-overlapping plain layouts).
 bool dnnl_layout_ok(const Tensor& t) noexcept;

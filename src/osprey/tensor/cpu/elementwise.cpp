@@ -24,7 +24,8 @@ struct EltwiseEntry : CacheEntry {
 };
 
 // Forward: y = alg(x) over n dense elements; backward: dx = dy * alg'(x) (src = x).
-EltwiseEntry* eltwise_entry(bool backward, dnnl::algorithm alg, float alpha, float beta, DType d, int64_t n) {
+EltwiseEntry* eltwise_entry(bool backward, dnnl::algorithm alg, float alpha, float beta, DType d,
+                            int64_t n) {
   PrimitiveKey key(backward ? OpKind::eltwise_bwd : OpKind::eltwise_fwd);
   key.add(static_cast<int64_t>(alg));
   key.add_double(alpha);
@@ -38,13 +39,15 @@ EltwiseEntry* eltwise_entry(bool backward, dnnl::algorithm alg, float alpha, flo
       const dnnl::eltwise_forward::desc fd(dnnl::prop_kind::forward_training, alg, md, alpha, beta);
       if (!backward) {
         const dnnl::eltwise_forward::primitive_desc pd(fd, base_attr(), engine());
-        e->op = std::make_unique<DnnlOp>(pd, std::vector<DnnlOp::Arg>{{DNNL_ARG_SRC, md}, {DNNL_ARG_DST, md}});
+        e->op = std::make_unique<DnnlOp>(
+            pd, std::vector<DnnlOp::Arg>{{DNNL_ARG_SRC, md}, {DNNL_ARG_DST, md}});
       } else {
         const dnnl::eltwise_forward::primitive_desc hint(fd, engine());
-        const dnnl::eltwise_backward::primitive_desc pd(dnnl::eltwise_backward::desc(alg, md, md, alpha, beta),
-                                                        base_attr(), engine(), hint);
+        const dnnl::eltwise_backward::primitive_desc pd(
+            dnnl::eltwise_backward::desc(alg, md, md, alpha, beta), base_attr(), engine(), hint);
         e->op = std::make_unique<DnnlOp>(
-            pd, std::vector<DnnlOp::Arg>{{DNNL_ARG_SRC, md}, {DNNL_ARG_DIFF_DST, md}, {DNNL_ARG_DIFF_SRC, md}});
+            pd, std::vector<DnnlOp::Arg>{
+                    {DNNL_ARG_SRC, md}, {DNNL_ARG_DIFF_DST, md}, {DNNL_ARG_DIFF_SRC, md}});
       }
       if (e->op->is_reference_impl()) return nullptr;
       return e;
@@ -60,18 +63,32 @@ dnnl::algorithm unary_alg(UnaryOp op, const UnaryParams& p, float& alpha, float&
   alpha = 0.f;
   beta = 0.f;
   switch (op) {
-    case UnaryOp::exp: return dnnl::algorithm::eltwise_exp;
-    case UnaryOp::sqrt: return dnnl::algorithm::eltwise_sqrt;
-    case UnaryOp::rsqrt: alpha = 1.f; beta = -0.5f; return dnnl::algorithm::eltwise_pow;
-    case UnaryOp::sigmoid: return dnnl::algorithm::eltwise_logistic;
-    case UnaryOp::tanh: return dnnl::algorithm::eltwise_tanh;
-    case UnaryOp::gelu_tanh: return dnnl::algorithm::eltwise_gelu_tanh;
-    case UnaryOp::gelu_erf: return dnnl::algorithm::eltwise_gelu_erf;
+    case UnaryOp::exp:
+      return dnnl::algorithm::eltwise_exp;
+    case UnaryOp::sqrt:
+      return dnnl::algorithm::eltwise_sqrt;
+    case UnaryOp::rsqrt:
+      alpha = 1.f;
+      beta = -0.5f;
+      return dnnl::algorithm::eltwise_pow;
+    case UnaryOp::sigmoid:
+      return dnnl::algorithm::eltwise_logistic;
+    case UnaryOp::tanh:
+      return dnnl::algorithm::eltwise_tanh;
+    case UnaryOp::gelu_tanh:
+      return dnnl::algorithm::eltwise_gelu_tanh;
+    case UnaryOp::gelu_erf:
+      return dnnl::algorithm::eltwise_gelu_erf;
     case UnaryOp::pow_scalar:
       if (p.alpha == 0.5) return dnnl::algorithm::eltwise_sqrt;
-      if (p.alpha == -0.5) { alpha = 1.f; beta = -0.5f; return dnnl::algorithm::eltwise_pow; }
+      if (p.alpha == -0.5) {
+        alpha = 1.f;
+        beta = -0.5f;
+        return dnnl::algorithm::eltwise_pow;
+      }
       return dnnl::algorithm::undef;
-    default: return dnnl::algorithm::undef;
+    default:
+      return dnnl::algorithm::undef;
   }
 }
 
@@ -95,7 +112,8 @@ void run_unary_plan(const Tensor& x, Tensor& y, F f) {
   const auto sz = static_cast<int64_t>(sizeof(T));
   for_each_run<2>(plan, {bytes_of(y), bytes_of(x)}, {sz, sz},
                   [&](const std::array<char*, 2>& p, int64_t n, const std::array<int64_t, 2>& st) {
-                    unary_run(reinterpret_cast<const T*>(p[1]), st[1], reinterpret_cast<T*>(p[0]), n, f);
+                    unary_run(reinterpret_cast<const T*>(p[1]), st[1], reinterpret_cast<T*>(p[0]),
+                              n, f);
                   });
 }
 
@@ -114,18 +132,35 @@ bool arithmetic_unary(UnaryOp op, const Tensor& x, Tensor& y, const UnaryParams&
   const T a = static_cast<T>(p.alpha), b = static_cast<T>(p.beta);
   const double ad = p.alpha;
   switch (op) {
-    case UnaryOp::neg: run_unary_plan<T>(x, y, [](T v) { return -v; }); return true;
-    case UnaryOp::abs: run_unary_plan<T>(x, y, [](T v) { return std::fabs(v); }); return true;
-    case UnaryOp::square: run_unary_plan<T>(x, y, [](T v) { return v * v; }); return true;
-    case UnaryOp::reciprocal: run_unary_plan<T>(x, y, [](T v) { return T(1) / v; }); return true;
-    case UnaryOp::relu: run_unary_plan<T>(x, y, [](T v) { return (v > T(0) || v != v) ? v : T(0); }); return true;
+    case UnaryOp::neg:
+      run_unary_plan<T>(x, y, [](T v) { return -v; });
+      return true;
+    case UnaryOp::abs:
+      run_unary_plan<T>(x, y, [](T v) { return std::fabs(v); });
+      return true;
+    case UnaryOp::square:
+      run_unary_plan<T>(x, y, [](T v) { return v * v; });
+      return true;
+    case UnaryOp::reciprocal:
+      run_unary_plan<T>(x, y, [](T v) { return T(1) / v; });
+      return true;
+    case UnaryOp::relu:
+      run_unary_plan<T>(x, y, [](T v) { return (v > T(0) || v != v) ? v : T(0); });
+      return true;
     case UnaryOp::sign:
-      run_unary_plan<T>(x, y, [](T v) { return v > T(0) ? T(1) : (v < T(0) ? T(-1) : (v == v ? T(0) : v)); });
+      run_unary_plan<T>(
+          x, y, [](T v) { return v > T(0) ? T(1) : (v < T(0) ? T(-1) : (v == v ? T(0) : v)); });
       return true;
     // Scalar ops in double, as the reference: one rounding, not two.
-    case UnaryOp::add_scalar: run_unary_plan<T>(x, y, [ad](T v) { return static_cast<T>(v + ad); }); return true;
-    case UnaryOp::mul_scalar: run_unary_plan<T>(x, y, [ad](T v) { return static_cast<T>(v * ad); }); return true;
-    case UnaryOp::rsub_scalar: run_unary_plan<T>(x, y, [ad](T v) { return static_cast<T>(ad - v); }); return true;
+    case UnaryOp::add_scalar:
+      run_unary_plan<T>(x, y, [ad](T v) { return static_cast<T>(v + ad); });
+      return true;
+    case UnaryOp::mul_scalar:
+      run_unary_plan<T>(x, y, [ad](T v) { return static_cast<T>(v * ad); });
+      return true;
+    case UnaryOp::rsub_scalar:
+      run_unary_plan<T>(x, y, [ad](T v) { return static_cast<T>(ad - v); });
+      return true;
     case UnaryOp::clamp:
       // std::max/min return their first argument when a comparison is false: NaN stays NaN.
       run_unary_plan<T>(x, y, [a, b](T v) { return std::min(std::max(v, a), b); });
@@ -140,7 +175,8 @@ bool arithmetic_unary(UnaryOp op, const Tensor& x, Tensor& y, const UnaryParams&
       }
       return true;
     }
-    default: return false;
+    default:
+      return false;
   }
 }
 
@@ -168,19 +204,31 @@ void run_binary_plan(const LoopPlan<3>& plan, const Tensor& a, const Tensor& b, 
   const auto st = static_cast<int64_t>(sizeof(T)), so = static_cast<int64_t>(sizeof(TO));
   for_each_run<3>(plan, {bytes_of(out), bytes_of(a), bytes_of(b)}, {so, st, st},
                   [&](const std::array<char*, 3>& p, int64_t n, const std::array<int64_t, 3>& s) {
-                    binary_run(reinterpret_cast<const T*>(p[1]), s[1], reinterpret_cast<const T*>(p[2]), s[2],
-                               reinterpret_cast<TO*>(p[0]), n, f);
+                    binary_run(reinterpret_cast<const T*>(p[1]), s[1],
+                               reinterpret_cast<const T*>(p[2]), s[2], reinterpret_cast<TO*>(p[0]),
+                               n, f);
                   });
 }
 
 template <class T>
-bool arithmetic_binary(BinaryOp op, const LoopPlan<3>& plan, const Tensor& a, const Tensor& b, Tensor& out) {
+bool arithmetic_binary(BinaryOp op, const LoopPlan<3>& plan, const Tensor& a, const Tensor& b,
+                       Tensor& out) {
   switch (op) {
-    case BinaryOp::add: run_binary_plan<T, T>(plan, a, b, out, [](T x, T y) { return x + y; }); return true;
-    case BinaryOp::sub: run_binary_plan<T, T>(plan, a, b, out, [](T x, T y) { return x - y; }); return true;
-    case BinaryOp::mul: run_binary_plan<T, T>(plan, a, b, out, [](T x, T y) { return x * y; }); return true;
-    case BinaryOp::div: run_binary_plan<T, T>(plan, a, b, out, [](T x, T y) { return x / y; }); return true;
-    case BinaryOp::pow: run_binary_plan<T, T>(plan, a, b, out, [](T x, T y) { return std::pow(x, y); }); return true;
+    case BinaryOp::add:
+      run_binary_plan<T, T>(plan, a, b, out, [](T x, T y) { return x + y; });
+      return true;
+    case BinaryOp::sub:
+      run_binary_plan<T, T>(plan, a, b, out, [](T x, T y) { return x - y; });
+      return true;
+    case BinaryOp::mul:
+      run_binary_plan<T, T>(plan, a, b, out, [](T x, T y) { return x * y; });
+      return true;
+    case BinaryOp::div:
+      run_binary_plan<T, T>(plan, a, b, out, [](T x, T y) { return x / y; });
+      return true;
+    case BinaryOp::pow:
+      run_binary_plan<T, T>(plan, a, b, out, [](T x, T y) { return std::pow(x, y); });
+      return true;
     case BinaryOp::maximum:
       run_binary_plan<T, T>(plan, a, b, out, [](T x, T y) { return x < y ? y : (y != y ? y : x); });
       return true;
@@ -196,20 +244,35 @@ bool arithmetic_binary(BinaryOp op, const LoopPlan<3>& plan, const Tensor& a, co
     case BinaryOp::tanh_backward:
       run_binary_plan<T, T>(plan, a, b, out, [](T dy, T y) { return dy * (T(1) - y * y); });
       return true;
-    default: return false;
+    default:
+      return false;
   }
 }
 
 template <class T>
-bool comparison(BinaryOp op, const LoopPlan<3>& plan, const Tensor& a, const Tensor& b, Tensor& out) {
+bool comparison(BinaryOp op, const LoopPlan<3>& plan, const Tensor& a, const Tensor& b,
+                Tensor& out) {
   switch (op) {
-    case BinaryOp::eq: run_binary_plan<T, bool>(plan, a, b, out, [](T x, T y) { return x == y; }); return true;
-    case BinaryOp::ne: run_binary_plan<T, bool>(plan, a, b, out, [](T x, T y) { return x != y; }); return true;
-    case BinaryOp::lt: run_binary_plan<T, bool>(plan, a, b, out, [](T x, T y) { return x < y; }); return true;
-    case BinaryOp::le: run_binary_plan<T, bool>(plan, a, b, out, [](T x, T y) { return x <= y; }); return true;
-    case BinaryOp::gt: run_binary_plan<T, bool>(plan, a, b, out, [](T x, T y) { return x > y; }); return true;
-    case BinaryOp::ge: run_binary_plan<T, bool>(plan, a, b, out, [](T x, T y) { return x >= y; }); return true;
-    default: return false;
+    case BinaryOp::eq:
+      run_binary_plan<T, bool>(plan, a, b, out, [](T x, T y) { return x == y; });
+      return true;
+    case BinaryOp::ne:
+      run_binary_plan<T, bool>(plan, a, b, out, [](T x, T y) { return x != y; });
+      return true;
+    case BinaryOp::lt:
+      run_binary_plan<T, bool>(plan, a, b, out, [](T x, T y) { return x < y; });
+      return true;
+    case BinaryOp::le:
+      run_binary_plan<T, bool>(plan, a, b, out, [](T x, T y) { return x <= y; });
+      return true;
+    case BinaryOp::gt:
+      run_binary_plan<T, bool>(plan, a, b, out, [](T x, T y) { return x > y; });
+      return true;
+    case BinaryOp::ge:
+      run_binary_plan<T, bool>(plan, a, b, out, [](T x, T y) { return x >= y; });
+      return true;
+    default:
+      return false;
   }
 }
 
@@ -234,14 +297,16 @@ void unary(UnaryOp op, const Tensor& x, Tensor& y, const UnaryParams& p) {
   const DType d = x.dtype();
   if (y.numel() == 0) return;
   const bool half = d == DType::bfloat16 || d == DType::float16;
-  if (y.dtype() != d || !y.is_contiguous() || (d != DType::float32 && d != DType::float64 && !half)) {
+  if (y.dtype() != d || !y.is_contiguous() ||
+      (d != DType::float32 && d != DType::float64 && !half)) {
     return reference::unary(op, x, y, p);
   }
   float alpha = 0.f, beta = 0.f;
   dnnl::algorithm alg = unary_alg(op, p, alpha, beta);
   // float32 relu runs in our loops; 16-bit relu (a Conv2D activation under mixed precision) in
   // oneDNN's, which read and write bfloat16 directly.
-  if (alg == dnnl::algorithm::undef && op == UnaryOp::relu && half) alg = dnnl::algorithm::eltwise_relu;
+  if (alg == dnnl::algorithm::undef && op == UnaryOp::relu && half)
+    alg = dnnl::algorithm::eltwise_relu;
   if (alg != dnnl::algorithm::undef && dnnl_float_ok(d)) {
     EltwiseEntry* e = eltwise_entry(false, alg, alpha, beta, d, y.numel());
     if (e != nullptr) {
@@ -257,14 +322,15 @@ void unary(UnaryOp op, const Tensor& x, Tensor& y, const UnaryParams& p) {
   if (d == DType::float32 && op == UnaryOp::log) {
     const Tensor xr = runnable(x);
     const LoopPlan<2> plan = make_plan<2>(y.shape(), {&y, &xr});
-    for_each_run<2>(plan, {bytes_of(y), bytes_of(xr)}, {4, 4},
-                    [&](const std::array<char*, 2>& q, int64_t n, const std::array<int64_t, 2>& st) {
-                      const float* xs = reinterpret_cast<const float*>(q[1]);
-                      float* ys = reinterpret_cast<float*>(q[0]);
-                      if (st[1] == 1) return map256(xs, ys, n, log256);
-                      map256(xs, ys, 1, log256);
-                      for (int64_t i = 1; i < n; ++i) ys[i] = ys[0];
-                    });
+    for_each_run<2>(
+        plan, {bytes_of(y), bytes_of(xr)}, {4, 4},
+        [&](const std::array<char*, 2>& q, int64_t n, const std::array<int64_t, 2>& st) {
+          const float* xs = reinterpret_cast<const float*>(q[1]);
+          float* ys = reinterpret_cast<float*>(q[0]);
+          if (st[1] == 1) return map256(xs, ys, n, log256);
+          map256(xs, ys, 1, log256);
+          for (int64_t i = 1; i < n; ++i) ys[i] = ys[0];
+        });
     return;
   }
   if (d == DType::float32 && arithmetic_unary<float>(op, runnable(x), y, p)) return;
@@ -283,7 +349,8 @@ void binary(BinaryOp op, const Tensor& a, const Tensor& b, Tensor& out) {
   const DType d = a.dtype();
   if (out.numel() == 0) return;
   const bool cmp = is_comparison(op);
-  const bool ok = b.dtype() == d && out.dtype() == (cmp ? DType::boolean : d) && out.is_contiguous();
+  const bool ok =
+      b.dtype() == d && out.dtype() == (cmp ? DType::boolean : d) && out.is_contiguous();
   if (!ok) return reference::binary(op, a, b, out);
   if ((op == BinaryOp::gelu_tanh_backward || op == BinaryOp::gelu_erf_backward)) {
     if (dnnl_float_ok(d) && a.is_contiguous() && b.is_contiguous()) {
@@ -318,9 +385,10 @@ void binary(BinaryOp op, const Tensor& a, const Tensor& b, Tensor& out) {
   const Tensor ar = runnable(a), br = runnable(b);
   const LoopPlan<3> plan = make_plan<3>(out.shape(), {&out, &ar, &br});
   if (!plan.vectorizable) return reference::binary(op, a, b, out);
-  const bool done = d == DType::float32
-                        ? (cmp ? comparison<float>(op, plan, ar, br, out) : arithmetic_binary<float>(op, plan, ar, br, out))
-                        : (cmp ? comparison<double>(op, plan, ar, br, out) : arithmetic_binary<double>(op, plan, ar, br, out));
+  const bool done = d == DType::float32 ? (cmp ? comparison<float>(op, plan, ar, br, out)
+                                               : arithmetic_binary<float>(op, plan, ar, br, out))
+                                        : (cmp ? comparison<double>(op, plan, ar, br, out)
+                                               : arithmetic_binary<double>(op, plan, ar, br, out));
   if (!done) reference::binary(op, a, b, out);
 }
 

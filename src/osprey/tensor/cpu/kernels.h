@@ -17,7 +17,8 @@ void unary(UnaryOp op, const Tensor& x, Tensor& y, const UnaryParams& p);
 void binary(BinaryOp op, const Tensor& a, const Tensor& b, Tensor& out);
 void reduce(ReduceOp op, const Tensor& x, Tensor& out);
 
-void matmul(const Tensor& a, const Tensor& b, const Tensor* bias, Tensor& out, const MatmulParams& p);
+void matmul(const Tensor& a, const Tensor& b, const Tensor* bias, Tensor& out,
+            const MatmulParams& p);
 
 void quantize_rows_int8(const Tensor& x, Tensor& q, Tensor& scale);
 void matmul_int8(const Tensor& a_q, const Tensor& a_scale, const Tensor& b_q, const Tensor& b_scale,
@@ -29,23 +30,28 @@ void conv2d_int8(const Tensor& x_q, const Tensor& x_scale, const Tensor& w_q, co
 // "" when oneDNN has none): lets tests and benchmarks say whether VNNI kernels run.
 std::string int8_matmul_impl(int64_t m, int64_t k, int64_t n);
 
-void conv2d_forward(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y, const Conv2dParams& p);
+void conv2d_forward(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y,
+                    const Conv2dParams& p);
 void conv2d_backward_data(const Tensor& dy, const Tensor& w, Tensor& dx, const Conv2dParams& p);
-void conv2d_backward_weights(const Tensor& dy, const Tensor& x, Tensor& dw, Tensor* dbias, const Conv2dParams& p);
+void conv2d_backward_weights(const Tensor& dy, const Tensor& x, Tensor& dw, Tensor* dbias,
+                             const Conv2dParams& p);
 
 void max_pool2d_forward(const Tensor& x, Tensor& y, Tensor* workspace, const Pool2dParams& p);
-void max_pool2d_backward(const Tensor& dy, const Tensor& x, const Tensor& workspace, Tensor& dx, const Pool2dParams& p);
+void max_pool2d_backward(const Tensor& dy, const Tensor& x, const Tensor& workspace, Tensor& dx,
+                         const Pool2dParams& p);
 void avg_pool2d_forward(const Tensor& x, Tensor& y, const Pool2dParams& p);
 void avg_pool2d_backward(const Tensor& dy, Tensor& dx, const Pool2dParams& p);
 
 void batch_norm_forward(const Tensor& x, const Tensor* gamma, const Tensor* beta, Tensor& mean,
                         Tensor& invstd, bool training, double eps, int channel_axis, Tensor& y);
 void batch_norm_backward(const Tensor& dy, const Tensor& x, const Tensor* gamma, const Tensor& mean,
-                         const Tensor& invstd, int channel_axis, Tensor& dx, Tensor* dgamma, Tensor* dbeta);
+                         const Tensor& invstd, int channel_axis, Tensor& dx, Tensor* dgamma,
+                         Tensor* dbeta);
 void layer_norm_forward(const Tensor& x, const Tensor* gamma, const Tensor* beta, int64_t norm_size,
                         double eps, Tensor& y, Tensor& mean, Tensor& rstd);
 void layer_norm_backward(const Tensor& dy, const Tensor& x, const Tensor* gamma, const Tensor& mean,
-                         const Tensor& rstd, int64_t norm_size, Tensor& dx, Tensor* dgamma, Tensor* dbeta);
+                         const Tensor& rstd, int64_t norm_size, Tensor& dx, Tensor* dgamma,
+                         Tensor* dbeta);
 
 void softmax_forward(const Tensor& x, int axis, bool log, Tensor& y);
 void softmax_backward(const Tensor& dy, const Tensor& y, int axis, bool log, Tensor& dx);

@@ -20,7 +20,7 @@ inline constexpr int64_t kGrain = 32768;
 
 template <int N>
 struct LoopPlan {
-  int nd = 0;                                    // collapsed dims, innermost last
+  int nd = 0;  // collapsed dims, innermost last
   std::array<int64_t, kMaxDims> size{};
   std::array<std::array<int64_t, kMaxDims>, N> stride{};  // in elements, per operand
   int64_t numel = 0;
@@ -42,14 +42,17 @@ LoopPlan<N> make_plan(const Shape& shape, const std::array<const Tensor*, N>& op
     const auto k = static_cast<size_t>(p.nd);
     bool merge = p.nd > 0;
     for (int o = 0; o < N && merge; ++o) {
-      merge = p.stride[static_cast<size_t>(o)][k - 1] == ops[static_cast<size_t>(o)]->strides()[d] * shape[d];
+      merge = p.stride[static_cast<size_t>(o)][k - 1] ==
+              ops[static_cast<size_t>(o)]->strides()[d] * shape[d];
     }
     if (merge) {
       p.size[k - 1] *= shape[d];
-      for (int o = 0; o < N; ++o) p.stride[static_cast<size_t>(o)][k - 1] = ops[static_cast<size_t>(o)]->strides()[d];
+      for (int o = 0; o < N; ++o)
+        p.stride[static_cast<size_t>(o)][k - 1] = ops[static_cast<size_t>(o)]->strides()[d];
     } else {
       p.size[k] = shape[d];
-      for (int o = 0; o < N; ++o) p.stride[static_cast<size_t>(o)][k] = ops[static_cast<size_t>(o)]->strides()[d];
+      for (int o = 0; o < N; ++o)
+        p.stride[static_cast<size_t>(o)][k] = ops[static_cast<size_t>(o)]->strides()[d];
       ++p.nd;
     }
   }

@@ -25,7 +25,8 @@ struct Geometry {
   dnnl_dims ad, as, bd, bs, od, os;
 };
 
-Geometry collapse(const Tensor& a, const Tensor& b, const Tensor& out, bool contig_a, bool contig_b) {
+Geometry collapse(const Tensor& a, const Tensor& b, const Tensor& out, bool contig_a,
+                  bool contig_b) {
   const int nd = out.ndim();
   const int64_t m = out.shape()[nd - 2], n = out.shape()[nd - 1], k = a.shape()[nd - 1];
   auto strides_of = [](const Tensor& t, bool contig) {
@@ -33,7 +34,9 @@ Geometry collapse(const Tensor& a, const Tensor& b, const Tensor& out, bool cont
   };
   const Shape sa = strides_of(a, contig_a), sb = strides_of(b, contig_b), so = out.strides();
   // Batch dims of size > 1, outermost first, merged where every operand allows.
-  struct Dim { int64_t size, a, b, o; };
+  struct Dim {
+    int64_t size, a, b, o;
+  };
   std::vector<Dim> dims;
   for (int i = 0; i < nd - 2; ++i) {
     if (out.shape()[i] == 1) continue;
@@ -53,19 +56,28 @@ Geometry collapse(const Tensor& a, const Tensor& b, const Tensor& out, bool cont
   // [B, M, K] x broadcast [K, N]: fold B into M when a and out run over (B, M) with one stride.
   if (dims.size() == 1 && dims[0].b == 0 && dims[0].a == m * sam && dims[0].o == m * som) {
     const int64_t bm = dims[0].size * m;
-    g.ad = {bm, k}; g.as = {sam, sak};
-    g.bd = {k, n}; g.bs = {sbk, sbn};
-    g.od = {bm, n}; g.os = {som, son};
+    g.ad = {bm, k};
+    g.as = {sam, sak};
+    g.bd = {k, n};
+    g.bs = {sbk, sbn};
+    g.od = {bm, n};
+    g.os = {som, son};
     return g;
   }
   for (const Dim& d : dims) {
-    g.ad.push_back(d.a == 0 ? 1 : d.size); g.as.push_back(d.a == 0 ? m * k : d.a);
-    g.bd.push_back(d.b == 0 ? 1 : d.size); g.bs.push_back(d.b == 0 ? k * n : d.b);
-    g.od.push_back(d.size); g.os.push_back(d.o);
+    g.ad.push_back(d.a == 0 ? 1 : d.size);
+    g.as.push_back(d.a == 0 ? m * k : d.a);
+    g.bd.push_back(d.b == 0 ? 1 : d.size);
+    g.bs.push_back(d.b == 0 ? k * n : d.b);
+    g.od.push_back(d.size);
+    g.os.push_back(d.o);
   }
-  g.ad.insert(g.ad.end(), {m, k}); g.as.insert(g.as.end(), {sam, sak});
-  g.bd.insert(g.bd.end(), {k, n}); g.bs.insert(g.bs.end(), {sbk, sbn});
-  g.od.insert(g.od.end(), {m, n}); g.os.insert(g.os.end(), {som, son});
+  g.ad.insert(g.ad.end(), {m, k});
+  g.as.insert(g.as.end(), {sam, sak});
+  g.bd.insert(g.bd.end(), {k, n});
+  g.bs.insert(g.bs.end(), {sbk, sbn});
+  g.od.insert(g.od.end(), {m, n});
+  g.os.insert(g.os.end(), {som, son});
   return g;
 }
 
@@ -79,7 +91,8 @@ std::unique_ptr<DnnlOp> make_op(const Tensor& a, const Tensor& b, const Tensor* 
   const auto omd = make_md(g.od, to_dnnl(out.dtype()), g.os);
   dnnl::post_ops po;
   if (p.accumulate) po.append_sum(1.0f);
-  if (p.activation != Activation::none) po.append_eltwise(1.0f, eltwise_algorithm(p.activation), 0.f, 0.f);
+  if (p.activation != Activation::none)
+    po.append_eltwise(1.0f, eltwise_algorithm(p.activation), 0.f, 0.f);
   dnnl::primitive_attr attr = base_attr();
   attr.set_post_ops(po);
   std::vector<DnnlOp::Arg> args{{DNNL_ARG_SRC, amd}, {DNNL_ARG_WEIGHTS, bmd}, {DNNL_ARG_DST, omd}};
@@ -104,7 +117,8 @@ bool a_layout_plain(const Tensor& t) {
   const bool inner_ok = (s2 == 1 || t.shape()[nd - 1] == 1) || (s1 == 1 || t.shape()[nd - 2] == 1);
   if (!inner_ok || s1 < 0 || s2 < 0) return false;
   if ((s1 == 0 && t.shape()[nd - 2] > 1) || (s2 == 0 && t.shape()[nd - 1] > 1)) return false;
-  for (int i = 0; i < nd - 2; ++i) if (t.strides()[i] < 0) return false;
+  for (int i = 0; i < nd - 2; ++i)
+    if (t.strides()[i] < 0) return false;
   return true;
 }
 
@@ -130,7 +144,8 @@ std::unique_ptr<MatmulEntry> make_entry(const Tensor& a, const Tensor& b, const 
 
 }  // namespace
 
-void matmul(const Tensor& a, const Tensor& b, const Tensor* bias_in, Tensor& out, const MatmulParams& p) {
+void matmul(const Tensor& a, const Tensor& b, const Tensor* bias_in, Tensor& out,
+            const MatmulParams& p) {
   // A broadcast bias (stride 0) is not a layout oneDNN reads: give it a dense copy.
   Tensor bias_t;
   if (bias_in != nullptr) bias_t = dnnl_layout_ok(*bias_in) ? *bias_in : bias_in->contiguous();

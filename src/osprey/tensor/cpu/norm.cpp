@@ -59,7 +59,8 @@ NormEntry* lookup(const PrimitiveKey& key, Make&& make) {
 }
 
 bool is_f32_vector(const Tensor* t, int64_t n) {
-  return t == nullptr || (t->dtype() == DType::float32 && t->ndim() == 1 && t->shape()[0] == n && t->is_contiguous());
+  return t == nullptr || (t->dtype() == DType::float32 && t->ndim() == 1 && t->shape()[0] == n &&
+                          t->is_contiguous());
 }
 
 // A float32 contiguous version of an optional parameter vector (gamma, beta), or undefined.
@@ -97,8 +98,8 @@ Tensor zeros_vec(int64_t n) {
 
 // Executes a norm backward primitive with its optional arguments in the order the entry lists
 // them: src, mean, variance, diff_dst, diff_src, [scale, [diff_scale]], [shift, diff_shift].
-void run_backward(const DnnlOp& op, std::initializer_list<void*> base, void* gp, void* dgp, void* sp, void* dbp,
-                  bool use_scale, bool full, bool use_shift) {
+void run_backward(const DnnlOp& op, std::initializer_list<void*> base, void* gp, void* dgp,
+                  void* sp, void* dbp, bool use_scale, bool full, bool use_shift) {
   void* a[9];
   int n = 0;
   for (void* p : base) a[n++] = p;
@@ -109,11 +110,16 @@ void run_backward(const DnnlOp& op, std::initializer_list<void*> base, void* gp,
     a[n++] = dbp;
   }
   switch (n) {
-    case 5: return op.execute({a[0], a[1], a[2], a[3], a[4]});
-    case 6: return op.execute({a[0], a[1], a[2], a[3], a[4], a[5]});
-    case 7: return op.execute({a[0], a[1], a[2], a[3], a[4], a[5], a[6]});
-    case 8: return op.execute({a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7]});
-    default: return op.execute({a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8]});
+    case 5:
+      return op.execute({a[0], a[1], a[2], a[3], a[4]});
+    case 6:
+      return op.execute({a[0], a[1], a[2], a[3], a[4], a[5]});
+    case 7:
+      return op.execute({a[0], a[1], a[2], a[3], a[4], a[5], a[6]});
+    case 8:
+      return op.execute({a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7]});
+    default:
+      return op.execute({a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8]});
   }
 }
 
@@ -126,7 +132,8 @@ void batch_norm_forward(const Tensor& x_in, const Tensor* gamma, const Tensor* b
                     x_in.numel() > 0 && axis >= 0 && axis < x_in.ndim();
   const int64_t c = fast ? x_in.shape()[axis] : 0;
   if (!fast || !is_f32_vector(&mean, c) || !is_f32_vector(&invstd, c)) {
-    return reference::batch_norm_forward(x_in, gamma, beta, mean, invstd, training, eps, channel_axis, y);
+    return reference::batch_norm_forward(x_in, gamma, beta, mean, invstd, training, eps,
+                                         channel_axis, y);
   }
   const Tensor x = x_in.contiguous();
   const Tensor g = f32_param(gamma), b = f32_param(beta);
@@ -137,19 +144,24 @@ void batch_norm_forward(const Tensor& x_in, const Tensor* gamma, const Tensor* b
   key.add_double(training ? eps : 0.0);
   NormEntry* e = lookup(key, [&] {
     const auto md = channel_md(x, axis);
-    const auto prop = training ? dnnl::prop_kind::forward_training : dnnl::prop_kind::forward_inference;
+    const auto prop =
+        training ? dnnl::prop_kind::forward_training : dnnl::prop_kind::forward_inference;
     const dnnl::batch_normalization_forward::primitive_desc pd(
-        dnnl::batch_normalization_forward::desc(prop, md, training ? static_cast<float>(eps) : 0.0f,
-                                                flags_of(gamma != nullptr, beta != nullptr, !training)),
+        dnnl::batch_normalization_forward::desc(
+            prop, md, training ? static_cast<float>(eps) : 0.0f,
+            flags_of(gamma != nullptr, beta != nullptr, !training)),
         base_attr(), engine());
-    std::vector<DnnlOp::Arg> args{{DNNL_ARG_SRC, md}, {DNNL_ARG_DST, md}, {DNNL_ARG_MEAN, vec_md(c)},
+    std::vector<DnnlOp::Arg> args{{DNNL_ARG_SRC, md},
+                                  {DNNL_ARG_DST, md},
+                                  {DNNL_ARG_MEAN, vec_md(c)},
                                   {DNNL_ARG_VARIANCE, vec_md(c)}};
     if (gamma) args.push_back({DNNL_ARG_SCALE, vec_md(c)});
     if (beta) args.push_back({DNNL_ARG_SHIFT, vec_md(c)});
     return std::make_unique<DnnlOp>(pd, std::move(args));
   });
   if (e == nullptr) {
-    return reference::batch_norm_forward(x, gamma, beta, mean, invstd, training, eps, channel_axis, y);
+    return reference::batch_norm_forward(x, gamma, beta, mean, invstd, training, eps, channel_axis,
+                                         y);
   }
   const Tensor var = training ? invstd : invstd_to_variance(invstd);
   void* gp = g.defined() ? g.raw_data() : nullptr;
@@ -171,8 +183,8 @@ namespace {
 // variance from invstd (the primitive was made with eps 0), a gamma of ones when the layer has
 // no scale, scratch for an unwanted dgamma, and the zero shift oneDNN requires.
 void run_norm_backward(const DnnlOp& op, const Tensor& x, const Tensor& mean, const Tensor& invstd,
-                       const Tensor& dy, Tensor& dx, const Tensor* gamma, Tensor* dgamma, Tensor* dbeta,
-                       int64_t n, bool use_scale, bool use_shift, bool full) {
+                       const Tensor& dy, Tensor& dx, const Tensor* gamma, Tensor* dgamma,
+                       Tensor* dbeta, int64_t n, bool use_scale, bool use_shift, bool full) {
   const Tensor var = invstd_to_variance(invstd);
   Tensor g = f32_param(gamma);
   if (use_scale && !g.defined()) {
@@ -189,8 +201,8 @@ void run_norm_backward(const DnnlOp& op, const Tensor& x, const Tensor& mean, co
   void* gp = use_scale ? g.raw_data() : nullptr;
   void* dbp = dbeta != nullptr ? dbeta->raw_data() : nullptr;
   const Tensor shift = use_shift ? zeros_vec(dbeta->numel()) : Tensor();
-  run_backward(op, {x.raw_data(), mean.raw_data(), var.raw_data(), dy.raw_data(), dx.raw_data()}, gp, dgp,
-               use_shift ? shift.raw_data() : nullptr, dbp, use_scale, full, use_shift);
+  run_backward(op, {x.raw_data(), mean.raw_data(), var.raw_data(), dy.raw_data(), dx.raw_data()},
+               gp, dgp, use_shift ? shift.raw_data() : nullptr, dbp, use_scale, full, use_shift);
 }
 
 }  // namespace
@@ -200,12 +212,14 @@ void batch_norm_backward(const Tensor& dy_in, const Tensor& x_in, const Tensor* 
                          Tensor* dgamma, Tensor* dbeta) {
   const int axis = channel_axis < 0 ? channel_axis + x_in.ndim() : channel_axis;
   const DType d = x_in.dtype();
-  const bool fast = dnnl_float_ok(d) && dy_in.dtype() == d && dx.dtype() == d && dx.is_contiguous() &&
-                    x_in.numel() > 0 && axis >= 0 && axis < x_in.ndim() && dy_in.shape() == x_in.shape();
+  const bool fast = dnnl_float_ok(d) && dy_in.dtype() == d && dx.dtype() == d &&
+                    dx.is_contiguous() && x_in.numel() > 0 && axis >= 0 && axis < x_in.ndim() &&
+                    dy_in.shape() == x_in.shape();
   const int64_t c = fast ? x_in.shape()[axis] : 0;
   if (!fast || !is_f32_vector(&mean, c) || !is_f32_vector(&invstd, c) ||
       (dgamma && !is_f32_vector(dgamma, c)) || (dbeta && !is_f32_vector(dbeta, c))) {
-    return reference::batch_norm_backward(dy_in, x_in, gamma, mean, invstd, channel_axis, dx, dgamma, dbeta);
+    return reference::batch_norm_backward(dy_in, x_in, gamma, mean, invstd, channel_axis, dx,
+                                          dgamma, dbeta);
   }
   const Tensor x = x_in.contiguous(), dy = dy_in.contiguous();
   const bool use_scale = gamma != nullptr || dgamma != nullptr;
@@ -219,13 +233,17 @@ void batch_norm_backward(const Tensor& dy_in, const Tensor& x_in, const Tensor* 
     const auto md = channel_md(x, axis);
     const auto flags = flags_of(use_scale, use_shift, false);
     const dnnl::batch_normalization_forward::primitive_desc hint(
-        dnnl::batch_normalization_forward::desc(dnnl::prop_kind::forward_training, md, 0.0f, flags), engine());
+        dnnl::batch_normalization_forward::desc(dnnl::prop_kind::forward_training, md, 0.0f, flags),
+        engine());
     const dnnl::batch_normalization_backward::primitive_desc pd(
-        dnnl::batch_normalization_backward::desc(full ? dnnl::prop_kind::backward : dnnl::prop_kind::backward_data,
-                                                 md, md, 0.0f, flags),
+        dnnl::batch_normalization_backward::desc(
+            full ? dnnl::prop_kind::backward : dnnl::prop_kind::backward_data, md, md, 0.0f, flags),
         base_attr(), engine(), hint);
-    std::vector<DnnlOp::Arg> args{{DNNL_ARG_SRC, md}, {DNNL_ARG_MEAN, vec_md(c)}, {DNNL_ARG_VARIANCE, vec_md(c)},
-                                  {DNNL_ARG_DIFF_DST, md}, {DNNL_ARG_DIFF_SRC, md}};
+    std::vector<DnnlOp::Arg> args{{DNNL_ARG_SRC, md},
+                                  {DNNL_ARG_MEAN, vec_md(c)},
+                                  {DNNL_ARG_VARIANCE, vec_md(c)},
+                                  {DNNL_ARG_DIFF_DST, md},
+                                  {DNNL_ARG_DIFF_SRC, md}};
     if (use_scale) args.push_back({DNNL_ARG_SCALE, vec_md(c)});
     if (use_scale && full) args.push_back({DNNL_ARG_DIFF_SCALE, vec_md(c)});
     if (use_shift) args.push_back({DNNL_ARG_SHIFT, vec_md(c)});  // required, though unused
@@ -233,13 +251,15 @@ void batch_norm_backward(const Tensor& dy_in, const Tensor& x_in, const Tensor* 
     return std::make_unique<DnnlOp>(pd, std::move(args));
   });
   if (e == nullptr) {
-    return reference::batch_norm_backward(dy, x, gamma, mean, invstd, channel_axis, dx, dgamma, dbeta);
+    return reference::batch_norm_backward(dy, x, gamma, mean, invstd, channel_axis, dx, dgamma,
+                                          dbeta);
   }
-  run_norm_backward(*e->op, x, mean, invstd, dy, dx, gamma, dgamma, dbeta, c, use_scale, use_shift, full);
+  run_norm_backward(*e->op, x, mean, invstd, dy, dx, gamma, dgamma, dbeta, c, use_scale, use_shift,
+                    full);
 }
 
-void layer_norm_forward(const Tensor& x_in, const Tensor* gamma, const Tensor* beta, int64_t norm_size,
-                        double eps, Tensor& y, Tensor& mean, Tensor& rstd) {
+void layer_norm_forward(const Tensor& x_in, const Tensor* gamma, const Tensor* beta,
+                        int64_t norm_size, double eps, Tensor& y, Tensor& mean, Tensor& rstd) {
   const bool fast = dnnl_float_ok(x_in.dtype()) && y.dtype() == x_in.dtype() && y.is_contiguous() &&
                     x_in.numel() > 0 && norm_size > 0 && x_in.numel() % norm_size == 0;
   const int64_t rows = fast ? x_in.numel() / norm_size : 0;
@@ -262,13 +282,14 @@ void layer_norm_forward(const Tensor& x_in, const Tensor* gamma, const Tensor* b
                                                 static_cast<float>(eps),
                                                 flags_of(gamma != nullptr, beta != nullptr, false)),
         base_attr(), engine());
-    std::vector<DnnlOp::Arg> args{{DNNL_ARG_SRC, md}, {DNNL_ARG_DST, md}, {DNNL_ARG_MEAN, smd},
-                                  {DNNL_ARG_VARIANCE, smd}};
+    std::vector<DnnlOp::Arg> args{
+        {DNNL_ARG_SRC, md}, {DNNL_ARG_DST, md}, {DNNL_ARG_MEAN, smd}, {DNNL_ARG_VARIANCE, smd}};
     if (gamma) args.push_back({DNNL_ARG_SCALE, vec_md(norm_size)});
     if (beta) args.push_back({DNNL_ARG_SHIFT, vec_md(norm_size)});
     return std::make_unique<DnnlOp>(pd, std::move(args));
   });
-  if (e == nullptr) return reference::layer_norm_forward(x, gamma, beta, norm_size, eps, y, mean, rstd);
+  if (e == nullptr)
+    return reference::layer_norm_forward(x, gamma, beta, norm_size, eps, y, mean, rstd);
   void* gp = g.defined() ? g.raw_data() : nullptr;
   void* bp = b.defined() ? b.raw_data() : nullptr;
   if (gamma && beta) {
@@ -283,16 +304,19 @@ void layer_norm_forward(const Tensor& x_in, const Tensor* gamma, const Tensor* b
   variance_to_invstd(rstd, eps);
 }
 
-void layer_norm_backward(const Tensor& dy_in, const Tensor& x_in, const Tensor* gamma, const Tensor& mean,
-                         const Tensor& rstd, int64_t norm_size, Tensor& dx, Tensor* dgamma, Tensor* dbeta) {
+void layer_norm_backward(const Tensor& dy_in, const Tensor& x_in, const Tensor* gamma,
+                         const Tensor& mean, const Tensor& rstd, int64_t norm_size, Tensor& dx,
+                         Tensor* dgamma, Tensor* dbeta) {
   const DType d = x_in.dtype();
-  const bool fast = dnnl_float_ok(d) && dy_in.dtype() == d && dx.dtype() == d && dx.is_contiguous() &&
-                    x_in.numel() > 0 && norm_size > 0 && x_in.numel() % norm_size == 0 &&
-                    dy_in.numel() == x_in.numel();
+  const bool fast = dnnl_float_ok(d) && dy_in.dtype() == d && dx.dtype() == d &&
+                    dx.is_contiguous() && x_in.numel() > 0 && norm_size > 0 &&
+                    x_in.numel() % norm_size == 0 && dy_in.numel() == x_in.numel();
   const int64_t rows = fast ? x_in.numel() / norm_size : 0;
   if (!fast || !is_f32_vector(&mean, rows) || !is_f32_vector(&rstd, rows) ||
-      (dgamma && !is_f32_vector(dgamma, norm_size)) || (dbeta && !is_f32_vector(dbeta, norm_size))) {
-    return reference::layer_norm_backward(dy_in, x_in, gamma, mean, rstd, norm_size, dx, dgamma, dbeta);
+      (dgamma && !is_f32_vector(dgamma, norm_size)) ||
+      (dbeta && !is_f32_vector(dbeta, norm_size))) {
+    return reference::layer_norm_backward(dy_in, x_in, gamma, mean, rstd, norm_size, dx, dgamma,
+                                          dbeta);
   }
   const Tensor x = x_in.contiguous(), dy = dy_in.contiguous();
   const bool use_scale = gamma != nullptr || dgamma != nullptr;
@@ -308,14 +332,19 @@ void layer_norm_backward(const Tensor& dy_in, const Tensor& x_in, const Tensor* 
     const auto smd = vec_md(rows);
     const auto flags = flags_of(use_scale, use_shift, false);
     const dnnl::layer_normalization_forward::primitive_desc hint(
-        dnnl::layer_normalization_forward::desc(dnnl::prop_kind::forward_training, md, smd, 0.0f, flags),
+        dnnl::layer_normalization_forward::desc(dnnl::prop_kind::forward_training, md, smd, 0.0f,
+                                                flags),
         engine());
     const dnnl::layer_normalization_backward::primitive_desc pd(
-        dnnl::layer_normalization_backward::desc(full ? dnnl::prop_kind::backward : dnnl::prop_kind::backward_data,
-                                                 md, md, smd, 0.0f, flags),
+        dnnl::layer_normalization_backward::desc(
+            full ? dnnl::prop_kind::backward : dnnl::prop_kind::backward_data, md, md, smd, 0.0f,
+            flags),
         base_attr(), engine(), hint);
-    std::vector<DnnlOp::Arg> args{{DNNL_ARG_SRC, md}, {DNNL_ARG_MEAN, smd}, {DNNL_ARG_VARIANCE, smd},
-                                  {DNNL_ARG_DIFF_DST, md}, {DNNL_ARG_DIFF_SRC, md}};
+    std::vector<DnnlOp::Arg> args{{DNNL_ARG_SRC, md},
+                                  {DNNL_ARG_MEAN, smd},
+                                  {DNNL_ARG_VARIANCE, smd},
+                                  {DNNL_ARG_DIFF_DST, md},
+                                  {DNNL_ARG_DIFF_SRC, md}};
     if (use_scale) args.push_back({DNNL_ARG_SCALE, vec_md(norm_size)});
     if (use_scale && full) args.push_back({DNNL_ARG_DIFF_SCALE, vec_md(norm_size)});
     if (use_shift) args.push_back({DNNL_ARG_SHIFT, vec_md(norm_size)});  // required, though unused
@@ -325,7 +354,8 @@ void layer_norm_backward(const Tensor& dy_in, const Tensor& x_in, const Tensor* 
   if (e == nullptr) {
     return reference::layer_norm_backward(dy, x, gamma, mean, rstd, norm_size, dx, dgamma, dbeta);
   }
-  run_norm_backward(*e->op, x, mean, rstd, dy, dx, gamma, dgamma, dbeta, norm_size, use_scale, use_shift, full);
+  run_norm_backward(*e->op, x, mean, rstd, dy, dx, gamma, dgamma, dbeta, norm_size, use_scale,
+                    use_shift, full);
 }
 
 }  // namespace osprey::cpu

@@ -23,7 +23,8 @@ dnnl::memory::desc data_md(const Tensor& t, bool channels_last) {
 // y's layout as the forward pass allocated it (contiguous), for backward's forward hint.
 dnnl::memory::desc dense_md(const Shape& s, DType d, bool channels_last) {
   const Shape st = contiguous_strides(s);
-  if (channels_last) return make_md({s[0], s[3], s[1], s[2]}, to_dnnl(d), {st[0], st[3], st[1], st[2]});
+  if (channels_last)
+    return make_md({s[0], s[3], s[1], s[2]}, to_dnnl(d), {st[0], st[3], st[1], st[2]});
   return make_md({s[0], s[1], s[2], s[3]}, to_dnnl(d), {st[0], st[1], st[2], st[3]});
 }
 
@@ -48,14 +49,16 @@ dnnl::algorithm alg(bool is_max) {
   return is_max ? dnnl::algorithm::pooling_max : dnnl::algorithm::pooling_avg_exclude_padding;
 }
 
-std::unique_ptr<PoolEntry> make_forward(bool is_max, bool training, const Tensor& x, const Tensor& y,
-                                        const Pool2dParams& p) {
+std::unique_ptr<PoolEntry> make_forward(bool is_max, bool training, const Tensor& x,
+                                        const Tensor& y, const Pool2dParams& p) {
   auto e = std::make_unique<PoolEntry>();
   const PoolDims d(p);
   const auto xmd = data_md(x, p.channels_last), ymd = data_md(y, p.channels_last);
-  const auto prop = training ? dnnl::prop_kind::forward_training : dnnl::prop_kind::forward_inference;
+  const auto prop =
+      training ? dnnl::prop_kind::forward_training : dnnl::prop_kind::forward_inference;
   const dnnl::pooling_forward::primitive_desc pd(
-      dnnl::pooling_forward::desc(prop, alg(is_max), xmd, ymd, d.strides, d.kernel, d.pad_l, d.pad_r),
+      dnnl::pooling_forward::desc(prop, alg(is_max), xmd, ymd, d.strides, d.kernel, d.pad_l,
+                                  d.pad_r),
       base_attr(), engine());
   std::vector<DnnlOp::Arg> args{{DNNL_ARG_SRC, xmd}, {DNNL_ARG_DST, ymd}};
   if (training && is_max) {
@@ -142,7 +145,8 @@ void max_pool2d_forward(const Tensor& x_in, Tensor& y, Tensor* workspace, const 
   PoolEntry* e = forward_entry(true, training, x, y, p);
   if (e == nullptr) return reference::max_pool2d_forward(x, y, workspace, p);
   if (training) {
-    *workspace = Tensor::empty({static_cast<int64_t>(e->workspace_bytes)}, {DType::uint8, y.device()});
+    *workspace =
+        Tensor::empty({static_cast<int64_t>(e->workspace_bytes)}, {DType::uint8, y.device()});
     e->op->execute({x.raw_data(), y.raw_data(), workspace->raw_data()});
   } else {
     e->op->execute({x.raw_data(), y.raw_data()});

@@ -1,7 +1,8 @@
 // The primitive cache of the fast CPU backend: a hashed POD key (op kind, shapes, strides,
-// dtypes, attributes, and the thread count of the calling thread) -> an entry created once (a oneDNN primitive with its memory descriptors,
-// or a note that oneDNN cannot do this case and the reference kernel must). A training step
-// creates no primitive after the first; dnnl_primitives_created() lets tests check that.
+// dtypes, attributes, and the thread count of the calling thread) -> an entry created once (a
+// oneDNN primitive with its memory descriptors, or a note that oneDNN cannot do this case and the
+// reference kernel must). A training step creates no primitive after the first;
+// dnnl_primitives_created() lets tests check that.
 //   PrimitiveKey k(OpKind::matmul);  k.add_tensor(a);  k.add(flags);
 //   auto* e = primitive_cache().get_or_create(k, [&] { return make_entry(...); });
 #pragma once
@@ -19,9 +20,23 @@
 namespace osprey::cpu {
 
 enum class OpKind : uint8_t {
-  matmul, conv_fwd, conv_bwd_data, conv_bwd_weights, pool_fwd, pool_bwd, bnorm_fwd, bnorm_bwd,
-  lnorm_fwd, lnorm_bwd, softmax_fwd, softmax_bwd, eltwise_fwd, eltwise_bwd, reorder,
-  matmul_int8, conv2d_int8,
+  matmul,
+  conv_fwd,
+  conv_bwd_data,
+  conv_bwd_weights,
+  pool_fwd,
+  pool_bwd,
+  bnorm_fwd,
+  bnorm_bwd,
+  lnorm_fwd,
+  lnorm_bwd,
+  softmax_fwd,
+  softmax_bwd,
+  eltwise_fwd,
+  eltwise_bwd,
+  reorder,
+  matmul_int8,
+  conv2d_int8,
 };
 
 // A key of up to kMax 64-bit words with its hash computed as it grows. Built on the stack per

@@ -21,8 +21,14 @@ namespace {
 // A NaN anywhere makes max/min NaN, as the reference kernel.
 inline double max_nan(double acc, double v) { return (v > acc || v != v) ? v : acc; }
 inline double min_nan(double acc, double v) { return (v < acc || v != v) ? v : acc; }
-template <class T> inline T max_nan_t(T acc, T v) { return (v > acc || v != v) ? v : acc; }
-template <class T> inline T min_nan_t(T acc, T v) { return (v < acc || v != v) ? v : acc; }
+template <class T>
+inline T max_nan_t(T acc, T v) {
+  return (v > acc || v != v) ? v : acc;
+}
+template <class T>
+inline T min_nan_t(T acc, T v) {
+  return (v < acc || v != v) ? v : acc;
+}
 
 double init_of(ReduceOp op) {
   if (op == ReduceOp::max) return -std::numeric_limits<double>::infinity();
@@ -32,9 +38,12 @@ double init_of(ReduceOp op) {
 
 double combine(ReduceOp op, double acc, double v) {
   switch (op) {
-    case ReduceOp::max: return max_nan(acc, v);
-    case ReduceOp::min: return min_nan(acc, v);
-    default: return acc + v;
+    case ReduceOp::max:
+      return max_nan(acc, v);
+    case ReduceOp::min:
+      return min_nan(acc, v);
+    default:
+      return acc + v;
   }
 }
 
@@ -97,9 +106,11 @@ void reduce_orn(ReduceOp op, const T* x, T* out, int64_t outer, int64_t r, int64
     // Row reductions: rows split into range chunks when long, partials combined in order.
     const int64_t chunks = num_chunks(r, kGrain);
     if (chunks <= 1) {
-      parallel_for(0, outer, std::max<int64_t>(1, kGrain / std::max<int64_t>(r, 1)), [&](int64_t b, int64_t e) {
-        for (int64_t o = b; o < e; ++o) out[o] = finish(reduce_contiguous(op, x + o * r, r));
-      });
+      parallel_for(0, outer, std::max<int64_t>(1, kGrain / std::max<int64_t>(r, 1)),
+                   [&](int64_t b, int64_t e) {
+                     for (int64_t o = b; o < e; ++o)
+                       out[o] = finish(reduce_contiguous(op, x + o * r, r));
+                   });
       return;
     }
     std::vector<double> part(static_cast<size_t>(outer * chunks));
@@ -112,7 +123,8 @@ void reduce_orn(ReduceOp op, const T* x, T* out, int64_t outer, int64_t r, int64
     });
     for (int64_t o = 0; o < outer; ++o) {
       double acc = init_of(op);
-      for (int64_t c = 0; c < chunks; ++c) acc = combine(op, acc, part[static_cast<size_t>(o * chunks + c)]);
+      for (int64_t c = 0; c < chunks; ++c)
+        acc = combine(op, acc, part[static_cast<size_t>(o * chunks + c)]);
       out[o] = finish(acc);
     }
     return;
@@ -130,8 +142,10 @@ void reduce_orn(ReduceOp op, const T* x, T* out, int64_t outer, int64_t r, int64
                      const int64_t n = std::min(block, inner - i0);
                      std::fill(acc.begin(), acc.begin() + n, init_of(op));
                      const T* base = x + o * r * inner + i0;
-                     for (int64_t k = 0; k < r; ++k) accumulate_row(op, acc.data(), base + k * inner, n);
-                     for (int64_t i = 0; i < n; ++i) out[o * inner + i0 + i] = finish(acc[static_cast<size_t>(i)]);
+                     for (int64_t k = 0; k < r; ++k)
+                       accumulate_row(op, acc.data(), base + k * inner, n);
+                     for (int64_t i = 0; i < n; ++i)
+                       out[o * inner + i0 + i] = finish(acc[static_cast<size_t>(i)]);
                    }
                  });
     return;
@@ -152,7 +166,8 @@ void reduce_orn(ReduceOp op, const T* x, T* out, int64_t outer, int64_t r, int64
   for (int64_t o = 0; o < outer; ++o) {
     for (int64_t i = 0; i < inner; ++i) {
       double acc = init_of(op);
-      for (int64_t c = 0; c < chunks; ++c) acc = combine(op, acc, part[static_cast<size_t>((o * chunks + c) * inner + i)]);
+      for (int64_t c = 0; c < chunks; ++c)
+        acc = combine(op, acc, part[static_cast<size_t>((o * chunks + c) * inner + i)]);
       out[o * inner + i] = finish(acc);
     }
   }
@@ -162,8 +177,8 @@ void reduce_orn(ReduceOp op, const T* x, T* out, int64_t outer, int64_t r, int64
 
 void reduce(ReduceOp op, const Tensor& x_in, Tensor& out) {
   const DType d = x_in.dtype();
-  const bool fast = (d == DType::float32 || d == DType::float64) && out.dtype() == d && out.is_contiguous() &&
-                    out.ndim() == x_in.ndim() && x_in.numel() > 0;
+  const bool fast = (d == DType::float32 || d == DType::float64) && out.dtype() == d &&
+                    out.is_contiguous() && out.ndim() == x_in.ndim() && x_in.numel() > 0;
   if ((d == DType::bfloat16 || d == DType::float16) && out.dtype() == d && out.is_contiguous() &&
       out.ndim() == x_in.ndim() && x_in.numel() > 0) {
     // 16-bit inputs (a bias gradient under mixed precision) reduce in float32: faster than the

@@ -20,7 +20,8 @@ inline __m256 exp256(__m256 x) {
   const __m256 under = _mm256_cmp_ps(x, lo, _CMP_LT_OQ);
   const __m256 isnan = _mm256_cmp_ps(x, x, _CMP_UNORD_Q);
   __m256 xc = _mm256_min_ps(_mm256_max_ps(x, lo), hi);
-  const __m256 n = _mm256_round_ps(_mm256_mul_ps(xc, log2e), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  const __m256 n =
+      _mm256_round_ps(_mm256_mul_ps(xc, log2e), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   __m256 r = _mm256_fnmadd_ps(n, ln2_hi, xc);
   r = _mm256_fnmadd_ps(n, ln2_lo, r);
   __m256 p = _mm256_set1_ps(1.9875691500e-4f);
@@ -35,8 +36,10 @@ inline __m256 exp256(__m256 x) {
   const __m256i ni = _mm256_cvtps_epi32(n);
   const __m256i h1 = _mm256_srai_epi32(ni, 1);
   const __m256i h2 = _mm256_sub_epi32(ni, h1);
-  const __m256 s1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(h1, _mm256_set1_epi32(127)), 23));
-  const __m256 s2 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(h2, _mm256_set1_epi32(127)), 23));
+  const __m256 s1 =
+      _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(h1, _mm256_set1_epi32(127)), 23));
+  const __m256 s2 =
+      _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(h2, _mm256_set1_epi32(127)), 23));
   __m256 y = _mm256_mul_ps(_mm256_mul_ps(p, s1), s2);
   y = _mm256_blendv_ps(y, _mm256_set1_ps(INFINITY), over);
   y = _mm256_blendv_ps(y, _mm256_setzero_ps(), under);
@@ -53,11 +56,12 @@ inline __m256 log256(__m256 x) {
   const __m256 denorm = _mm256_cmp_ps(x, _mm256_set1_ps(1.17549435e-38f), _CMP_LT_OQ);
   x = _mm256_blendv_ps(x, _mm256_mul_ps(x, _mm256_set1_ps(8388608.0f)), denorm);
   __m256i xi = _mm256_castps_si256(x);
-  __m256 e = _mm256_cvtepi32_ps(_mm256_sub_epi32(_mm256_srli_epi32(xi, 23), _mm256_set1_epi32(126)));
+  __m256 e =
+      _mm256_cvtepi32_ps(_mm256_sub_epi32(_mm256_srli_epi32(xi, 23), _mm256_set1_epi32(126)));
   e = _mm256_sub_ps(e, _mm256_and_ps(denorm, _mm256_set1_ps(23.0f)));
   // Mantissa in [0.5, 1).
-  __m256 m = _mm256_castsi256_ps(_mm256_or_si256(_mm256_and_si256(xi, _mm256_set1_epi32(0x007fffff)),
-                                                 _mm256_set1_epi32(0x3f000000)));
+  __m256 m = _mm256_castsi256_ps(_mm256_or_si256(
+      _mm256_and_si256(xi, _mm256_set1_epi32(0x007fffff)), _mm256_set1_epi32(0x3f000000)));
   const __m256 small = _mm256_cmp_ps(m, _mm256_set1_ps(0.707106781186547524f), _CMP_LT_OQ);
   e = _mm256_sub_ps(e, _mm256_and_ps(small, one));
   m = _mm256_sub_ps(_mm256_add_ps(m, _mm256_and_ps(small, m)), one);

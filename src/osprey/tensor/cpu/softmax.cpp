@@ -30,28 +30,33 @@ std::unique_ptr<DnnlOp> make_forward(const dnnl::memory::desc& md, bool log) {
                                                       base_attr(), engine());
     return std::make_unique<DnnlOp>(pd, std::move(args));
   }
-  const dnnl::softmax_forward::primitive_desc pd(dnnl::softmax_forward::desc(prop, md, 1), base_attr(), engine());
+  const dnnl::softmax_forward::primitive_desc pd(dnnl::softmax_forward::desc(prop, md, 1),
+                                                 base_attr(), engine());
   return std::make_unique<DnnlOp>(pd, std::move(args));
 }
 
 std::unique_ptr<DnnlOp> make_backward(const dnnl::memory::desc& md, bool log) {
   const auto prop = dnnl::prop_kind::forward_training;
-  std::vector<DnnlOp::Arg> args{{DNNL_ARG_DST, md}, {DNNL_ARG_DIFF_DST, md}, {DNNL_ARG_DIFF_SRC, md}};
+  std::vector<DnnlOp::Arg> args{
+      {DNNL_ARG_DST, md}, {DNNL_ARG_DIFF_DST, md}, {DNNL_ARG_DIFF_SRC, md}};
   if (log) {
-    const dnnl::logsoftmax_forward::primitive_desc hint(dnnl::logsoftmax_forward::desc(prop, md, 1), engine());
+    const dnnl::logsoftmax_forward::primitive_desc hint(dnnl::logsoftmax_forward::desc(prop, md, 1),
+                                                        engine());
     const dnnl::logsoftmax_backward::primitive_desc pd(dnnl::logsoftmax_backward::desc(md, md, 1),
                                                        base_attr(), engine(), hint);
     return std::make_unique<DnnlOp>(pd, std::move(args));
   }
-  const dnnl::softmax_forward::primitive_desc hint(dnnl::softmax_forward::desc(prop, md, 1), engine());
-  const dnnl::softmax_backward::primitive_desc pd(dnnl::softmax_backward::desc(md, md, 1), base_attr(),
-                                                  engine(), hint);
+  const dnnl::softmax_forward::primitive_desc hint(dnnl::softmax_forward::desc(prop, md, 1),
+                                                   engine());
+  const dnnl::softmax_backward::primitive_desc pd(dnnl::softmax_backward::desc(md, md, 1),
+                                                  base_attr(), engine(), hint);
   return std::make_unique<DnnlOp>(pd, std::move(args));
 }
 
 SoftmaxEntry* lookup(OpKind kind, const Shape& s, DType d, int axis, bool log) {
   PrimitiveKey key(kind);
-  key.add(static_cast<int64_t>(d) | (static_cast<int64_t>(log) << 8) | (static_cast<int64_t>(axis) << 16));
+  key.add(static_cast<int64_t>(d) | (static_cast<int64_t>(log) << 8) |
+          (static_cast<int64_t>(axis) << 16));
   for (int64_t v : s) key.add(v);
   return primitive_cache().get<SoftmaxEntry>(key, [&]() -> std::unique_ptr<SoftmaxEntry> {
     try {
@@ -70,8 +75,8 @@ SoftmaxEntry* lookup(OpKind kind, const Shape& s, DType d, int axis, bool log) {
 
 void softmax_forward(const Tensor& x_in, int axis, bool log, Tensor& y) {
   const int a = axis < 0 ? axis + x_in.ndim() : axis;
-  if (!dnnl_float_ok(x_in.dtype()) || y.dtype() != x_in.dtype() || !y.is_contiguous() || x_in.numel() == 0 ||
-      a < 0 || a >= x_in.ndim()) {
+  if (!dnnl_float_ok(x_in.dtype()) || y.dtype() != x_in.dtype() || !y.is_contiguous() ||
+      x_in.numel() == 0 || a < 0 || a >= x_in.ndim()) {
     return reference::softmax_forward(x_in, axis, log, y);
   }
   const Tensor x = x_in.contiguous();
@@ -83,8 +88,8 @@ void softmax_forward(const Tensor& x_in, int axis, bool log, Tensor& y) {
 void softmax_backward(const Tensor& dy_in, const Tensor& y_in, int axis, bool log, Tensor& dx) {
   const int a = axis < 0 ? axis + y_in.ndim() : axis;
   const DType d = y_in.dtype();
-  if (!dnnl_float_ok(d) || dy_in.dtype() != d || dx.dtype() != d || !dx.is_contiguous() || y_in.numel() == 0 ||
-      a < 0 || a >= y_in.ndim() || dy_in.shape() != y_in.shape()) {
+  if (!dnnl_float_ok(d) || dy_in.dtype() != d || dx.dtype() != d || !dx.is_contiguous() ||
+      y_in.numel() == 0 || a < 0 || a >= y_in.ndim() || dy_in.shape() != y_in.shape()) {
     return reference::softmax_backward(dy_in, y_in, axis, log, dx);
   }
   const Tensor dy = dy_in.contiguous(), y = y_in.contiguous();

@@ -21,10 +21,22 @@ inline double cast_value(DType d, double v) {
   if (std::isnan(v)) return 0.0;
   double lo = 0, hi = 0;
   switch (d) {
-    case DType::int8: lo = -128; hi = 127; break;
-    case DType::uint8: lo = 0; hi = 255; break;
-    case DType::int32: lo = -2147483648.0; hi = 2147483647.0; break;
-    default: lo = -9223372036854775808.0; hi = 9223372036854774784.0; break;
+    case DType::int8:
+      lo = -128;
+      hi = 127;
+      break;
+    case DType::uint8:
+      lo = 0;
+      hi = 255;
+      break;
+    case DType::int32:
+      lo = -2147483648.0;
+      hi = 2147483647.0;
+      break;
+    default:
+      lo = -9223372036854775808.0;
+      hi = 9223372036854774784.0;
+      break;
   }
   return std::trunc(std::clamp(v, lo, hi));
 }

@@ -15,7 +15,8 @@ ModelCheckpoint::ModelCheckpoint(std::string path, ModelCheckpointOptions option
   OSPREY_CHECK(!path_.empty(), "ModelCheckpoint: the path is empty");
   OSPREY_CHECK(o_.mode == "auto" || o_.mode == "min" || o_.mode == "max",
                "ModelCheckpoint: mode must be 'auto', 'min' or 'max'. Received: '{}'", o_.mode);
-  maximize_ = o_.mode == "max" || (o_.mode == "auto" && o_.monitor.find("acc") != std::string::npos);
+  maximize_ =
+      o_.mode == "max" || (o_.mode == "auto" && o_.monitor.find("acc") != std::string::npos);
 }
 
 void ModelCheckpoint::on_train_begin(const Logs&) {
@@ -25,8 +26,8 @@ void ModelCheckpoint::on_train_begin(const Logs&) {
 void ModelCheckpoint::on_epoch_end(int epoch, const Logs& logs) {
   if (o_.save_best_only) {
     const std::optional<double> v = logs.get(o_.monitor);
-    OSPREY_CHECK(v.has_value(), "ModelCheckpoint: the monitored value '{}' is not in the logs ({})", o_.monitor,
-                 logs.format());
+    OSPREY_CHECK(v.has_value(), "ModelCheckpoint: the monitored value '{}' is not in the logs ({})",
+                 o_.monitor, logs.format());
     if (!(maximize_ ? *v > best_ : *v < best_)) return;
     best_ = *v;
   }
@@ -47,9 +48,11 @@ CSVLogger::~CSVLogger() {
 }
 
 void CSVLogger::on_train_begin(const Logs&) {
-  const bool had_rows = append_ && std::filesystem::exists(filename_) && std::filesystem::file_size(filename_) > 0;
+  const bool had_rows =
+      append_ && std::filesystem::exists(filename_) && std::filesystem::file_size(filename_) > 0;
   file_ = std::fopen(filename_.c_str(), append_ ? "a" : "w");
-  OSPREY_CHECK_T(IoError, file_ != nullptr, "CSVLogger: cannot open {}: {}", filename_, std::strerror(errno));
+  OSPREY_CHECK_T(IoError, file_ != nullptr, "CSVLogger: cannot open {}: {}", filename_,
+                 std::strerror(errno));
   keys_.clear();
   if (had_rows) keys_.push_back("");  // header already written by the earlier run
 }

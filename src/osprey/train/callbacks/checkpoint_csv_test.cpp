@@ -17,7 +17,8 @@ TEST(CSVLoggerTest, WritesAHeaderAndOneRowPerEpoch) {
   const auto path = std::filesystem::temp_directory_path() / "osprey_csvlogger_test.csv";
   osprey::Model m = osprey::Sequential({layers::Dense(1)}, {.input_shape = {2}});
   m.compile("sgd", "mse");
-  m.fit(ones({8, 2}), ones({8, 1}), {.epochs = 3, .verbose = 0, .callbacks = {std::make_shared<CSVLogger>(path.string())}});
+  m.fit(ones({8, 2}), ones({8, 1}),
+        {.epochs = 3, .verbose = 0, .callbacks = {std::make_shared<CSVLogger>(path.string())}});
   std::ifstream in(path);
   std::string header, line;
   std::getline(in, header);
@@ -36,7 +37,8 @@ TEST(ModelCheckpointTest, SaveBestOnlySavesOnImprovement) {
   std::filesystem::remove_all(dir);
   osprey::Model m = osprey::Sequential({layers::Dense(1)}, {.input_shape = {1}});
   m.compile("sgd", "mse");
-  ModelCheckpoint ckpt((dir / "e{epoch}").string(), {.monitor = "val_loss", .save_best_only = true});
+  ModelCheckpoint ckpt((dir / "e{epoch}").string(),
+                       {.monitor = "val_loss", .save_best_only = true});
   ckpt.set_model(&m);
   ckpt.on_train_begin({});
   const std::vector<double> val = {1.0, 0.8, 0.9, 0.7};
@@ -45,7 +47,8 @@ TEST(ModelCheckpointTest, SaveBestOnlySavesOnImprovement) {
     logs.set("val_loss", val[static_cast<size_t>(e)]);
     ckpt.on_epoch_end(e, logs);
   }
-  EXPECT_EQ(ckpt.saved(), (std::vector<std::string>{(dir / "e1").string(), (dir / "e2").string(), (dir / "e4").string()}));
+  EXPECT_EQ(ckpt.saved(), (std::vector<std::string>{(dir / "e1").string(), (dir / "e2").string(),
+                                                    (dir / "e4").string()}));
   EXPECT_TRUE(std::filesystem::exists(dir / "e4" / "model.safetensors"));
   EXPECT_FALSE(std::filesystem::exists(dir / "e3"));
   std::filesystem::remove_all(dir);

@@ -11,8 +11,10 @@ namespace osprey::train {
 EarlyStopping::EarlyStopping(EarlyStoppingOptions options) : o_(std::move(options)) {
   OSPREY_CHECK(o_.mode == "auto" || o_.mode == "min" || o_.mode == "max",
                "EarlyStopping: mode must be 'auto', 'min' or 'max'. Received: '{}'", o_.mode);
-  OSPREY_CHECK(o_.patience >= 0, "EarlyStopping: patience must be non-negative. Received: {}", o_.patience);
-  const bool accuracy_like = o_.monitor.find("acc") != std::string::npos || o_.monitor.find("auc") != std::string::npos;
+  OSPREY_CHECK(o_.patience >= 0, "EarlyStopping: patience must be non-negative. Received: {}",
+               o_.patience);
+  const bool accuracy_like =
+      o_.monitor.find("acc") != std::string::npos || o_.monitor.find("auc") != std::string::npos;
   maximize_ = o_.mode == "max" || (o_.mode == "auto" && accuracy_like);
 }
 
@@ -24,14 +26,17 @@ bool EarlyStopping::improved(double value, double reference) const {
 void EarlyStopping::on_train_begin(const Logs&) {
   wait_ = 0;
   stopped_epoch_ = best_epoch_ = -1;
-  best_ = o_.baseline ? *o_.baseline : (maximize_ ? -1.0 : 1.0) * std::numeric_limits<double>::infinity();
+  best_ = o_.baseline ? *o_.baseline
+                      : (maximize_ ? -1.0 : 1.0) * std::numeric_limits<double>::infinity();
   best_weights_.clear();
 }
 
 void EarlyStopping::on_epoch_end(int epoch, const Logs& logs) {
   const std::optional<double> value = logs.get(o_.monitor);
-  OSPREY_CHECK(value.has_value(), "EarlyStopping: the monitored value '{}' is not in the logs ({}); "
-               "pass validation data to monitor a val_ value", o_.monitor, logs.format());
+  OSPREY_CHECK(value.has_value(),
+               "EarlyStopping: the monitored value '{}' is not in the logs ({}); "
+               "pass validation data to monitor a val_ value",
+               o_.monitor, logs.format());
   if (epoch < o_.start_from_epoch) return;
   ++wait_;
   if (improved(*value, best_)) {

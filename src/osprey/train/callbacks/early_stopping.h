@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "osprey/train/callback.h"
 #include "osprey/tensor/tensor.h"
+#include "osprey/train/callback.h"
 
 namespace osprey::train {
 

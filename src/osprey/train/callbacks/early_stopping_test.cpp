@@ -9,7 +9,6 @@
 namespace osprey::train {
 namespace {
 
-
 TEST(EarlyStoppingTest, StopsAfterPatienceAndRestoresTheBestEpoch) {
   osprey::Model model = osprey::Sequential({layers::Dense(1)}, {.input_shape = {1}});
   model.compile("sgd", "mse");
@@ -61,7 +60,8 @@ TEST(EarlyStoppingTest, AMissingMonitorIsAClearError) {
     es.on_epoch_end(0, logs);
     FAIL();
   } catch (const ValueError& e) {
-    EXPECT_NE(std::string(e.what()).find("the monitored value 'val_loss' is not in the logs"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("the monitored value 'val_loss' is not in the logs"),
+              std::string::npos);
   }
 }
 
@@ -71,7 +71,8 @@ TEST(EarlyStoppingTest, StopsARealFitEarly) {
   const Tensor x = random_normal({64, 2}, {.seed = 1});
   const Tensor y = random_normal({64, 1}, {.seed = 2});  // noise: val_loss soon stops improving
   auto es = osprey::callbacks::EarlyStopping({.patience = 1});  // Keras's spelling
-  History h = model.fit(x, y, {.epochs = 200, .verbose = 0, .callbacks = {es}, .validation_split = 0.25});
+  History h =
+      model.fit(x, y, {.epochs = 200, .verbose = 0, .callbacks = {es}, .validation_split = 0.25});
   EXPECT_LT(h.history["val_loss"].size(), 200u);
   EXPECT_EQ(es->stopped_epoch() + 1, static_cast<int>(h.history["val_loss"].size()));
 }

@@ -10,25 +10,32 @@
 
 namespace osprey::train {
 
-LearningRateScheduler::LearningRateScheduler(std::function<double(int, double)> schedule, int verbose)
+LearningRateScheduler::LearningRateScheduler(std::function<double(int, double)> schedule,
+                                             int verbose)
     : schedule_(std::move(schedule)), verbose_(verbose) {
-  OSPREY_CHECK(static_cast<bool>(schedule_), "LearningRateScheduler: the schedule function is empty");
+  OSPREY_CHECK(static_cast<bool>(schedule_),
+               "LearningRateScheduler: the schedule function is empty");
 }
 
 void LearningRateScheduler::on_epoch_begin(int epoch, const Logs&) {
   optim::Optimizer& opt = model().trainer().optimizer();
   const double lr = schedule_(epoch, opt.learning_rate());
-  OSPREY_CHECK(std::isfinite(lr) && lr >= 0, "LearningRateScheduler: the schedule returned an invalid "
-               "learning rate {} at epoch {}", lr, epoch);
+  OSPREY_CHECK(std::isfinite(lr) && lr >= 0,
+               "LearningRateScheduler: the schedule returned an invalid "
+               "learning rate {} at epoch {}",
+               lr, epoch);
   opt.set_learning_rate(lr);
-  if (verbose_ > 0) fmt::print("Epoch {}: LearningRateScheduler setting learning rate to {}.\n", epoch + 1, lr);
+  if (verbose_ > 0)
+    fmt::print("Epoch {}: LearningRateScheduler setting learning rate to {}.\n", epoch + 1, lr);
 }
 
 ReduceLROnPlateau::ReduceLROnPlateau(ReduceLROnPlateauOptions options) : o_(std::move(options)) {
-  OSPREY_CHECK(o_.factor > 0 && o_.factor < 1, "ReduceLROnPlateau: factor must be in (0, 1). Received: {}", o_.factor);
+  OSPREY_CHECK(o_.factor > 0 && o_.factor < 1,
+               "ReduceLROnPlateau: factor must be in (0, 1). Received: {}", o_.factor);
   OSPREY_CHECK(o_.mode == "auto" || o_.mode == "min" || o_.mode == "max",
                "ReduceLROnPlateau: mode must be 'auto', 'min' or 'max'. Received: '{}'", o_.mode);
-  maximize_ = o_.mode == "max" || (o_.mode == "auto" && o_.monitor.find("acc") != std::string::npos);
+  maximize_ =
+      o_.mode == "max" || (o_.mode == "auto" && o_.monitor.find("acc") != std::string::npos);
 }
 
 void ReduceLROnPlateau::on_train_begin(const Logs&) {
@@ -38,8 +45,9 @@ void ReduceLROnPlateau::on_train_begin(const Logs&) {
 
 void ReduceLROnPlateau::on_epoch_end(int epoch, const Logs& logs) {
   const std::optional<double> value = logs.get(o_.monitor);
-  OSPREY_CHECK(value.has_value(), "ReduceLROnPlateau: the monitored value '{}' is not in the logs ({})",
-               o_.monitor, logs.format());
+  OSPREY_CHECK(value.has_value(),
+               "ReduceLROnPlateau: the monitored value '{}' is not in the logs ({})", o_.monitor,
+               logs.format());
   if (cooldown_left_ > 0) {
     --cooldown_left_;
     wait_ = 0;

@@ -16,7 +16,8 @@ namespace osprey::train {
 
 class LearningRateScheduler : public Callback {
  public:
-  explicit LearningRateScheduler(std::function<double(int epoch, double lr)> schedule, int verbose = 0);
+  explicit LearningRateScheduler(std::function<double(int epoch, double lr)> schedule,
+                                 int verbose = 0);
   void on_epoch_begin(int epoch, const Logs& logs) override;
   std::shared_ptr<Callback> clone() const override {
     return std::make_shared<LearningRateScheduler>(schedule_, verbose_);
@@ -42,7 +43,9 @@ class ReduceLROnPlateau : public Callback {
   explicit ReduceLROnPlateau(ReduceLROnPlateauOptions options = {});
   void on_train_begin(const Logs& logs) override;
   void on_epoch_end(int epoch, const Logs& logs) override;
-  std::shared_ptr<Callback> clone() const override { return std::make_shared<ReduceLROnPlateau>(o_); }
+  std::shared_ptr<Callback> clone() const override {
+    return std::make_shared<ReduceLROnPlateau>(o_);
+  }
 
  private:
   ReduceLROnPlateauOptions o_;

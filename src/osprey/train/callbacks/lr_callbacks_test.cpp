@@ -18,7 +18,8 @@ osprey::Model tiny() {
 
 TEST(LearningRateSchedulerTest, SetsTheRateAtEachEpochBegin) {
   osprey::Model m = tiny();
-  auto s = std::make_shared<LearningRateScheduler>([](int epoch, double) { return 0.1 / (epoch + 1); });
+  auto s =
+      std::make_shared<LearningRateScheduler>([](int epoch, double) { return 0.1 / (epoch + 1); });
   m.fit(ones({4, 1}), ones({4, 1}), {.epochs = 3, .verbose = 0, .callbacks = {s}});
   EXPECT_NEAR(m.trainer().optimizer().learning_rate(), 0.1 / 3, 1e-15);
 }
