@@ -71,12 +71,14 @@ case "${1:-}" in
       echo "check_style: no changed C++ sources since $base"
       exit 0
     fi
+    # -Wno-everything: the build's own -Wpedantic -Werror, read by clang, would fail on what gcc
+    # accepts (compound literals in float_types.h); compiler warnings are the build's job.
     # Warnings count in the changed files and changed headers only, not in every header they pull in.
     filter=$(printf '%s\n' "${headers[@]}" | sed 's/[.[\*^$()+?{|]/\\&/g' | paste -sd'|')
     echo "check_style: clang-tidy on ${#todo[@]} changed source(s) since ${base:0:12}"
     log=$(mktemp)
     trap 'rm -f "$log"' EXIT
-    { printf '%s\n' "${todo[@]}" | sort | xargs -P"$(nproc)" -n1 "$tidy" -p "$build" --quiet \
+    { printf '%s\n' "${todo[@]}" | sort | xargs -P"$(nproc)" -n1 "$tidy" -p "$build" --quiet --extra-arg=-Wno-everything \
       --warnings-as-errors='*' --header-filter="^(${filter:-\$^})\$" >"$log" 2>&1; } || true
     grep -v -E '^[0-9]+ warnings?( and [0-9]+ errors?)? generated\.$|^Suppressed [0-9]+ warnings|^Use -header-filter' \
       "$log" || true
