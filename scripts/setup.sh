@@ -7,6 +7,7 @@ set -euo pipefail
 # and network namespaces (iproute2, ping) for the tests.
 # libopenblas0-pthread: Debian's python3-torch calls whatever libblas.so.3 is installed; the netlib
 # reference BLAS it gets otherwise makes PyTorch ~30x slower and bench/compare_torch meaningless.
+# libxgboost-dev, libnlopt-dev: ensembles (gradient-boosted tree members; Nelder-Mead weights).
 # clang-format-14, clang-tidy-14: the style gate (scripts/check_style.sh), pinned to one version.
 packages=(
   build-essential cmake pkg-config
@@ -14,6 +15,7 @@ packages=(
   nlohmann-json3-dev libfmt-dev libcli11-dev libtomlplusplus-dev zlib1g-dev
   dataset-fashion-mnist
   libopenmpi-dev openmpi-bin libgloo-dev slurm-wlm munge iproute2 iputils-ping
+  libxgboost-dev libnlopt-dev
   python3 python3-numpy python3-torch libopenblas0-pthread
   clang-format-14 clang-tidy-14
 )

@@ -22,6 +22,10 @@ TEST(LayerRegistryTest, EveryBuiltInLayerRoundTripsThroughItsConfig) {
                                                    layers::GlobalAveragePooling2D(),
                                                    layers::LayerNormalization(),
                                                    layers::MaxPooling2D(),
+                                                   layers::RandomCrop(2, 2),
+                                                   layers::RandomFlip(),
+                                                   layers::RandomTranslation(0.1, 0.1),
+                                                   layers::RandomZoom(0.1),
                                                    layers::Reshape({2, -1})};
   std::set<std::string> classes;
   for (const auto& [name, factory] : builtin_layer_factories()) classes.insert(name);

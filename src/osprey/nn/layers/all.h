@@ -17,6 +17,10 @@
 #include "osprey/nn/layers/global_average_pooling2d.h"
 #include "osprey/nn/layers/layer_normalization.h"
 #include "osprey/nn/layers/pooling2d.h"
+#include "osprey/nn/layers/random_crop.h"
+#include "osprey/nn/layers/random_flip.h"
+#include "osprey/nn/layers/random_translation.h"
+#include "osprey/nn/layers/random_zoom.h"
 #include "osprey/nn/layers/reshape.h"
 
 namespace osprey::nn {
@@ -36,6 +40,10 @@ inline std::vector<std::pair<std::string, LayerFactory>> builtin_layer_factories
       {"GlobalAveragePooling2D", &GlobalAveragePooling2D::from_config},
       {"LayerNormalization", &LayerNormalization::from_config},
       {"MaxPooling2D", &MaxPooling2D::from_config},
+      {"RandomCrop", &RandomCrop::from_config},
+      {"RandomFlip", &RandomFlip::from_config},
+      {"RandomTranslation", &RandomTranslation::from_config},
+      {"RandomZoom", &RandomZoom::from_config},
       {"Reshape", &Reshape::from_config},
   };
 }
