@@ -29,6 +29,7 @@ int main(int argc, char** argv) {
   osprey::cli::add_quantize(app);
   osprey::cli::add_launch(app);
   osprey::cli::add_launch_worker(app);
+  osprey::cli::add_run(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -13,5 +13,6 @@ void add_tune(CLI::App& app);
 void add_quantize(CLI::App& app);
 void add_launch(CLI::App& app);
 void add_launch_worker(CLI::App& app);
+void add_run(CLI::App& app);
 
 }  // namespace osprey::cli

@@ -1,13 +1,16 @@
-// `osprey tune`: tunes the default Fashion-MNIST MLP (Flatten -> [Dense(units, relu) ->
-// Dropout] x layers -> Dense(10, softmax)) with RandomSearch, BayesianOptimization or Hyperband
-// over a built-in space (units, layers, dropout, learning rate on a log scale, optimizer) or one
-// read from a TOML file, printing a row per trial and the final summary. The study lives in
+// `osprey tune`: tunes a Fashion-MNIST model with RandomSearch, BayesianOptimization or
+// Hyperband, printing a row per trial and the final summary. By default the model is the MLP
+// (Flatten -> [Dense(units, relu) -> Dropout] x layers -> Dense(10, softmax)) over a built-in
+// space (units, layers, dropout, learning rate on a log scale, optimizer) or one read from a TOML
+// file; --hypermodel mlp|cnn tunes a prebuilt hypermodel instead (tune/hyper_mlp.h,
+// tune/hyper_cnn.h) over its own space, which a --space file may then fix or narrow (its tables
+// replace the hypermodel's declarations of the same names). The study lives in
 // DIRECTORY/PROJECT; rerunning with the same directory resumes it (finished trials are kept).
 // --train-samples / --val-samples cut the data down for quick runs and tests.
 //
 // A TOML space (tune/search_space_toml.h) has one table per hyperparameter; names the model
 // does not read are refused, and built-in hyperparameters the file leaves out stay at their
-// defaults:
+// defaults (with --hypermodel: stay tunable):
 //   [units]
 //   type = "int"
 //   min = 64
@@ -25,6 +28,8 @@
 #include "osprey/data/fashion_mnist.h"
 #include "osprey/nn/layers/all.h"
 #include "osprey/optim/factory.h"
+#include "osprey/tune/hyper_cnn.h"
+#include "osprey/tune/hyper_mlp.h"
 #include "osprey/tune/search_space_toml.h"
 #include "osprey/tune/tuners.h"
 
@@ -37,8 +42,9 @@ struct TuneArgs {
   int max_trials = 10;
   int epochs = 3;
   std::string directory = "osprey_tune";
-  std::string project = "fmnist_mlp";
+  std::string project = "fmnist_mlp";  // with --hypermodel NAME: fmnist_hyper_NAME
   std::string space;
+  std::string hypermodel;  // empty: the built-in MLP
   std::string objective = "val_accuracy";
   int executions_per_trial = 1;
   int factor = 3;
@@ -115,11 +121,32 @@ Model build_mlp(tune::HyperParameters& hp, const tune::HyperParameters& space) {
   return model;
 }
 
+// The prebuilt hypermodel --hypermodel names, with the --space file's declarations as its
+// `fixed` hyperparameters; a file or name it cannot use is a usage error.
+std::shared_ptr<tune::HyperModel> prebuilt_hypermodel(const TuneArgs& a) {
+  return as_usage_error([&]() -> std::shared_ptr<tune::HyperModel> {
+    std::optional<tune::HyperParameters> fixed;
+    if (!a.space.empty()) fixed = tune::hyperparameters_from_toml(a.space);
+    if (a.hypermodel == "cnn") {
+      return std::make_shared<tune::HyperCNN>(
+          tune::HyperCNNOptions{.input_shape = {28, 28}, .num_classes = 10, .fixed = fixed});
+    }
+    return std::make_shared<tune::HyperMLP>(
+        tune::HyperMLPOptions{.input_shape = {28, 28}, .num_classes = 10, .fixed = fixed});
+  });
+}
+
 void run(const TuneArgs& a) {
   set_global_seed(a.seed);
-  // A --space file the command cannot use is a usage error, as an option value would be.
-  const tune::HyperParameters space =
-      a.space.empty() ? builtin_space() : as_usage_error([&] { return read_space(a.space); });
+  // A --space file the command cannot use is a usage error, as an option value would be. With
+  // --hypermodel the file goes to the hypermodel, and the oracle starts from no space.
+  std::shared_ptr<tune::HyperModel> prebuilt;
+  tune::HyperParameters space;
+  if (!a.hypermodel.empty()) {
+    prebuilt = prebuilt_hypermodel(a);
+  } else {
+    space = a.space.empty() ? builtin_space() : as_usage_error([&] { return read_space(a.space); });
+  }
   auto data = datasets::fashion_mnist::load({.directory = a.data});
   auto [train, val] = data.train.split_tail(10000);
   if (a.train_samples > 0) train = train.slice(0, std::min(a.train_samples, train.size()));
@@ -127,10 +154,12 @@ void run(const TuneArgs& a) {
                          ? a.val_samples
                          : (a.train_samples > 0 ? std::max<int64_t>(1, a.train_samples / 5) : 0);
   if (nv > 0) val = val.slice(0, std::min(nv, val.size()));
-  fmt::print("osprey tune: {} on {} training / {} validation images, objective {}\n", a.tuner,
+  fmt::print("osprey tune: {}{} on {} training / {} validation images, objective {}\n", a.tuner,
+             a.hypermodel.empty() ? "" : fmt::format(" of the {} hypermodel", a.hypermodel),
              train.size(), val.size(), a.objective);
 
-  auto build = [space](tune::HyperParameters& hp) { return build_mlp(hp, space); };
+  tune::HyperModelArg build = [space](tune::HyperParameters& hp) { return build_mlp(hp, space); };
+  if (prebuilt) build = tune::HyperModelArg(prebuilt);
   const tune::Objective objective(a.objective);
   std::unique_ptr<tune::Tuner> tuner;
   if (a.tuner == "random") {
@@ -189,7 +218,7 @@ void run(const TuneArgs& a) {
 
 void add_tune(CLI::App& app) {
   auto a = std::make_shared<TuneArgs>();
-  auto* cmd = app.add_subcommand("tune", "Tune the Fashion-MNIST MLP's hyperparameters");
+  auto* cmd = app.add_subcommand("tune", "Tune a Fashion-MNIST model's hyperparameters");
   cmd->add_option("--tuner", a->tuner, "random, bayesian or hyperband")
       ->check(CLI::IsMember({"random", "bayesian", "hyperband"}));
   cmd->add_option("--max-trials", a->max_trials,
@@ -199,9 +228,16 @@ void add_tune(CLI::App& app) {
       ->check(CLI::PositiveNumber);
   cmd->add_option("--directory", a->directory,
                   "Where the study lives; rerun with the same one to resume");
-  cmd->add_option("--project-name", a->project, "The study's folder inside --directory");
-  cmd->add_option("--space", a->space, "A TOML file describing the search space")
+  cmd->add_option("--project-name", a->project,
+                  "The study's folder inside --directory (default fmnist_mlp; with --hypermodel "
+                  "NAME, fmnist_hyper_NAME)");
+  cmd->add_option("--space", a->space,
+                  "A TOML file describing the search space (with --hypermodel: hyperparameters "
+                  "it fixes or narrows)")
       ->check(CLI::ExistingFile);
+  cmd->add_option("--hypermodel", a->hypermodel,
+                  "Tune a prebuilt hypermodel over its own space: mlp or cnn")
+      ->check(CLI::IsMember({"mlp", "cnn"}));
   cmd->add_option("--objective", a->objective,
                   "The metric to optimize (val_accuracy, val_loss, ...)");
   cmd->add_option("--executions-per-trial", a->executions_per_trial,
@@ -222,7 +258,10 @@ void add_tune(CLI::App& app) {
                   "Use only N validation images (default: train-samples / 5)")
       ->check(CLI::NonNegativeNumber);
   cmd->add_flag("--overwrite", a->overwrite, "Start the study over instead of resuming it");
-  cmd->callback([a] {
+  auto* project = cmd->get_option("--project-name");
+  cmd->callback([a, project] {
+    if (!a->hypermodel.empty() && project->count() == 0)
+      a->project = "fmnist_hyper_" + a->hypermodel;
     OSPREY_CHECK_T(cli::UsageError, a->tuner == "hyperband" || a->max_trials > 0,
                    "osprey tune: --max-trials must be positive for the {} tuner", a->tuner);
     OSPREY_CHECK_T(cli::UsageError, a->tuner == "hyperband" || a->sampler == "random",

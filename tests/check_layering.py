@@ -25,7 +25,8 @@ ALLOWED = {
     "train": L0_2 - {"comm"} | L3 | L4,
     "distribute": L0_2 | L3 | L4 | {"train"},
     "tune": L0_2 | L3 | L4 | {"train", "distribute"},
-    "ensemble": L0_2 | L3 | L4 | {"train", "distribute"},
+    # ensemble sits above tune (Ensemble::from_tuner); tune never includes ensemble.
+    "ensemble": L0_2 | L3 | L4 | {"train", "distribute", "tune"},
     "applications": L0_2 | L3 | L4 | {"train", "distribute"},
     # Test harnesses serve every module's tests; nothing in the library may include them.
     "testing": L0_2 | L3 | L4 | {"train", "distribute"},

@@ -25,6 +25,10 @@
 #include "osprey/train/logs.h"
 #include "osprey/train/model.h"
 
+namespace osprey::tune {
+class Tuner;
+}
+
 namespace osprey::ensemble {
 
 class Ensemble {
@@ -87,6 +91,15 @@ class Ensemble {
   static Ensemble load(const std::filesystem::path& dir);
 
   int64_t size_bytes() const;  // the sum of the members' size_bytes()
+
+  // The top_k best completed trials of a search (tune::Tuner::get_best_models, members named
+  // "trial_<id>"), weighted by `combiner` on the validation predictions the tuner kept for each
+  // (Tuner::validation_predictions): no retraining and no predicting. ValueError when the search
+  // completed no trial or the trials were scored on different validation rows; IoError naming
+  // the file when a trial kept no predictions.
+  static Ensemble from_tuner(tune::Tuner& tuner, int top_k,
+                             const std::string& combiner = "nelder_mead",
+                             const CombinerOptions& options = {});
 
  private:
   void check_not_empty(const char* what) const;

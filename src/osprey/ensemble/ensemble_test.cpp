@@ -18,6 +18,7 @@
 #include "osprey/quant/quantize.h"
 #include "osprey/tensor/factory.h"
 #include "osprey/tensor/ops.h"
+#include "osprey/tune/tuners.h"
 
 namespace osprey::ensemble {
 namespace {
@@ -517,6 +518,53 @@ TEST(XGBoostMemberTest, EnsembleWithTreesSavesLoadsAndQuantizesOnlyTheNetworks) 
 }
 
 #endif  // OSPREY_WITH_XGBOOST
+// from_tuner: the best trials of a search become members with the weights of their best epoch,
+// weighted on the validation predictions the tuner kept (no retraining, no predicting).
+TEST(EnsembleFromTunerTest, TheBestTrialsJoinWithTheirKeptValidationPredictions) {
+  const fs::path dir = temp_dir("from_tuner");
+  Tensor x, y, xv, yv;
+  make_data(128, 11, x, y);
+  make_data(48, 12, xv, yv);
+  auto build = [](tune::HyperParameters& hp) {
+    Model m = Sequential({layers::Dense(hp.Int("units", 2, 16, {.step = 2}), "relu"),
+                          layers::Dense(kClasses, "softmax")},
+                         {.input_shape = {kFeatures}});
+    m.compile("adam", "sparse_categorical_crossentropy", {"accuracy"});
+    return m;
+  };
+  tune::RandomSearch tuner(build, {.objective = "val_loss",
+                                   .max_trials = 3,
+                                   .directory = dir.string(),
+                                   .project_name = "p",
+                                   .seed = 5,
+                                   .verbose = 0});
+  tuner.search(x, y,
+               {.batch_size = 16,
+                .epochs = 2,
+                .verbose = 0,
+                .validation_data = train::ValidationData(xv, yv)});
+  Ensemble ens = Ensemble::from_tuner(tuner, 2, "nelder_mead");
+  const auto trials = tuner.oracle().get_best_trials(2);
+  ASSERT_EQ(ens.size(), 2u);
+  std::vector<Tensor> kept;
+  for (size_t i = 0; i < trials.size(); ++i) {
+    EXPECT_EQ(ens.members()[i]->name(), "trial_" + trials[i].trial_id);
+    const tune::TrialPredictions p = tuner.validation_predictions(trials[i].trial_id);
+    // The member is the trial's best state: it predicts the validation rows as the tuner kept.
+    EXPECT_TRUE(same_bits(ens.members()[i]->predict(xv), p.predictions)) << i;
+    kept.push_back(p.predictions);
+  }
+  Ensemble again = Ensemble::from_tuner(tuner, 2, "nelder_mead");
+  Ensemble by_hand;
+  by_hand.add(tuner.get_best_models(2)[0], "a").add(tuner.get_best_models(2)[1], "b");
+  by_hand.fit_weights_from_predictions(kept, yv, "nelder_mead");
+  EXPECT_EQ(ens.weights(), by_hand.weights());
+  EXPECT_EQ(ens.weights(), again.weights());
+  EXPECT_EQ(ens.combiner(), "nelder_mead");
+  expect_message<ValueError>([&] { Ensemble::from_tuner(tuner, 0); },
+                             "Ensemble.from_tuner: top_k must be at least 1. Received: top_k=0");
+  fs::remove_all(dir);
+}
 
 }  // namespace
 }  // namespace osprey::ensemble

@@ -7,7 +7,9 @@
 #include <cmath>
 
 #include "osprey/core/error.h"
+#include "osprey/io/safetensors.h"
 #include "osprey/nn/name_scope.h"
+#include "osprey/tensor/ops.h"
 #include "osprey/train/trainer.h"
 #include "osprey/tune/trial_checkpoint.h"
 
@@ -15,24 +17,90 @@ namespace osprey::tune {
 
 namespace {
 
+// The rows fit validates on (tensors, validation_split's tail rows, or a dataset of (x, y)
+// batches), so the reporter can predict them with the trial's best state.
+struct ValidationRows {
+  Tensor x, y;
+  std::optional<data::Dataset> dataset{};
+  int64_t batch_size = 32;
+  bool defined() const { return dataset.has_value() || (x.defined() && y.defined()); }
+};
+
+// As Model::fit splits and batches them; nothing when the fit has no validation (or fit itself
+// will refuse the options, as validation_split does for a dataset).
+ValidationRows validation_rows(const TrainData& data, const train::FitOptions& o) {
+  ValidationRows rows;
+  rows.batch_size = o.validation_batch_size > 0 ? o.validation_batch_size : o.batch_size;
+  if (o.validation_data) {
+    if (o.validation_data->dataset) {
+      rows.dataset = o.validation_data->dataset;
+    } else {
+      rows.x = o.validation_data->x;
+      rows.y = o.validation_data->y;
+    }
+  } else if (o.validation_split > 0 && !data.dataset && data.x.defined() && data.y.defined()) {
+    const int64_t n = data.x.size(0);
+    const auto nv = static_cast<int64_t>(static_cast<double>(n) * o.validation_split);
+    if (nv > 0 && nv < n) {
+      rows.x = data.x.narrow(0, n - nv, nv);
+      rows.y = data.y.narrow(0, n - nv, nv);
+    }
+  }
+  return rows;
+}
+
+// The model's predictions on the validation rows, as float32, with their labels.
+TrialPredictions predict_rows(Model& model, const ValidationRows& rows) {
+  if (!rows.dataset) {
+    return {model.predict(rows.x, {.batch_size = rows.batch_size}).to(DType::float32).contiguous(),
+            rows.y.contiguous()};
+  }
+  // The order evaluate sees: the dataset's epoch 0.
+  std::vector<Tensor> predictions, targets;
+  data::Iterator it = rows.dataset->iterator(0);
+  while (auto e = it.next()) {
+    if (e->size() < 2) return {};  // no labels to keep; evaluate refuses such data anyway
+    const Tensor& x = (*e)[0];
+    predictions.push_back(model.predict(x, {.batch_size = std::max<int64_t>(1, x.size(0))}));
+    targets.push_back((*e)[1]);
+  }
+  if (predictions.empty()) return {};
+  return {concat(predictions, 0).to(DType::float32).contiguous(), concat(targets, 0).contiguous()};
+}
+
 // Reports each epoch to the oracle and keeps the best state of the trial (over all its
-// executions) on disk. Given an end-state path (a trial another may go on from), it also keeps
+// executions) on disk, with its predictions on the validation rows in memory (written once,
+// when the trial ends). Given an end-state path (a trial another may go on from), it also keeps
 // the state that the execution holding the best ended in; when that execution's best epoch was
 // its last, the checkpoint already is that state and nothing more is written.
+// Ends fit after the batch during which the search's max_seconds ran out.
+class StopAt : public train::Callback {
+ public:
+  explicit StopAt(std::chrono::steady_clock::time_point deadline) : deadline_(deadline) {}
+  void on_train_batch_end(int64_t, const train::Logs&) override {
+    if (std::chrono::steady_clock::now() >= deadline_) model().stop_training() = true;
+  }
+
+ private:
+  std::chrono::steady_clock::time_point deadline_;
+};
+
 class TrialReporter : public train::Callback {
  public:
   struct Best {
     double value;
+    TrialPredictions predictions{};  // of the state in the checkpoint; undefined without any
   };
   TrialReporter(Oracle& oracle, std::string trial_id, int execution,
                 std::filesystem::path checkpoint, std::filesystem::path end_state,
-                std::shared_ptr<Best> best)
+                std::shared_ptr<Best> best, ValidationRows validation)
       : oracle_(oracle),
         trial_id_(std::move(trial_id)),
         execution_(execution),
         checkpoint_(std::move(checkpoint)),
         end_state_(std::move(end_state)),
-        best_(std::move(best)) {}
+        best_(std::move(best)),
+        validation_(std::move(validation)) {}
 
   void on_epoch_end(int epoch, const train::Logs& logs) override {
     MetricValues values(logs.items().begin(), logs.items().end());
@@ -42,6 +110,9 @@ class TrialReporter : public train::Callback {
     if (best_at_last_epoch_) {
       best_->value = *v;
       save_trial_checkpoint(checkpoint_, model());
+      // Once per improvement, on the state just saved: the only moment it exists in memory.
+      best_->predictions =
+          validation_.defined() ? predict_rows(model(), validation_) : TrialPredictions{};
       holds_best_ = true;
     }
     if (status == TrialStatus::stopped) model().stop_training() = true;
@@ -64,6 +135,7 @@ class TrialReporter : public train::Callback {
   std::filesystem::path checkpoint_;
   std::filesystem::path end_state_;
   std::shared_ptr<Best> best_;
+  ValidationRows validation_;
   bool holds_best_ = false;  // this execution set the trial's best: its end state pairs with it
   bool best_at_last_epoch_ = false;  // so the checkpoint already is the end state
 };
@@ -112,6 +184,22 @@ std::filesystem::path Tuner::checkpoint_path(const std::string& trial_id) const 
 
 std::filesystem::path Tuner::end_state_path(const std::string& trial_id) const {
   return oracle_->trial_dir(trial_id) / "end_state";
+}
+
+std::filesystem::path Tuner::validation_predictions_path(const std::string& trial_id) const {
+  return oracle_->trial_dir(trial_id) / "val_predictions.safetensors";
+}
+
+TrialPredictions Tuner::validation_predictions(const std::string& trial_id) const {
+  const std::filesystem::path path = validation_predictions_path(trial_id);
+  OSPREY_CHECK_T(IoError, std::filesystem::exists(path),
+                 "{}: trial {} kept no validation predictions (it failed, did not finish, or ran "
+                 "without validation data)",
+                 path.string(), trial_id);
+  const io::SafetensorsFile f = io::load_safetensors(path);
+  OSPREY_CHECK_T(IoError, f.contains("predictions") && f.contains("targets"),
+                 "{}: expected tensors \"predictions\" and \"targets\"", path.string());
+  return {f.at("predictions"), f.at("targets")};
 }
 
 void Tuner::load_end_state(const std::string& trial_id, Model& model) const {
@@ -164,8 +252,19 @@ void Tuner::print_row(const Trial& t, double seconds) {
 
 void Tuner::run_search(const TrainData& data, const train::FitOptions& options) {
   if (oracle_->hyperparameters().space().empty()) populate_initial_space();
+  deadline_.reset();
+  if (options_.max_seconds > 0) {
+    deadline_ = std::chrono::steady_clock::now() +
+                std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                    std::chrono::duration<double>(options_.max_seconds));
+  }
   int consecutive_failures = 0;
   while (true) {
+    if (deadline_ && std::chrono::steady_clock::now() >= *deadline_) {
+      if (options_.verbose >= 1)
+        fmt::print("search stopped: max_seconds={} spent\n", options_.max_seconds);
+      break;
+    }
     const Trial trial = oracle_->create_trial(options_.tuner_id);
     if (trial.status == TrialStatus::stopped) break;
     OSPREY_ASSERT(trial.status != TrialStatus::idle,
@@ -186,6 +285,9 @@ void Tuner::run_search(const TrainData& data, const train::FitOptions& options) 
     } catch (const ValueError& e) {
       ended = oracle_->end_trial(trial.trial_id, TrialStatus::failed, e.what());
     }
+    // A failed trial keeps no predictions, even one the oracle failed after it trained.
+    if (ended.status == TrialStatus::failed)
+      std::filesystem::remove(validation_predictions_path(trial.trial_id));
     print_row(ended,
               std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     if (ended.status != TrialStatus::failed) {
@@ -220,6 +322,8 @@ void Tuner::run_trial(const Trial& trial, const TrainData& data, const train::Fi
   const std::filesystem::path checkpoint = checkpoint_path(trial.trial_id);
   const std::filesystem::path end_state =
       keeps_end_state(trial) ? end_state_path(trial.trial_id) : std::filesystem::path();
+  const std::filesystem::path predictions = validation_predictions_path(trial.trial_id);
+  std::filesystem::remove(predictions);  // a re-run trial's earlier attempt's
   for (int execution = 0; execution < options_.executions_per_trial; ++execution) {
     // Keras's clear_session() before each build: layer names, so weight paths, start afresh.
     nn::NameScope names;
@@ -237,9 +341,16 @@ void Tuner::run_trial(const Trial& trial, const TrainData& data, const train::Fi
       auto copy = c->clone();
       fo.callbacks.push_back(copy ? copy : c);
     }
+    if (deadline_) fo.callbacks.push_back(std::make_shared<StopAt>(*deadline_));
     fo.callbacks.push_back(std::make_shared<TrialReporter>(*oracle_, trial.trial_id, execution,
-                                                           checkpoint, end_state, best));
+                                                           checkpoint, end_state, best,
+                                                           validation_rows(data, fo)));
     hypermodel_->fit(hp, model, data, fo);
+  }
+  // Written once, atomically, when every execution is done: a trial cut short keeps none.
+  if (best->predictions.predictions.defined()) {
+    io::save_safetensors(predictions, {{"predictions", best->predictions.predictions},
+                                       {"targets", best->predictions.targets}});
   }
 }
 

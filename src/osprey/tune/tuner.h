@@ -6,7 +6,10 @@
 // throws TrialFailed or ValueError (the search goes on until max_consecutive_failed_trials fail
 // in a row). Any other error stops the search with that error; the trial stays running on disk,
 // so a resumed search runs it again. The study lives in directory/project_name; overwrite=false
-// resumes it: ended trials are kept, a trial cut short is re-run. RandomSearch,
+// resumes it: ended trials are kept, a trial cut short is re-run. Whenever the best state is
+// saved, the tuner also predicts the validation rows with it and, when the trial completes,
+// keeps those predictions in trial_<id>/val_predictions.safetensors (validation_predictions), so
+// an ensemble of the best trials needs no retraining. RandomSearch,
 // BayesianOptimization and Hyperband (tuners.h) are Tuners with their oracle; a subclass adjusts
 // a trial through run_trial, prepare_model and keeps_end_state.
 //   tune::RandomSearch tuner(build_model, {.objective = "val_accuracy", .max_trials = 10,
@@ -15,8 +18,10 @@
 //   auto best = tuner.get_best_hyperparameters(1)[0];
 #pragma once
 
+#include <chrono>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -41,8 +46,18 @@ struct TunerOptions {
   bool overwrite = false;
   int verbose = 1;  // 0 silent, 1 a table row per trial, 2 also the trial's values as it starts
   std::string tuner_id = "tuner0";
+  // Wall-clock seconds for one search() call (0: no limit). Once spent, no trial starts and the
+  // running trial stops after its current batch; that epoch is still validated and reported, so
+  // the trial completes with what it trained. A time budget for the search as a whole.
+  double max_seconds = 0;
 
   bool operator==(const TunerOptions&) const = default;
+};
+
+// A trial's best state's predictions on the validation rows fit scored it on, in their order.
+struct TrialPredictions {
+  Tensor predictions;  // [N, C] float32: model.predict of the best state
+  Tensor targets;      // the validation labels as given (y of validation_data, or the split rows)
 };
 
 class Tuner {
@@ -65,6 +80,13 @@ class Tuner {
   std::vector<HyperParameters> get_best_hyperparameters(int n = 1) const;
   // Rebuilt from the best trials' values with the weights of their best epoch.
   std::vector<Model> get_best_models(int n = 1);
+  // The validation predictions of trial_id's best state (those of the execution whose checkpoint
+  // is kept), read from validation_predictions_path: equal, bit for bit, to predicting the
+  // validation rows with get_best_models' model at the validation batch size. Kept for
+  // validation_data tensors, validation_split rows and a validation dataset of (x, y) batches
+  // (predicted batch by batch in the dataset's epoch-0 order). IoError naming the file when the
+  // trial kept none: it failed, did not finish, or ran without validation data.
+  TrialPredictions validation_predictions(const std::string& trial_id) const;
 
   Oracle& oracle() { return *oracle_; }
   const Oracle& oracle() const { return *oracle_; }
@@ -74,6 +96,8 @@ class Tuner {
   // Where the state a trial ended in is kept when keeps_end_state(trial) asked for it and its
   // best epoch was not its last (when it was, the checkpoint already is that state).
   std::filesystem::path end_state_path(const std::string& trial_id) const;
+  // trial_<id>/val_predictions.safetensors: tensors "predictions" and "targets".
+  std::filesystem::path validation_predictions_path(const std::string& trial_id) const;
 
  protected:
   // One trial: every execution built, prepared, trained and reported. Throws to fail the trial
@@ -98,6 +122,7 @@ class Tuner {
   std::shared_ptr<HyperModel> hypermodel_;
   std::unique_ptr<Oracle> oracle_;
   TunerOptions options_;
+  std::optional<std::chrono::steady_clock::time_point> deadline_;  // of the running search()
   std::filesystem::path project_dir_;
   bool header_printed_ = false;
 };

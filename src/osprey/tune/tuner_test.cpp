@@ -7,11 +7,13 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <fstream>
 #include <functional>
 #include <random>
 #include <sstream>
+#include <thread>
 
 #include "osprey/core/error.h"
 #include "osprey/core/rng.h"
@@ -160,6 +162,9 @@ TEST(TunerDeathTest, ResumeAfterAKillRepeatsNoFinishedTrial) {
              before1 = read(p / "trial_0001" / "trial.json");
   const auto t2 = io::read_json_file(p / "trial_0002" / "trial.json");
   ASSERT_EQ(t2.at("status"), "running");  // cut short
+  // Predictions are written when a trial ends: the finished trials have them, the cut one not.
+  EXPECT_TRUE(std::filesystem::exists(p / "trial_0001" / "val_predictions.safetensors"));
+  EXPECT_FALSE(std::filesystem::exists(p / "trial_0002" / "val_predictions.safetensors"));
   const auto interrupted = t2.at("hyperparameters").at("values");
 
   std::vector<nlohmann::json> built;
@@ -226,21 +231,27 @@ TEST(TunerTest, FailedTrialsAreRecordedAndTheSearchGoesOn) {
   std::filesystem::remove_all(dir);
 }
 
+// A build function that builds once (declaring the space) and throws `error` ever after.
+template <class E>
+std::function<Model(HyperParameters&)> builds_once_then_throws(E error) {
+  auto builds = std::make_shared<int>(0);
+  return [builds, error](HyperParameters& hp) -> Model {
+    hp.Int("units", 2, 8);
+    if ((*builds)++ > 0) throw error;
+    return build_model(hp);
+  };
+}
+
 TEST(TunerTest, ConsecutiveFailuresStopTheSearchWithAClearError) {
   const Data d = make_data();
   const auto dir = fresh_dir("consecutive");
-  int builds = 0;
-  auto build = [&](HyperParameters& hp) -> Model {
-    hp.Int("units", 2, 8);
-    if (builds++ > 0) throw ValueError("Dense: units must be positive");
-    return build_model(hp);
-  };
-  RandomSearch tuner(build, {.objective = "val_loss",
-                             .max_trials = 10,
-                             .directory = dir.string(),
-                             .project_name = "p",
-                             .seed = 3,
-                             .verbose = 0});
+  RandomSearch tuner(builds_once_then_throws(ValueError("Dense: units must be positive")),
+                     {.objective = "val_loss",
+                      .max_trials = 10,
+                      .directory = dir.string(),
+                      .project_name = "p",
+                      .seed = 3,
+                      .verbose = 0});
   try {
     tuner.search(d.x, d.y, fit_options(d, 1));
     FAIL() << "expected an error";
@@ -259,18 +270,13 @@ TEST(TunerTest, ConsecutiveFailuresStopTheSearchWithAClearError) {
 TEST(TunerTest, ASearchWhoseEveryTrialFailedSaysSoInsteadOfReturningNoBestTrial) {
   const Data d = make_data();
   const auto dir = fresh_dir("all_failed");
-  int builds = 0;
-  auto build = [&](HyperParameters& hp) -> Model {
-    hp.Int("units", 2, 8);
-    if (builds++ > 0) throw TrialFailed("no model today");  // the first declares the space
-    return build_model(hp);
-  };
-  RandomSearch tuner(build, {.objective = "val_loss",
-                             .max_trials = 2,
-                             .directory = dir.string(),
-                             .project_name = "p",
-                             .seed = 3,
-                             .verbose = 0});
+  RandomSearch tuner(builds_once_then_throws(TrialFailed("no model today")),
+                     {.objective = "val_loss",
+                      .max_trials = 2,
+                      .directory = dir.string(),
+                      .project_name = "p",
+                      .seed = 3,
+                      .verbose = 0});
   try {
     tuner.search(d.x, d.y, fit_options(d, 1));
     FAIL() << "expected an error";
@@ -578,6 +584,160 @@ TEST(TunerTest, SummariesNameTheSpaceAndTheBestTrials) {
   std::filesystem::remove_all(dir);
 }
 
+// The rows a trial's kept predictions must equal: its best model (get_best_models, the
+// checkpoint) predicting them at the validation batch size.
+void expect_predictions_of_best_models(Tuner& tuner, int n, const Tensor& xv, const Tensor& yv,
+                                       int64_t batch_size) {
+  const auto trials = tuner.oracle().get_best_trials(n);
+  auto models = tuner.get_best_models(n);
+  ASSERT_EQ(models.size(), trials.size());
+  for (size_t i = 0; i < trials.size(); ++i) {
+    const TrialPredictions kept = tuner.validation_predictions(trials[i].trial_id);
+    const Tensor want = models[i].predict(xv, {.batch_size = batch_size});
+    EXPECT_EQ(kept.predictions.dtype(), DType::float32);
+    EXPECT_EQ(kept.predictions.shape(), (Shape{xv.size(0), 2}));
+    EXPECT_EQ(kept.predictions.to_vector<float>(), want.to_vector<float>()) << trials[i].trial_id;
+    EXPECT_EQ(kept.targets.dtype(), yv.dtype());
+    EXPECT_EQ(kept.targets.to_vector<int64_t>(), yv.to_vector<int64_t>());
+  }
+}
+
+// The objective is the largest validation loss, which a model that learns reaches at its first
+// epoch: the best state is not the last one, so predictions taken at the end would differ. Two
+// executions: the kept predictions are those of the execution whose checkpoint is kept.
+TEST(TunerTest, ValidationPredictionsAreTheBestStatesBitForBit) {
+  const Data d = make_data();
+  const auto dir = fresh_dir("predictions");
+  RandomSearch tuner(build_model, {.objective = Objective("val_loss", "max"),
+                                   .max_trials = 3,
+                                   .executions_per_trial = 2,
+                                   .directory = dir.string(),
+                                   .project_name = "p",
+                                   .seed = 11,
+                                   .verbose = 0});
+  auto fo = fit_options(d, 3);
+  fo.validation_batch_size = 16;
+  tuner.search(d.x, d.y, fo);
+  int best_before_last = 0;
+  for (const Trial& t : tuner.oracle().trials()) {
+    EXPECT_TRUE(std::filesystem::exists(dir / "p" / ("trial_" + t.trial_id) /
+                                        "val_predictions.safetensors"));
+    best_before_last += t.best_step < 2 ? 1 : 0;
+  }
+  EXPECT_GE(best_before_last, 1);
+  expect_predictions_of_best_models(tuner, 3, d.xv, d.yv, 16);
+  // The file is an ordinary safetensors file with the two tensors.
+  const auto f = io::load_safetensors(tuner.validation_predictions_path("0000"));
+  EXPECT_EQ(f.size(), 2u);
+  EXPECT_EQ(f.at("predictions").shape(), (Shape{80, 2}));
+  EXPECT_EQ(f.at("targets").shape(), (Shape{80}));
+  std::filesystem::remove_all(dir);
+}
+
+TEST(TunerTest, ValidationPredictionsOfAValidationSplitAreOfItsRows) {
+  const Data d = make_data();
+  const auto dir = fresh_dir("predictions_split");
+  RandomSearch tuner(build_model, {.objective = "val_accuracy",
+                                   .max_trials = 2,
+                                   .directory = dir.string(),
+                                   .project_name = "p",
+                                   .seed = 12,
+                                   .verbose = 0});
+  tuner.search(d.x, d.y,
+               {.batch_size = 32, .epochs = 2, .verbose = 0, .validation_split = 0.25, .seed = 1});
+  // 240 rows, the last 60 validate.
+  expect_predictions_of_best_models(tuner, 2, d.x.narrow(0, 180, 60), d.y.narrow(0, 180, 60), 32);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(TunerTest, ValidationPredictionsOfAValidationDatasetFollowItsBatches) {
+  const Data d = make_data();
+  const auto dir = fresh_dir("predictions_dataset");
+  RandomSearch tuner(build_model, {.objective = "val_loss",
+                                   .max_trials = 2,
+                                   .directory = dir.string(),
+                                   .project_name = "p",
+                                   .seed = 13,
+                                   .verbose = 0});
+  tuner.search(d.x, d.y,
+               {.batch_size = 32,
+                .epochs = 2,
+                .verbose = 0,
+                .validation_data = data::Dataset::from_tensors({d.xv, d.yv}).batch(16),
+                .seed = 1});
+  expect_predictions_of_best_models(tuner, 2, d.xv, d.yv, 16);
+  std::filesystem::remove_all(dir);
+}
+
+// Throws TrialFailed at the end of the second epoch it sees (before the tuner's reporter, which
+// comes last): the first trial has saved its first epoch's checkpoint, then fails.
+struct FailOnSecondEpoch : train::Callback {
+  void on_epoch_end(int, const train::Logs&) override {
+    if (++epochs == 2) throw TrialFailed("the loss diverged");
+  }
+  int epochs = 0;
+};
+
+TEST(TunerTest, AFailedTrialOrOneWithoutValidationDataKeepsNoPredictions) {
+  const Data d = make_data();
+  const auto dir = fresh_dir("predictions_failed");
+  RandomSearch tuner(build_model, {.objective = "val_loss",
+                                   .max_trials = 2,
+                                   .directory = dir.string(),
+                                   .project_name = "p",
+                                   .seed = 14,
+                                   .verbose = 0});
+  auto fo = fit_options(d, 2);
+  fo.callbacks.push_back(std::make_shared<FailOnSecondEpoch>());  // no clone(): shared
+  tuner.search(d.x, d.y, fo);
+  ASSERT_EQ(tuner.oracle().get_trial("0000").status, TrialStatus::failed);
+  EXPECT_TRUE(std::filesystem::exists(tuner.checkpoint_path("0000")));
+  const auto path = tuner.validation_predictions_path("0000");
+  EXPECT_FALSE(std::filesystem::exists(path));
+  testing::expect_error<IoError>(
+      [&] { tuner.validation_predictions("0000"); },
+      {path.string() + ": trial 0000 kept no validation predictions (it failed, "
+                       "did not finish, or ran without validation data)"});
+  EXPECT_NO_THROW(tuner.validation_predictions("0001"));
+
+  RandomSearch unvalidated(build_model, {.objective = "loss",
+                                         .max_trials = 1,
+                                         .directory = dir.string(),
+                                         .project_name = "q",
+                                         .seed = 14,
+                                         .verbose = 0});
+  unvalidated.search(d.x, d.y, {.batch_size = 32, .epochs = 1, .verbose = 0, .seed = 1});
+  ASSERT_EQ(unvalidated.oracle().get_trial("0000").status, TrialStatus::completed);
+  EXPECT_THROW(unvalidated.validation_predictions("0000"), IoError);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(TunerTest, AResumedSearchKeepsTheEarlierTrialsPredictions) {
+  const Data d = make_data();
+  const auto dir = fresh_dir("predictions_resume");
+  RandomSearchOptions options{.objective = "val_accuracy",
+                              .max_trials = 2,
+                              .directory = dir.string(),
+                              .project_name = "p",
+                              .seed = 15,
+                              .verbose = 0};
+  std::vector<std::string> before;
+  {
+    RandomSearch tuner(build_model, options);
+    tuner.search(d.x, d.y, fit_options(d, 1));
+    for (const char* id : {"0000", "0001"})
+      before.push_back(read(tuner.validation_predictions_path(id)));
+  }
+  options.max_trials = 3;
+  RandomSearch resumed(build_model, options);
+  resumed.search(d.x, d.y, fit_options(d, 1));
+  ASSERT_EQ(resumed.oracle().trials().size(), 3u);
+  EXPECT_EQ(read(resumed.validation_predictions_path("0000")), before[0]);
+  EXPECT_EQ(read(resumed.validation_predictions_path("0001")), before[1]);
+  expect_predictions_of_best_models(resumed, 3, d.xv, d.yv, 32);
+  std::filesystem::remove_all(dir);
+}
+
 struct EpochRecorder : HyperModel {
   std::vector<int> epochs;
   std::vector<int64_t> rows;
@@ -589,6 +749,36 @@ struct EpochRecorder : HyperModel {
     return HyperModel::fit(hp, model, d, o);
   }
 };
+
+// Sleeps in every training batch, so a trial outlasts a short max_seconds whatever the machine.
+struct SlowBatches : train::Callback {
+  void on_train_batch_end(int64_t, const train::Logs&) override {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+};
+
+TEST(TunerTest, MaxSecondsStopsTheRunningTrialAfterItsBatchAndStartsNoOther) {
+  const Data d = make_data();
+  const auto dir = fresh_dir("max_seconds");
+  RandomSearch tuner(build_model, {.objective = "val_loss",
+                                   .max_trials = 20,
+                                   .directory = dir.string(),
+                                   .project_name = "p",
+                                   .seed = 3,
+                                   .verbose = 0,
+                                   .max_seconds = 0.2});
+  train::FitOptions fo = fit_options(d, 50);  // 50 epochs of 8 batches: 8 s at least
+  fo.callbacks.push_back(std::make_shared<SlowBatches>());
+  tuner.search(d.x, d.y, fo);
+  // The first trial stopped in its first epoch or two, was still validated and completed; the
+  // search then started nothing more.
+  ASSERT_EQ(tuner.oracle().trials().size(), 1u);
+  const Trial& t = tuner.oracle().trials()[0];
+  EXPECT_EQ(t.status, TrialStatus::completed);
+  ASSERT_TRUE(t.score.has_value());
+  EXPECT_LT(t.best_step, 10);
+  std::filesystem::remove_all(dir);
+}
 
 TEST(BestEpochTest, RetrainsOnTrainPlusValidationForBestEpochTimesOnePointTwo) {
   const Data d = make_data();

@@ -30,6 +30,7 @@ struct RandomSearchOptions {
   HyperParameters hyperparameters{};
   int verbose = 1;
   std::string tuner_id = "tuner0";
+  double max_seconds = 0;  // TunerOptions::max_seconds
 };
 
 struct BayesianOptimizationOptions {
@@ -44,6 +45,7 @@ struct BayesianOptimizationOptions {
   HyperParameters hyperparameters{};
   int verbose = 1;
   std::string tuner_id = "tuner0";
+  double max_seconds = 0;      // TunerOptions::max_seconds
   int num_initial_points = 0;  // 0: 3 x the tunable hyperparameters
   double alpha = 1e-4;
   double beta = 2.6;
@@ -65,6 +67,7 @@ struct HyperbandOptions {
   HyperParameters hyperparameters{};
   int verbose = 1;
   std::string tuner_id = "tuner0";
+  double max_seconds = 0;  // TunerOptions::max_seconds
   // "bayesian": new configurations from a Gaussian process over every rung (BOHB); see hyperband.h.
   std::string sampler = "random";
   double random_fraction = 1.0 / 3;
@@ -92,7 +95,7 @@ constexpr size_t aggregate_arity() {
 static_assert(aggregate_arity<OracleOptions>() == 4,
               "OracleOptions changed: forward the field in oracle_options and update "
               "TunerOptionsTest.FlatOptionsForwardEverySharedField");
-static_assert(aggregate_arity<TunerOptions>() == 7,
+static_assert(aggregate_arity<TunerOptions>() == 8,
               "TunerOptions changed: forward the field in tuner_options and update "
               "TunerOptionsTest.FlatOptionsForwardEverySharedField");
 
@@ -111,7 +114,8 @@ TunerOptions tuner_options(const O& o) {
           .project_name = o.project_name,
           .overwrite = o.overwrite,
           .verbose = o.verbose,
-          .tuner_id = o.tuner_id};
+          .tuner_id = o.tuner_id,
+          .max_seconds = o.max_seconds};
 }
 }  // namespace detail
 

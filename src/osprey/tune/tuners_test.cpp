@@ -29,6 +29,7 @@ void expect_every_shared_field_forwarded() {
   o.overwrite = true;
   o.verbose = 2;
   o.tuner_id = "tuner7";
+  o.max_seconds = 42.5;
   const OracleOptions oracle{.objective = Objective("val_accuracy", "max"),
                              .max_trials = 17,
                              .seed = 1234,
@@ -39,7 +40,8 @@ void expect_every_shared_field_forwarded() {
                            .project_name = "forwarded",
                            .overwrite = true,
                            .verbose = 2,
-                           .tuner_id = "tuner7"};
+                           .tuner_id = "tuner7",
+                           .max_seconds = 42.5};
   // The expected values differ from every default, so a field left behind shows.
   EXPECT_FALSE(oracle == OracleOptions{});
   EXPECT_FALSE(tuner == TunerOptions{});
