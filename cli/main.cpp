@@ -30,6 +30,7 @@ int main(int argc, char** argv) {
   osprey::cli::add_launch(app);
   osprey::cli::add_launch_worker(app);
   osprey::cli::add_run(app);
+  osprey::cli::add_ensemble(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

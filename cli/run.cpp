@@ -64,7 +64,7 @@ struct PlannedStage {
   double ends_at;
 };
 constexpr std::array<PlannedStage, 4> kPlan{
-    {{"tune", 0.30}, {"retrain", 0.80}, {"ensemble", 0.93}, {"quantize", 1.0}}};
+    {{"tune", 0.28}, {"retrain", 0.92}, {"ensemble", 0.97}, {"quantize", 1.0}}};
 
 double stage_deadline(const std::string& stage, double budget) {
   for (const PlannedStage& p : kPlan)

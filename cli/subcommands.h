@@ -14,5 +14,6 @@ void add_quantize(CLI::App& app);
 void add_launch(CLI::App& app);
 void add_launch_worker(CLI::App& app);
 void add_run(CLI::App& app);
+void add_ensemble(CLI::App& app);
 
 }  // namespace osprey::cli
