@@ -283,7 +283,7 @@ class Run {
                            .project_name = "tune",
                            .seed = a_.seed,
                            .verbose = 1,
-                           .max_seconds = std::max(1.0, deadline - start)});
+                           .max_seconds = std::max(1.0, deadline - clock_.now())});
     tuner.search(
         splits_.tune_train.x, splits_.tune_train.y,
         {.batch_size = 128,
