@@ -115,20 +115,6 @@ double samples_per_second(const Tensor& x, Predict&& predict) {
   return static_cast<double>(x.shape()[0]) / std::max(s, 1e-9);
 }
 
-double accuracy(const Tensor& probabilities, const Tensor& labels) {
-  const Tensor p = probabilities.to(DType::float32).contiguous();
-  const Tensor y = labels.to(DType::int64).contiguous();
-  const int64_t n = p.shape()[0], c = p.shape()[1];
-  const float* pp = p.data<float>();
-  const int64_t* yy = y.data<int64_t>();
-  int64_t right = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    const float* row = pp + i * c;
-    right += (std::max_element(row, row + c) - row) == yy[i];
-  }
-  return static_cast<double>(right) / static_cast<double>(n);
-}
-
 // Prints a progress line per epoch with the time left, records the time spent, and stops fit
 // once `stop_at` (run seconds) has passed, so no stage overruns the budget by more than a batch.
 class Progress : public train::Callback {
@@ -310,8 +296,8 @@ class Run {
            {.stage = "tune",
             .what = fmt::format("best of {} trials (on {} images)", tuner.oracle().trials().size(),
                                 splits_.tune_train.size()),
-            .test_accuracy =
-                accuracy(model.predict(splits_.test.x, {.batch_size = 256}), splits_.test.y),
+            .test_accuracy = ensemble::accuracy(model.predict(splits_.test.x, {.batch_size = 256}),
+                                                splits_.test.y),
             .samples_per_second = samples_per_second(
                 splits_.test.x, [&](const Tensor& x) { model.predict(x, {.batch_size = 256}); }),
             .size_bytes = directory_bytes(tuner.checkpoint_path(trial.trial_id)),
@@ -374,7 +360,7 @@ class Run {
     StageRow row{.stage = "retrain", .what = "", .seconds = clock_.now() - start};
     for (int i = 0; i < a_.members; ++i) {
       Model model = load_model(member_dir(i).string());
-      const double acc = accuracy(model.predict(s.test.x, {.batch_size = 256}), s.test.y);
+      const double acc = ensemble::accuracy(model.predict(s.test.x, {.batch_size = 256}), s.test.y);
       fmt::print("member {}: test accuracy {:.4f}\n", i + 1, acc);
       if (acc >= row.test_accuracy) {
         row.test_accuracy = acc;
@@ -397,7 +383,8 @@ class Run {
     double best_holdout = -1;
     for (int i = 0; i < a_.members; ++i) {
       Model model = load_model(member_dir(i).string());
-      const double acc = accuracy(model.predict(s.holdout.x, {.batch_size = 256}), s.holdout.y);
+      const double acc =
+          ensemble::accuracy(model.predict(s.holdout.x, {.batch_size = 256}), s.holdout.y);
       if (acc > best_holdout) best_holdout = acc, best = model;
       ens.add(model, fmt::format("cnn_{}", i + 1));
     }
@@ -433,7 +420,7 @@ class Run {
     return {
         .stage = stage,
         .what = fmt::format("{} members, {}", ens.members().size(), how),
-        .test_accuracy = accuracy(ens.predict(s.test.x), s.test.y),
+        .test_accuracy = ensemble::accuracy(ens.predict(s.test.x), s.test.y),
         .samples_per_second =
             samples_per_second(s.test.x, [&](const Tensor& x) { ens.predict(x); }),
         .size_bytes = directory_bytes(out_ / (stage == "quantize" ? "ensemble_int8" : "ensemble")),
