@@ -1,8 +1,10 @@
 // `osprey launch -n N [--hosts h1,h2] [--threads-per-worker T] -- PROGRAM ARGS...`: starts N
 // workers of PROGRAM through mpirun (or srun inside a Slurm allocation), like torchrun or
 // horovodrun. Each worker gets its share of the cores in OSPREY_NUM_THREADS / OMP_NUM_THREADS;
-// its output comes back line by line as "[rank R] text"; launch exits with the first failing
-// worker's exit code and names its rank. The pure parts live in launch_util.h.
+// its output comes back line by line as "[rank R] text". A failure restarts the whole job, up to
+// --max-restarts times in all (default 3), each attempt's ending printed with the rank that
+// failed; then launch exits with the first failing worker's exit code and names its rank. The
+// pure parts live in launch_util.h.
 #include <dirent.h>
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -37,6 +39,7 @@ struct LaunchArgs {
   int threads_per_worker = 0;
   std::string launcher = "auto";
   bool dry_run = false;
+  int max_restarts = 3;
   std::vector<std::string> command;
 };
 
@@ -239,11 +242,54 @@ std::optional<WorkerFailure> failure_from_status_files(const std::string& dir) {
   return first;
 }
 
+// How an attempt ended: the exit code launch reports and the sentence naming the rank.
+struct Ending {
+  int code = 0;
+  std::string message;
+};
+Ending describe_ending(const LauncherResult& r, const std::string& launcher_name) {
+  const int code = r.signal != 0 ? 128 + r.signal : r.exit_code;
+  if (r.failure) return {r.failure->launch_exit_code(code), r.failure->describe()};
+  if (r.signal != 0) {
+    return {code, fmt::format("{} was killed by signal {} ({})", launcher_name, r.signal,
+                              strsignal(r.signal))};
+  }
+  return {code, fmt::format("{} failed with exit code {}", launcher_name, code)};
+}
+
 [[noreturn]] void exit_with(int code, const std::string& message) {
   std::fflush(stdout);
   fmt::print(stderr, "osprey launch: {}\n", message);
   std::fflush(stderr);
   std::exit(code);
+}
+
+// One run of the whole job: on this host each worker runs under `osprey launch-worker`, which
+// records how it ended, so a failure names the rank that failed first.
+LauncherResult run_attempt(const std::string& exe, Launcher launcher, const LaunchSpec& spec,
+                           const std::vector<std::string>& argv) {
+  std::string status_dir;
+  std::vector<std::string> run_argv = argv;
+  if (launcher == Launcher::mpirun && spec.hosts.empty()) {
+    char tmpl[] = "/tmp/osprey-launch-XXXXXX";
+    if (mkdtemp(tmpl) != nullptr) {
+      status_dir = tmpl;
+      LaunchSpec wrapped = spec;
+      wrapped.command = {"/proc/self/exe", "launch-worker", status_dir, "--"};
+      wrapped.command.insert(wrapped.command.end(), spec.command.begin(), spec.command.end());
+      char self[4096] = {0};
+      const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+      if (n > 0) wrapped.command[0] = std::string(self, static_cast<size_t>(n));
+      run_argv = launcher_argv(wrapped);
+    }
+  }
+  const Child child = spawn(exe, run_argv, child_environment(spec.env));
+  LauncherResult r = forward_output(launcher, child);
+  if (!status_dir.empty()) {
+    if (auto f = failure_from_status_files(status_dir)) r.failure = f;
+    std::filesystem::remove_all(status_dir);
+  }
+  return r;
 }
 
 void run_launch(const LaunchArgs& a) {
@@ -285,40 +331,28 @@ void run_launch(const LaunchArgs& a) {
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
 
-  // On this host, each worker runs under `osprey launch-worker`, which records how it ended.
-  std::string status_dir;
-  std::vector<std::string> run_argv = argv;
-  if (launcher == Launcher::mpirun && a.hosts.empty()) {
-    char tmpl[] = "/tmp/osprey-launch-XXXXXX";
-    if (mkdtemp(tmpl) != nullptr) {
-      status_dir = tmpl;
-      LaunchSpec wrapped = spec;
-      wrapped.command = {"/proc/self/exe", "launch-worker", status_dir, "--"};
-      wrapped.command.insert(wrapped.command.end(), spec.command.begin(), spec.command.end());
-      char self[4096] = {0};
-      const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-      if (n > 0) wrapped.command[0] = std::string(self, static_cast<size_t>(n));
-      run_argv = launcher_argv(wrapped);
+  // A failed attempt restarts the whole job (every worker: a program with BackupAndRestore then
+  // resumes from its last backup), up to max_restarts times in all, whichever rank failed.
+  const int attempts = a.max_restarts + 1;
+  for (int attempt = 1;; ++attempt) {
+    const LauncherResult r = run_attempt(*exe, launcher, spec, argv);
+    if (r.exit_code == 0 && r.signal == 0) {
+      if (attempt > 1)
+        fmt::print(stderr, "osprey launch: attempt {} of {} succeeded\n", attempt, attempts);
+      return;
     }
+    // Signalled, the workers die of it (srun even kills them): name the signal, not a rank.
+    if (const int sig = g_forwarded; sig != 0) {
+      exit_with(128 + sig, fmt::format("stopped by signal {} ({})", sig, strsignal(sig)));
+    }
+    const Ending ending = describe_ending(r, name);
+    if (attempt == attempts) exit_with(ending.code, ending.message);
+    fmt::print(stderr,
+               "osprey launch: attempt {} of {} ended: {}; restarting the job ({} {} left)\n",
+               attempt, attempts, ending.message, attempts - attempt,
+               attempts - attempt == 1 ? "restart" : "restarts");
+    std::fflush(stderr);
   }
-  const Child child = spawn(*exe, run_argv, child_environment(spec.env));
-  LauncherResult r = forward_output(launcher, child);
-  if (!status_dir.empty()) {
-    if (auto f = failure_from_status_files(status_dir)) r.failure = f;
-    std::filesystem::remove_all(status_dir);
-  }
-  if (r.exit_code == 0 && r.signal == 0) return;
-  const int code = r.signal != 0 ? 128 + r.signal : r.exit_code;
-  // Signalled, the workers die of it (srun even kills them): name the signal, not a rank.
-  if (const int sig = g_forwarded; sig != 0) {
-    exit_with(128 + sig, fmt::format("stopped by signal {} ({})", sig, strsignal(sig)));
-  }
-  if (r.failure) exit_with(r.failure->launch_exit_code(code), r.failure->describe());
-  if (r.signal != 0) {
-    exit_with(code,
-              fmt::format("{} was killed by signal {} ({})", name, r.signal, strsignal(r.signal)));
-  }
-  exit_with(code, fmt::format("{} failed with exit code {}", name, code));
 }
 
 // A host for -H: a plain name, since launch adds the slot counts itself.
@@ -350,6 +384,10 @@ void add_launch(CLI::App& app) {
       ->check(CLI::Range(1, std::numeric_limits<int>::max()));
   cmd->add_option("--launcher", args->launcher, "auto: srun inside a Slurm allocation, else mpirun")
       ->check(CLI::IsMember({"auto", "mpirun", "srun"}));
+  cmd->add_option("--max-restarts", args->max_restarts,
+                  "Restart the whole job after a failure up to K times in all (each attempt's "
+                  "ending is printed; workers with BackupAndRestore resume from their backup)")
+      ->check(CLI::Range(0, 1000));
   cmd->add_flag("--dry-run", args->dry_run, "Print the launcher's command line and exit");
   cmd->add_option("command", args->command, "PROGRAM ARGS... (after --)")->required();
   cmd->callback([args] { run_launch(*args); });

@@ -1,8 +1,11 @@
 // `osprey train`: trains the default Fashion-MNIST model (the seeds' MLP, or a small CNN),
 // printing the summary, Keras progress bars and the test accuracy; --strategy, --devices,
 // --dtype-policy and --compression give the seeds' distribution and precision recipes without C++
-// (`osprey launch -n 2 -- osprey train --strategy multi_worker` for two workers).
+// (`osprey launch -n 2 -- osprey train --strategy multi_worker` for two workers); --backup makes
+// a killed run resumable (a relaunch with the same options goes on at the exact step).
 #include <fmt/format.h>
+
+#include <filesystem>
 
 #include "cli/saved_model_command.h"
 #include "cli/subcommands.h"
@@ -15,8 +18,11 @@
 #include "osprey/distribute/mirrored_strategy.h"
 #include "osprey/distribute/multi_worker_mirrored_strategy.h"
 #include "osprey/distribute/one_device_strategy.h"
+#include "osprey/io/atomic_directory.h"
 #include "osprey/optim/factory.h"
 #include "osprey/precision/dtype_policy.h"
+#include "osprey/train/callbacks/backup_and_restore.h"
+#include "osprey/train/callbacks/checkpoint_csv.h"
 #include "osprey/train/model.h"
 
 namespace osprey::cli {
@@ -36,6 +42,10 @@ struct TrainArgs {
   std::string dtype_policy = "float32";
   std::string compression = "none";
   std::string communication = "auto";
+  int64_t steps_per_epoch = -1;
+  std::string backup;          // BackupAndRestore folder ('' off)
+  std::string checkpoint_dir;  // ModelCheckpoint folder ('' off)
+  std::string backup_freq = "epoch";
 };
 
 // The strategy the options name; a multi-worker one connects the workers here (a collective).
@@ -66,9 +76,22 @@ void run(const TrainArgs& a) {
   const std::shared_ptr<const train::Strategy> strategy = make_strategy(a);
   std::shared_ptr<optim::Optimizer> opt = as_usage_error([&] { return optim::get(a.optimizer); });
   opt->set_learning_rate(a.lr);
-  const auto* multi = dynamic_cast<const distribute::MultiWorkerMirroredStrategy*>(strategy.get());
   // Every worker logs the same numbers (they see the whole global batch): the chief prints them.
-  const bool chief = multi == nullptr || multi->is_chief();
+  const bool chief = strategy->is_chief();
+  // A destination that cannot be written fails now, not after training.
+  if (chief && !a.output.empty()) io::check_directory_destination(a.output);
+  std::shared_ptr<train::BackupAndRestore> backup;
+  std::vector<train::CallbackPtr> fit_callbacks;
+  if (!a.backup.empty()) {
+    backup = as_usage_error(
+        [&] { return callbacks::BackupAndRestore(a.backup, {.save_freq = a.backup_freq}); });
+    fit_callbacks.push_back(backup);
+  }
+  if (!a.checkpoint_dir.empty()) {
+    if (chief) io::check_directory_destination(std::filesystem::path(a.checkpoint_dir) / "epoch_1");
+    fit_callbacks.push_back(callbacks::ModelCheckpoint(
+        (std::filesystem::path(a.checkpoint_dir) / "epoch_{epoch}").string()));
+  }
   auto data = datasets::fashion_mnist::load({.directory = a.data});
   Model model = applications::fashion_mnist_model(a.model);
   if (chief) fmt::print("{}", model.summary());
@@ -77,14 +100,23 @@ void run(const TrainArgs& a) {
                strategy->num_replicas_in_sync(), a.batch_size);
   }
   model.compile(opt, "sparse_categorical_crossentropy", {"accuracy"}, {.strategy = strategy});
-  model.fit(
-      data.train.x, data.train.y,
-      {.batch_size = a.batch_size, .epochs = a.epochs, .verbose = chief ? 1 : 0, .seed = a.seed});
+  model.fit(data.train.x, data.train.y,
+            {.batch_size = a.batch_size,
+             .epochs = a.epochs,
+             .verbose = chief ? 1 : 0,
+             .callbacks = fit_callbacks,
+             .steps_per_epoch = a.steps_per_epoch,
+             .seed = a.seed});
+  if (chief && backup && backup->restored_from()) {
+    fmt::print("resumed from the backup {}\n", backup->restored_from()->string());
+  }
   const train::Logs test = model.evaluate(data.test.x, data.test.y, {.batch_size = 256});
-  if (!chief) return;  // the chief reports and saves (workers hold the same weights)
-  fmt::print("test loss: {:.4f} - test accuracy: {:.4f}\n", test.at("loss"), test.at("accuracy"));
-  if (!a.output.empty()) {
-    model.save(a.output);
+  if (chief) {
+    fmt::print("test loss: {:.4f} - test accuracy: {:.4f}\n", test.at("loss"), test.at("accuracy"));
+  }
+  if (a.output.empty()) return;
+  model.save(a.output);  // only the chief's reaches a.output (workers hold the same weights)
+  if (chief) {
     fmt::print("saved to {}/ (config.json, model.safetensors, optimizer.safetensors)\n", a.output);
   }
 }
@@ -98,6 +130,17 @@ void add_train(CLI::App& app) {
       ->check(CLI::IsMember({"mlp", "cnn"}));
   cmd->add_option("--epochs", args->epochs, "Epochs")->check(CLI::PositiveNumber);
   cmd->add_option("--batch-size", args->batch_size, "Batch size")->check(CLI::PositiveNumber);
+  cmd->add_option("--steps-per-epoch", args->steps_per_epoch,
+                  "Training steps per epoch (default: one pass over the data)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--backup", args->backup,
+                  "BackupAndRestore folder: backups go there, and a relaunch with the same "
+                  "options resumes from the newest at the exact step");
+  cmd->add_option("--checkpoint-dir", args->checkpoint_dir,
+                  "ModelCheckpoint: save the model after each epoch to DIR/epoch_N (what "
+                  "`osprey evaluate --watch DIR` evaluates as training goes)");
+  cmd->add_option("--backup-freq", args->backup_freq,
+                  "When to back up: 'epoch' or every N training steps");
   cmd->add_option("--optimizer", args->optimizer, "sgd, adam, adamw or rmsprop");
   cmd->add_option("--lr", args->lr, "Learning rate")->check(CLI::PositiveNumber);
   cmd->add_option("--seed", args->seed, "Random seed");

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # End-to-end test of `osprey launch` under mpirun (ctest label mpi): rank-prefixed output on the
-# right stream, each worker's thread share, and the exit code and message when a rank fails or is
-# killed. Usage: launch_test.sh path/to/osprey
+# right stream, each worker's thread share, the exit code and message when a rank fails or is
+# killed, and restarts of the whole job (--max-restarts). Usage: launch_test.sh path/to/osprey
 set -u
 osprey=$1
 if ! command -v mpirun >/dev/null; then echo "launch_test: skipped, no mpirun on PATH"; exit 77; fi
@@ -50,6 +50,22 @@ expect_line err "osprey launch: rank 1 failed with exit code 3"
 launch -n 2 -- sh -c '[ $OMPI_COMM_WORLD_RANK = 1 ] && kill -9 $$; sleep 1'
 [ "$rc" = 137 ] || fail "kill -9: exit code $rc, expected 137"
 expect_line err "osprey launch: rank 1 was killed by signal 9 (Killed)"
+
+# Restarts (--max-restarts, default 3): the whole job again after a failure, each attempt's ending
+# printed with its rank; the budget counts attempts of the job, whichever rank failed.
+launch -n 2 -- sh -c 'if [ $OMPI_COMM_WORLD_RANK = 1 ] && [ ! -e '"$tmp"'/once ]; then touch '"$tmp"'/once; exit 5; fi; echo ran'
+[ "$rc" = 0 ] || fail "restart then success: exit code $rc, expected 0"
+expect_line err "osprey launch: attempt 1 of 4 ended: rank 1 failed with exit code 5; restarting the job (3 restarts left)"
+expect_line err "osprey launch: attempt 2 of 4 succeeded"
+expect_line out "[rank 1] ran"
+launch -n 2 --max-restarts 1 -- sh -c 'exit $((OMPI_COMM_WORLD_RANK*4))'
+[ "$rc" = 4 ] || fail "max-restarts 1: exit code $rc, expected 4"
+expect_line err "osprey launch: attempt 1 of 2 ended: rank 1 failed with exit code 4; restarting the job (1 restart left)"
+expect_line err "osprey launch: rank 1 failed with exit code 4"
+[ "$(grep -c "attempt" "$tmp/err")" = 1 ] || fail "max-restarts 1: not exactly one restart"
+launch -n 2 --max-restarts 0 -- sh -c 'exit 6'
+[ "$rc" = 6 ] || fail "max-restarts 0: exit code $rc, expected 6"
+grep -q "attempt" "$tmp/err" && fail "max-restarts 0 restarted"
 
 launch -n 0 -- true
 [ "$rc" = 2 ] || fail "-n 0: exit code $rc, expected 2"

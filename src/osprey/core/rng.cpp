@@ -20,4 +20,11 @@ uint64_t next_seed() noexcept {
   return (static_cast<uint64_t>(w[0]) << 32) | w[1];
 }
 
+GlobalSeedState global_seed_state() noexcept { return {g_seed.load(), g_counter.load()}; }
+
+void set_global_seed_state(const GlobalSeedState& state) noexcept {
+  g_seed.store(state.seed);
+  g_counter.store(state.counter);
+}
+
 }  // namespace osprey

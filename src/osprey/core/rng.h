@@ -53,4 +53,13 @@ void set_global_seed(uint64_t seed) noexcept;
 // Returns a fresh seed derived from the global seed and a process-wide counter.
 uint64_t next_seed() noexcept;
 
+// The global seed stream's position: a training backup saves it so that a resumed run draws the
+// same seeds (unseeded Dropout, initializers) as the run it continues.
+struct GlobalSeedState {
+  uint64_t seed = 0;
+  uint64_t counter = 0;  // next_seed() calls since set_global_seed
+};
+GlobalSeedState global_seed_state() noexcept;
+void set_global_seed_state(const GlobalSeedState& state) noexcept;
+
 }  // namespace osprey

@@ -59,9 +59,8 @@ class MultiWorkerMirroredStrategy final : public StrategyBase {
     return std::make_shared<MultiWorkerMirroredStrategy>(*this);
   }
 
-  int num_workers() const noexcept { return group_->size(); }
-  int worker_rank() const noexcept { return group_->rank(); }
-  bool is_chief() const noexcept { return group_->rank() == 0; }
+  int num_workers() const noexcept override { return group_->size(); }
+  int worker_rank() const noexcept override { return group_->rank(); }
   const std::string& backend() const noexcept { return group_->backend(); }
   const ClusterResolver& cluster() const noexcept { return cluster_; }
   const MultiWorkerOptions& options() const noexcept { return options_; }

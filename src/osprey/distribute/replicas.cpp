@@ -5,6 +5,7 @@
 #include "osprey/autograd/grad_mode.h"
 #include "osprey/core/error.h"
 #include "osprey/nn/layer_registry.h"
+#include "osprey/nn/seed_states.h"
 
 namespace osprey::distribute {
 
@@ -36,6 +37,7 @@ void Replicas::create(const std::vector<Tensor>& x_shards) {
                  owner_, primary_->name(), primary_->class_name());
     (*net)(autograd::Variable(x_shards[static_cast<size_t>(r)]), false);
     net->set_weights(weights);
+    nn::set_seed_states(*net, nn::seed_states(*primary_));
     nets.push_back(std::move(net));
   }
   std::vector<std::vector<autograd::Variable>> trainable, non_trainable, variables;
@@ -53,7 +55,9 @@ void Replicas::create(const std::vector<Tensor>& x_shards) {
 void Replicas::copy_from_primary() {
   if (!ready()) return;
   const auto& src = variables_[0];
+  const nn::SeedStates seeds = nn::seed_states(*primary_);
   for (size_t r = 1; r < nets_.size(); ++r) {
+    nn::set_seed_states(*nets_[r], seeds);
     for (size_t i = 0; i < src.size(); ++i) {
       Tensor dst = variables_[r][i].value();  // a handle on the replica's storage
       dst.copy_(src[i].value());

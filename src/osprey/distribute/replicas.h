@@ -37,7 +37,7 @@ class Replicas {
   const std::vector<autograd::Variable>& non_trainable(int r) const {
     return non_trainable_[static_cast<size_t>(r)];
   }
-  // Every replica's variables (trainable or not) take the primary's values, in place.
+  // Every replica's variables (trainable or not) and seed streams take the primary's, in place.
   void copy_from_primary();
   void run(const std::function<void(int)>& fn) const { workers_.run(fn); }
   // Inference on replica shares of (x, y) split as evenly as possible, in order; creates the

@@ -43,6 +43,7 @@ fs::path make_sibling_directory(const fs::path& target) {
 }
 
 void sync_file(const fs::path& p) {
+  detail::fault_point("fsync");
   const int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) detail::throw_errno(p, "cannot open to fsync", errno);
   const int rc = ::fsync(fd);
@@ -90,6 +91,7 @@ AtomicDirectoryWriter::AtomicDirectoryWriter(fs::path target) : target_(normaliz
     throw IoError(
         fmt::format("{}: exists and is not a directory; refusing to replace it", target_.string()));
   }
+  detail::remove_stale_temporaries(target_);  // what earlier saves killed half-way left
   staging_ = make_sibling_directory(target_);
 }
 
@@ -112,6 +114,7 @@ void AtomicDirectoryWriter::commit() {
       throw IoError(fmt::format("{}: exists and is not a directory; refusing to replace it",
                                 target_.string()));
     }
+    detail::fault_point("rename");
     if (!target_exists) {
       if (std::rename(staging_.c_str(), target_.c_str()) != 0) {
         detail::throw_errno(target_, fmt::format("cannot rename {} to it", staging_.string()),
@@ -138,6 +141,29 @@ void AtomicDirectoryWriter::commit() {
   }
   committed_ = true;
   sync_directory(parent_directory(target_));
+}
+
+void check_directory_destination(const fs::path& target_in) {
+  const fs::path target = fs::absolute(normalize_target(target_in));
+  struct stat st {};
+  if (::stat(target.c_str(), &st) == 0 && !S_ISDIR(st.st_mode)) {
+    throw IoError(fmt::format("{}: exists and is not a directory; cannot save a model there",
+                              target.string()));
+  }
+  // The nearest existing ancestor: where a save creates what is missing, then renames into.
+  fs::path existing = target.parent_path();
+  while (::stat(existing.c_str(), &st) != 0) {
+    if (errno != ENOENT && errno != ENOTDIR)
+      detail::throw_errno(existing, "cannot save below it", errno);
+    existing = existing.parent_path();
+  }
+  if (!S_ISDIR(st.st_mode)) {
+    throw IoError(fmt::format("{}: is a file where a folder is expected (to save {})",
+                              existing.string(), target.string()));
+  }
+  if (::access(existing.c_str(), W_OK | X_OK) != 0) {
+    detail::throw_errno(existing, fmt::format("cannot save {} here", target.string()), errno);
+  }
 }
 
 void atomic_write_directory(const fs::path& target,

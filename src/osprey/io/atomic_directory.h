@@ -13,7 +13,8 @@
 // - Where RENAME_EXCHANGE is unsupported (EINVAL), the fallback renames the old save aside to
 //   "<target>.old-XXXXXX", renames the new one in, then deletes the old. A crash between the two
 //   renames leaves no <target>, but a complete save always exists under one of the two names.
-// A crash before the move leaves the old save intact and a stale "<target>.tmp-*" sibling.
+// A crash before the move leaves the old save intact and a stale "<target>.tmp-<pid>-*" sibling,
+// which the next save of the same target removes once its process is gone.
 //   atomic_write_directory("fmnist_best", [&](const std::filesystem::path& dir) {
 //     write_json_file(dir / "config.json", config);
 //     save_safetensors(dir / "model.safetensors", weights);
@@ -49,6 +50,12 @@ class AtomicDirectoryWriter {
   std::filesystem::path staging_;
   bool committed_ = false;
 };
+
+// Fails now, rather than after hours of training, when a save to target could not succeed: target
+// exists and is not a directory, an ancestor is a file where a folder is expected, or the nearest
+// existing ancestor (where the save would create what is missing) is read-only or not writable.
+// IoError naming the path. Creates nothing.
+void check_directory_destination(const std::filesystem::path& target);
 
 // Calls fill(staging) and commits when it returns; when it throws, the staging directory is
 // removed, the existing target is untouched and the exception propagates.

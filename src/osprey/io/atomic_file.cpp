@@ -22,6 +22,7 @@ AtomicFileWriter::AtomicFileWriter(std::filesystem::path target, AtomicFileOptio
     : target_(std::move(target)), options_(options) {
   OSPREY_CHECK(!target_.empty() && target_.has_filename(),
                "atomic write: the target must name a file. Received: \"{}\"", target_.string());
+  detail::remove_stale_temporaries(target_);  // what earlier writes killed half-way left
   // O_EXCL + a random suffix: two writers of the same target never share a temporary.
   for (int attempt = 0; !file_.is_open(); ++attempt) {
     tmp_ = detail::random_sibling(target_, "tmp");
@@ -68,6 +69,7 @@ void AtomicFileWriter::commit() {
     flush();
     file_.sync();
     file_.close();
+    detail::fault_point("rename");
     if (std::rename(tmp_.c_str(), target_.c_str()) != 0) {
       detail::throw_errno(target_, fmt::format("cannot rename {} over it", tmp_.string()), errno);
     }

@@ -1,13 +1,18 @@
 #include "osprey/io/posix_file.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
+#include <charconv>
+#include <cstdio>
+#include <cstdlib>
 #include <random>
 #include <system_error>
+#include <vector>
 
 #include "osprey/core/error.h"
 
@@ -36,8 +41,65 @@ std::filesystem::path random_sibling(const std::filesystem::path& target, std::s
     z /= 36;
   }
   std::filesystem::path p = target;
-  p += fmt::format(".{}-{}", tag, suffix);
+  p += fmt::format(".{}-{}-{}", tag, ::getpid(), suffix);
   return p;
+}
+
+void fault_point(const char* point) noexcept {
+  struct Plan {
+    std::string point;
+    long at = 0;
+    std::atomic<long> seen{0};
+  };
+  static Plan* const plan = []() -> Plan* {
+    const char* spec = std::getenv("OSPREY_FAULT_INJECT");
+    if (spec == nullptr || *spec == '\0') return nullptr;
+    const std::string s(spec);
+    const size_t colon = s.find(':');
+    auto* p = new Plan;  // NOLINT(cppcoreguidelines-owning-memory): lives as long as the process
+    p->point = s.substr(0, colon);
+    if (colon != std::string::npos) p->at = std::strtol(s.c_str() + colon + 1, nullptr, 10);
+    if (p->at <= 0) p->at = 1;
+    return p;
+  }();
+  if (plan == nullptr || plan->point != point) return;
+  if (plan->seen.fetch_add(1) + 1 != plan->at) return;
+  std::fprintf(stderr, "osprey: fault injection: killed at %s #%ld (OSPREY_FAULT_INJECT)\n", point,
+               plan->at);
+  std::fflush(stderr);
+  ::_exit(137);
+}
+
+int remove_stale_temporaries(const std::filesystem::path& target) noexcept {
+  namespace fs = std::filesystem;
+  try {
+    const std::string prefix = target.filename().string() + ".tmp-";
+    const fs::path dir = parent_directory(target);
+    std::vector<fs::path> stale;
+    std::error_code ec;
+    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+      const std::string name = it->path().filename().string();
+      if (name.size() <= prefix.size() || name.compare(0, prefix.size(), prefix) != 0) continue;
+      // "<pid>-<6 characters>"; anything else is an older osprey's "<6 characters>", stale too.
+      const std::string rest = name.substr(prefix.size());
+      const size_t dash = rest.find('-');
+      long pid = 0;
+      if (dash != std::string::npos && dash > 0) {
+        const auto [end_ptr, err] = std::from_chars(rest.data(), rest.data() + dash, pid);
+        if (err != std::errc() || end_ptr != rest.data() + dash) pid = 0;
+      }
+      const bool alive = pid > 0 && (pid == ::getpid() || ::kill(static_cast<pid_t>(pid), 0) == 0 ||
+                                     errno == EPERM);
+      if (!alive) stale.push_back(it->path());
+    }
+    int removed = 0;
+    for (const fs::path& p : stale) {
+      if (fs::remove_all(p, ec) > 0 && !ec) ++removed;
+    }
+    return removed;
+  } catch (...) {
+    return 0;
+  }
 }
 
 }  // namespace detail
@@ -121,6 +183,7 @@ void File::read_exact_at(void* dst, size_t n, uint64_t offset) const {
 }
 
 void File::write_all(const void* src, size_t n) {
+  detail::fault_point("write");
   const auto* p = static_cast<const char*>(src);
   size_t done = 0;
   while (done < n) {
@@ -134,6 +197,7 @@ void File::write_all(const void* src, size_t n) {
 }
 
 void File::sync() {
+  detail::fault_point("fsync");
   if (::fsync(fd_) != 0) detail::throw_errno(path_, "fsync failed", errno);
 }
 
@@ -153,6 +217,7 @@ std::string read_file(const std::filesystem::path& path) {
 }
 
 void sync_directory(const std::filesystem::path& dir) {
+  detail::fault_point("fsync");
   int fd;
   do {
     fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);

@@ -56,8 +56,18 @@ std::filesystem::path parent_directory(const std::filesystem::path& path);
 namespace detail {
 // Throws IoError "<path>: <what>: <strerror(err)>".
 [[noreturn]] void throw_errno(const std::filesystem::path& path, std::string_view what, int err);
-// A sibling of target that does not exist yet: "<target>.<tag>-<6 random characters>".
+// A sibling of target that does not exist yet: "<target>.<tag>-<pid>-<6 random characters>".
 std::filesystem::path random_sibling(const std::filesystem::path& target, std::string_view tag);
+// Removes the "<target>.tmp-<pid>-*" siblings (files or directories) whose writing process no
+// longer runs: what a write killed half-way leaves. Another running process's temporary is left
+// alone (pids are this host's: on storage shared between hosts, write each path from one host,
+// as chief-only writing does). Errors are ignored: this is cleanup. Returns how many it removed.
+int remove_stale_temporaries(const std::filesystem::path& target) noexcept;
+// A hook for crash-consistency tests: with OSPREY_FAULT_INJECT=<point>:<n> in the environment
+// (point: write, fsync or rename), the n-th time this process reaches that point of a write, it
+// dies there (_exit(137) after one line on stderr), leaving the files as a kill -9 would. Unset,
+// it costs one relaxed load per call.
+void fault_point(const char* point) noexcept;
 }  // namespace detail
 
 }  // namespace osprey::io

@@ -48,6 +48,21 @@ void AUC::reset_state() {
   negatives_.assign(thresholds_.size(), 0.0);
 }
 
+std::vector<double> AUC::state_values() const {
+  std::vector<double> v = positives_;
+  v.insert(v.end(), negatives_.begin(), negatives_.end());
+  return v;
+}
+
+void AUC::load_state_values(const std::vector<double>& values) {
+  const size_t n = thresholds_.size();
+  OSPREY_CHECK(values.size() == 2 * n,
+               "{}: the saved state holds {} values; this AUC ({} thresholds) keeps {}", name(),
+               values.size(), n, 2 * n);
+  positives_.assign(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(n));
+  negatives_.assign(values.begin() + static_cast<std::ptrdiff_t>(n), values.end());
+}
+
 void AUC::update_state(const Tensor& y_true, const Tensor& y_pred, const Tensor* sample_weight) {
   OSPREY_CHECK(y_true.defined() && y_pred.defined(),
                "AUC: y_true and y_pred must be defined tensors");

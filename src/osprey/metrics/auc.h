@@ -36,6 +36,9 @@ class AUC : public Metric {
                     const Tensor* sample_weight = nullptr) override;
   double result() const override;
   void reset_state() override;
+  // The label mass per bucket: positives then negatives.
+  std::vector<double> state_values() const override;
+  void load_state_values(const std::vector<double>& values) override;
   nlohmann::json get_config() const override;
 
   const std::vector<double>& thresholds() const noexcept { return thresholds_; }

@@ -4,6 +4,14 @@
 
 namespace osprey::metrics {
 
+void WeightedMean::load(const std::vector<double>& values, const std::string& metric) {
+  OSPREY_CHECK(values.size() == 2,
+               "{}: the saved state holds {} values; a mean keeps 2 (total and count)", metric,
+               values.size());
+  total_ = values[0];
+  count_ = values[1];
+}
+
 void WeightedMean::add(const double* v, const Shape& shape, const Tensor* sample_weight,
                        const char* metric) {
   const detail::Weights w(sample_weight, shape, metric);

@@ -26,6 +26,9 @@ class WeightedMean {
   void reset() noexcept { total_ = count_ = 0.0; }
   double total() const noexcept { return total_; }
   double count() const noexcept { return count_; }
+  std::vector<double> values() const { return {total_, count_}; }
+  // {total, count}, as values() gave them; ValueError naming `metric` otherwise.
+  void load(const std::vector<double>& values, const std::string& metric);
 
  private:
   double total_ = 0.0, count_ = 0.0;
@@ -48,6 +51,8 @@ class Mean : public Metric {
   double result() const override { return mean_.result(); }
   void reset_state() override { mean_.reset(); }
   const WeightedMean& state() const noexcept { return mean_; }
+  std::vector<double> state_values() const override { return mean_.values(); }
+  void load_state_values(const std::vector<double>& values) override { mean_.load(values, name()); }
 
  private:
   WeightedMean mean_;
@@ -63,6 +68,8 @@ class MeanMetricWrapper : public Metric {
   double result() const override { return mean_.result(); }
   void reset_state() override { mean_.reset(); }
   const WeightedMean& state() const noexcept { return mean_; }
+  std::vector<double> state_values() const override { return mean_.values(); }
+  void load_state_values(const std::vector<double>& values) override { mean_.load(values, name()); }
 
  protected:
   // Fills values (resized by the callee) and returns their shape [N, ...].

@@ -7,7 +7,9 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
+#include "osprey/core/error.h"
 #include "osprey/tensor/tensor.h"
 
 namespace osprey::metrics {
@@ -37,6 +39,17 @@ class Metric {
   const std::string& name() const noexcept { return name_; }
   void set_name(std::string name) { name_ = std::move(name); }
   const char* class_name() const noexcept { return class_name_; }
+  // The running state as numbers, and back: a training backup saves it mid-epoch, so the resumed
+  // epoch reports what the uninterrupted one would. The default (a metric that does not say)
+  // saves nothing; loading anything into it is a ValueError naming the metric.
+  virtual std::vector<double> state_values() const { return {}; }
+  virtual void load_state_values(const std::vector<double>& values) {
+    OSPREY_CHECK(values.empty(),
+                 "{} ({}): cannot load a saved state of {} values: the metric keeps no state "
+                 "it can save",
+                 name_, class_name_, values.size());
+  }
+
   // Keras's config: {"name", "dtype": "float32"} plus each metric's own fields.
   virtual nlohmann::json get_config() const { return {{"name", name_}, {"dtype", "float32"}}; }
 

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <utility>
+
 #include "osprey/metrics/accuracy.h"
 #include "osprey/metrics/auc.h"
 #include "osprey/metrics/regression.h"
@@ -57,8 +59,19 @@ std::unique_ptr<Metric> make_accuracy(std::string_view which, std::string name) 
 
 void InferredAccuracy::update_state(const Tensor& y_true, const Tensor& y_pred,
                                     const Tensor* sample_weight) {
-  if (!inner_) inner_ = make_accuracy(accuracy_for_shapes(y_true.shape(), y_pred.shape()), name());
+  if (!inner_) {
+    inner_ = make_accuracy(accuracy_for_shapes(y_true.shape(), y_pred.shape()), name());
+    if (!pending_.empty()) inner_->load_state_values(std::exchange(pending_, {}));
+  }
   inner_->update_state(y_true, y_pred, sample_weight);
+}
+
+void InferredAccuracy::load_state_values(const std::vector<double>& values) {
+  if (inner_) {
+    inner_->load_state_values(values);
+  } else {
+    pending_ = values;
+  }
 }
 
 std::unique_ptr<Metric> get(std::string_view name, std::string_view loss_name) {

@@ -49,9 +49,15 @@ class InferredAccuracy : public Metric {
   }
   // The metric it resolved to, or null before the first batch.
   const Metric* resolved() const noexcept { return inner_.get(); }
+  // The resolved metric's state; loaded before the first batch, it waits for the resolution.
+  std::vector<double> state_values() const override {
+    return inner_ ? inner_->state_values() : pending_;
+  }
+  void load_state_values(const std::vector<double>& values) override;
 
  private:
   std::unique_ptr<Metric> inner_;
+  std::vector<double> pending_;  // state loaded before the kind was known
 };
 
 }  // namespace osprey::metrics

@@ -26,6 +26,7 @@ void save_model(const Network& model, const std::filesystem::path& dir, const Sa
     io::write_json_file(staging / "config.json", config);
     io::save_safetensors(staging / "model.safetensors", weights, {{"format", "pt"}});
     for (const auto& [name, tensors] : extras.files) io::save_safetensors(staging / name, tensors);
+    for (const auto& [name, json] : extras.json_files) io::write_json_file(staging / name, json);
   });
 }
 

@@ -119,6 +119,13 @@ class Layer : public std::enable_shared_from_this<Layer> {
 
   bool trainable() const { return trainable_; }
   virtual void set_trainable(bool trainable);
+
+  // The position of a layer's own seed stream (Dropout and the augmentation layers with a seed:
+  // their training calls so far). A training backup saves it, so a resumed run draws the same
+  // masks as the run it continues (Keras 3 keeps it in a SeedGenerator variable). 0 and ignored
+  // for layers without one.
+  virtual uint64_t seed_calls() const { return 0; }
+  virtual void set_seed_calls(uint64_t /*calls*/) {}
   // Keras's dtype_policy / variable_dtype / compute_dtype. Weights are created in
   // variable_dtype(); floating inputs are cast to compute_dtype() when the layer is called, and
   // layers read their weights through autocast(), which casts them to compute_dtype().

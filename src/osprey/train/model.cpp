@@ -2,10 +2,12 @@
 
 #include "osprey/autograd/grad_mode.h"
 #include "osprey/core/rng.h"
+#include "osprey/io/json.h"
 #include "osprey/models/saving.h"
 #include "osprey/optim/loss_scale_optimizer.h"
 #include "osprey/quant/quantize.h"
 #include "osprey/tensor/ops.h"
+#include "osprey/train/chief_writes.h"
 #include "osprey/train/trainer.h"
 
 namespace osprey::train {
@@ -108,7 +110,7 @@ Logs Model::evaluate(const data::Dataset& dataset, const EvaluateOptions& o) {
 
 namespace {
 Tensor predict_with(models::Network& net, const BatchSource& src) {
-  BatchStream stream = src.epoch(0);
+  BatchStream stream = src.epoch(0, 0);
   Tensor bx, by;
   std::vector<Tensor> outs;
   autograd::NoGradGuard no_grad;
@@ -164,8 +166,10 @@ std::vector<std::string> Model::quantize(const std::string& mode,
   return paths;
 }
 
-void Model::save(const std::string& dir) const {
-  models::SaveExtras extras;
+void Model::save(const std::string& dir) const { save(dir, {}); }
+
+void Model::save(const std::string& dir, const models::SaveExtras& extra) const {
+  models::SaveExtras extras = extra;
   if (trainer_) {
     nlohmann::json metric_names = nlohmann::json::array();
     for (const auto& m : trainer_->metrics()) metric_names.push_back(m->name());
@@ -176,7 +180,56 @@ void Model::save(const std::string& dir) const {
         {"steps_per_execution", trainer_->options().steps_per_execution}};
     extras.files.emplace_back("optimizer.safetensors", trainer_->optimizer().state());
   }
-  models::save_model(network(), dir, extras);
+  const Strategy& strategy = trainer_ ? trainer_->strategy() : *single_device_strategy();
+  write_on_chief(strategy, dir, [&](const std::filesystem::path& target) {
+    models::save_model(network(), target, extras);
+  });
+}
+
+namespace {
+
+// A model its builder left unbuilt (no input_shape) is built from the input shape its saved
+// config records (Sequential's build_input_shape, batch axis null).
+void build_from_saved_config(const std::filesystem::path& dir, models::Network& network) {
+  const std::filesystem::path config_path = dir / "config.json";
+  OSPREY_CHECK_T(IoError, std::filesystem::exists(config_path),
+                 "{}: no saved model here (config.json does not exist)", dir.string());
+  const nlohmann::json config = io::read_json_file(config_path);
+  const nlohmann::json* shape = nullptr;
+  if (config.contains("model") && config["model"].contains("config")) {
+    const auto& c = config["model"]["config"];
+    if (c.contains("build_input_shape")) shape = &c["build_input_shape"];
+  }
+  OSPREY_CHECK_T(IoError, shape != nullptr && shape->is_array(),
+                 "{}: the model has no weights yet and the file does not record its input shape "
+                 "(model.config.build_input_shape); give the model an input_shape",
+                 config_path.string());
+  Shape s;
+  for (const auto& d : *shape) s.push_back(d.is_null() ? -1 : d.get<int64_t>());
+  network.build({s});
+}
+
+}  // namespace
+
+void Model::load_weights(const std::string& dir) const {
+  const std::filesystem::path d(dir);
+  OSPREY_CHECK_T(IoError, std::filesystem::exists(d / "config.json"),
+                 "{}: no saved model here (config.json does not exist)", d.string());
+  if (variables().empty()) build_from_saved_config(d, network());
+  models::load_weights(network(), d / "model.safetensors");
+}
+
+void Model::load_optimizer_state(const std::string& dir) const {
+  const std::filesystem::path state_path = std::filesystem::path(dir) / "optimizer.safetensors";
+  if (!compiled() || !std::filesystem::exists(state_path)) return;
+  const io::SafetensorsFile state = io::load_safetensors(state_path);
+  if (state.tensors.empty()) return;
+  try {
+    trainer().optimizer().load_state(state.tensors);
+  } catch (const ValueError& e) {
+    OSPREY_THROW(IoError, "{}: the optimizer state does not fit this model's optimizer: {}",
+                 state_path.string(), e.what());
+  }
 }
 
 }  // namespace osprey::train
@@ -195,11 +248,7 @@ Model load_model(const std::string& dir) {
       metrics.emplace_back(m.get<std::string>());
     model.compile(opt, c.at("loss").get<std::string>(), metrics,
                   {.steps_per_execution = c.value("steps_per_execution", int64_t{1})});
-    const auto state_path = std::filesystem::path(dir) / "optimizer.safetensors";
-    if (std::filesystem::exists(state_path)) {
-      const io::SafetensorsFile f = io::load_safetensors(state_path);
-      if (!f.tensors.empty()) opt->load_state(f.tensors);
-    }
+    model.load_optimizer_state(dir);
   }
   return model;
 }

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "osprey/models/network.h"
+#include "osprey/models/saving.h"
 #include "osprey/quant/quantize.h"
 #include "osprey/train/compile_options.h"
 #include "osprey/train/fit_options.h"
@@ -77,7 +78,20 @@ class Model {
 
   // Writes DIR/config.json (architecture + compile config), DIR/model.safetensors (weights by
   // path) and, when compiled, DIR/optimizer.safetensors (iterations and slots), atomically.
+  // In a multi-worker job only the chief's save reaches dir (chief_writes.h).
   void save(const std::string& dir) const;
+  // The same with more in the folder: extra.config merged into config.json, extra.files beside
+  // the weights (BackupAndRestore adds its training state this way).
+  void save(const std::string& dir, const models::SaveExtras& extra) const;
+
+  // Keras's load_weights for a folder save() wrote: every weight by path (an unbuilt model is
+  // first built from the input shape config.json records). IoError naming the file and the
+  // weight when one is missing or of another shape, or when an unbuilt model's shape is unknown.
+  void load_weights(const std::string& dir) const;
+  // The optimizer state save() wrote (iterations, slots, loss scale), so the next step is the
+  // one the saved model would have taken; nothing when not compiled or the folder has none.
+  // IoError naming optimizer.safetensors when it does not fit this optimizer.
+  void load_optimizer_state(const std::string& dir) const;
 
   // Set by callbacks (EarlyStopping, TerminateOnNaN) to end fit after the current batch/epoch.
   bool& stop_training() { return *stop_training_; }

@@ -77,6 +77,12 @@ class Strategy {
   // strategy, and messages about mixing strategies tell two alike-described ones apart.
   std::string scope_label() const;
   virtual int num_replicas_in_sync() const = 0;
+  // The processes training together (MultiWorkerMirroredStrategy's workers) and this one's rank
+  // among them; 1 and 0 for in-process strategies. Files are written on the chief (rank 0): the
+  // others write to a temporary folder that is removed (Model::save, BackupAndRestore).
+  virtual int num_workers() const noexcept { return 1; }
+  virtual int worker_rank() const noexcept { return 0; }
+  bool is_chief() const noexcept { return worker_rank() == 0; }
   // The executor of one model: `network` is the primary copy (the one predict, save and
   // get_weights see), `optimizer` the compiled optimizer.
   virtual std::unique_ptr<StepExecutor> make_executor(

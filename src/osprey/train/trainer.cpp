@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <numeric>
+#include <utility>
 
 #include "osprey/autograd/creation_scope.h"
 #include "osprey/autograd/grad_mode.h"
@@ -54,8 +55,8 @@ BatchSource tensor_source(const Tensor& x_in, const Tensor& y_in, int64_t batch_
   const Tensor yf = y.defined() ? y.reshape({n, -1}) : Tensor();
   BatchSource src;
   src.steps = (n + batch_size - 1) / batch_size;
-  src.epoch = [=](int epoch) -> BatchStream {
-    auto pos = std::make_shared<int64_t>(0);
+  src.epoch = [=](int epoch, int64_t first_step) -> BatchStream {
+    auto pos = std::make_shared<int64_t>(std::min(n, first_step * batch_size));
     if (!shuffle) {
       return [=](Tensor& bx, Tensor& by) {
         if (*pos >= n) return false;
@@ -88,8 +89,12 @@ BatchSource dataset_source(const data::Dataset& dataset) {
   BatchSource src;
   const int64_t c = dataset.cardinality();
   src.steps = c >= 0 ? c : -1;
-  src.epoch = [dataset](int epoch) -> BatchStream {
+  src.epoch = [dataset](int epoch, int64_t first_step) -> BatchStream {
     auto it = std::make_shared<data::Iterator>(dataset.iterator(static_cast<uint64_t>(epoch)));
+    // The epoch's order is a function of the seeds and the epoch (shuffle reseeds per epoch), so
+    // skipping the batches already taken puts the pipeline where it was.
+    for (int64_t s = 0; s < first_step && it->next(); ++s) {
+    }
     return [it](Tensor& bx, Tensor& by) {
       auto e = it->next();
       if (!e) return false;
@@ -237,6 +242,42 @@ void Trainer::reset_metrics() {
   for (auto& m : metrics_) m->reset_state();
 }
 
+std::vector<double> Trainer::running_state() const {
+  // {loss_sum, loss_count, then per metric: its number of values, the values}.
+  std::vector<double> out{loss_sum_, loss_count_};
+  for (const auto& m : metrics_) {
+    const std::vector<double> v = m->state_values();
+    out.push_back(static_cast<double>(v.size()));
+    out.insert(out.end(), v.begin(), v.end());
+  }
+  return out;
+}
+
+void Trainer::load_running_state(const std::vector<double>& state) {
+  OSPREY_CHECK(state.size() >= 2,
+               "load_running_state: the saved state holds {} values; at least "
+               "2 (the running loss) expected",
+               state.size());
+  size_t at = 2;
+  for (const auto& m : metrics_) {
+    OSPREY_CHECK(at < state.size(),
+                 "load_running_state: the saved state ends before metric {} (it was saved with "
+                 "fewer metrics)",
+                 m->name());
+    const auto n = static_cast<size_t>(state[at++]);
+    OSPREY_CHECK(at + n <= state.size(), "load_running_state: metric {}'s saved state is cut short",
+                 m->name());
+    m->load_state_values(std::vector<double>(state.begin() + static_cast<std::ptrdiff_t>(at),
+                                             state.begin() + static_cast<std::ptrdiff_t>(at + n)));
+    at += n;
+  }
+  OSPREY_CHECK(at == state.size(),
+               "load_running_state: the saved state holds more metrics than the {} compiled",
+               metrics_.size());
+  loss_sum_ = state[0];
+  loss_count_ = state[1];
+}
+
 History Trainer::fit(Model& model, const BatchSource& train, const FitOptions& o,
                      const std::optional<BatchSource>& validation) {
   OSPREY_CHECK(o.epochs >= 0 && o.initial_epoch >= 0,
@@ -248,15 +289,24 @@ History Trainer::fit(Model& model, const BatchSource& train, const FitOptions& o
   const int64_t steps = o.steps_per_epoch > 0 ? o.steps_per_epoch : train.steps;
   CallbackList callbacks(all, &model, {o.epochs, steps, o.verbose});
   model.stop_training() = false;
-  executor().sync_replicas();  // weights may have been set since the last fit
+  resume_.reset();
   callbacks.each([](Callback& c) { c.on_train_begin({}); });
+  executor().sync_replicas();  // weights may have been set (or restored) since the last fit
+  const std::optional<ResumePoint> resume = std::exchange(resume_, std::nullopt);
+  const int first_epoch = resume ? resume->epoch : o.initial_epoch;
+  const int64_t first_step = resume ? resume->step : 0;
+  if (resume) {
+    history->history = resume->history;
+    history->epoch = resume->history_epochs;
+  }
   Logs epoch_logs;
-  for (int epoch = o.initial_epoch; epoch < o.epochs && !model.stop_training(); ++epoch) {
+  for (int epoch = first_epoch; epoch < o.epochs && !model.stop_training(); ++epoch) {
     reset_metrics();
+    if (resume && epoch == first_epoch && first_step > 0) load_running_state(resume->running_state);
     callbacks.each([&](Callback& c) { c.on_epoch_begin(epoch, {}); });
-    BatchStream stream = train.epoch(epoch);
+    int64_t step = epoch == first_epoch ? first_step : 0;
+    BatchStream stream = train.epoch(epoch, step);
     Tensor bx, by;
-    int64_t step = 0;
     // steps_per_execution = k: callbacks see one batch per k steps (begin before the first,
     // end after the last, with the last step's index), as Keras; the epoch's last group may be
     // shorter. Nothing is read back between the steps of a group.
@@ -297,7 +347,7 @@ Logs Trainer::evaluate(Model& model, const BatchSource& source, const EvaluateOp
   // fit reads the epoch's training logs before validating, so evaluation may reset the metrics.
   reset_metrics();
   callbacks.each([](Callback& c) { c.on_test_begin({}); });
-  BatchStream stream = source.epoch(0);
+  BatchStream stream = source.epoch(0, 0);
   Tensor bx, by;
   int64_t step = 0;
   while ((o.steps < 0 || step < o.steps) && stream(bx, by)) {
@@ -316,7 +366,7 @@ Tensor Trainer::predict(Model& model, const BatchSource& source, const PredictOp
   CallbackList callbacks(o.callbacks, &model, {1, source.steps, o.verbose});
   callbacks.each([](Callback& c) { c.on_predict_begin({}); });
   executor().sync_replicas();
-  BatchStream stream = source.epoch(0);
+  BatchStream stream = source.epoch(0, 0);
   Tensor bx, by;
   std::vector<Tensor> outputs;
   int64_t step = 0;

@@ -9,7 +9,9 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "osprey/models/network.h"
@@ -23,10 +25,22 @@ class Model;
 
 // One epoch of (x, y) batches: next() fills them and returns false at the end.
 using BatchStream = std::function<bool(Tensor& x, Tensor& y)>;
-// Makes the stream of a given epoch, and says how many steps it has (-1 unknown).
+// Makes the stream of a given epoch starting at a given step (its first_step batches skipped:
+// a run resumed from a backup goes on mid-epoch), and says how many steps it has (-1 unknown).
 struct BatchSource {
-  std::function<BatchStream(int epoch)> epoch;
+  std::function<BatchStream(int epoch, int64_t first_step)> epoch;
   int64_t steps = -1;
+};
+
+// Where a fit resumes (BackupAndRestore sets it in on_train_begin): the epoch, the steps of it
+// already taken with the running loss and metrics they left (running_state()), and the History
+// of the epochs before it.
+struct ResumePoint {
+  int epoch = 0;
+  int64_t step = 0;
+  std::vector<double> running_state;
+  std::map<std::string, std::vector<double>> history;
+  std::vector<int> history_epochs;
 };
 
 // Batches of tensors x [N, ...], y [N, ...]: slices, or row gathers in a seeded order per epoch.
@@ -54,6 +68,10 @@ class Trainer {
   // "loss" and each metric's running value, keys prefixed (e.g. "val_").
   Logs results(const std::string& prefix = "") const;
   void reset_metrics();
+  // The running loss and every metric's state as numbers, and back (BackupAndRestore saves them
+  // mid-epoch); ValueError naming the metric when the saved state does not fit.
+  std::vector<double> running_state() const;
+  void load_running_state(const std::vector<double>& state);
   // Drops the step executor, which caches the network's variables (and, in distributed
   // strategies, replicas of them): after layers were swapped (model.quantize) the next step
   // makes a new one from the current layers.
@@ -61,6 +79,9 @@ class Trainer {
 
   History fit(Model& model, const BatchSource& train, const FitOptions& options,
               const std::optional<BatchSource>& validation);
+  // Makes the fit in progress (called from on_train_begin) start at `point` instead of
+  // initial_epoch; the weights and optimizer state are the caller's to restore.
+  void resume_at(ResumePoint point) { resume_ = std::move(point); }
   Logs evaluate(Model& model, const BatchSource& source, const EvaluateOptions& options);
   Tensor predict(Model& model, const BatchSource& source, const PredictOptions& options);
 
@@ -85,6 +106,7 @@ class Trainer {
          loss_count_ = 0.0;  // the running mean of the loss, weighted by batch size
   CompileOptions options_;
   std::unique_ptr<StepExecutor> executor_;  // made by the first train_step
+  std::optional<ResumePoint> resume_;       // set by resume_at, taken by fit
 };
 
 }  // namespace osprey::train

@@ -128,7 +128,7 @@ TEST(TrialCheckpointTest, AStateThatDoesNotFitOrAMissingWeightIsAnIoErrorNamingT
   EXPECT_NE(missing.find("model.safetensors: weight"), std::string::npos) << missing;
   EXPECT_NE(missing.find("is missing"), std::string::npos) << missing;
   const std::string none = io_error_of([&] { load_trial_weights(dir / "nowhere", renamed); });
-  EXPECT_NE(none.find("nowhere: no trial checkpoint"), std::string::npos) << none;
+  EXPECT_NE(none.find("nowhere: no saved model here"), std::string::npos) << none;
   std::filesystem::remove_all(dir);
 }
 

@@ -28,6 +28,9 @@ class Dropout : public SingleInputLayer {
   nlohmann::json get_config() const override;
   static std::shared_ptr<Layer> from_config(const nlohmann::json& config);
 
+  uint64_t seed_calls() const override { return calls_; }
+  void set_seed_calls(uint64_t calls) override { calls_ = calls; }
+
  protected:
   Variable call_single(const Variable& x, bool training) override;
 

@@ -8,6 +8,7 @@
 #pragma once
 
 #include "osprey/train/callback.h"
+#include "osprey/train/callbacks/backup_and_restore.h"
 #include "osprey/train/callbacks/checkpoint_csv.h"
 #include "osprey/train/callbacks/early_stopping.h"
 #include "osprey/train/callbacks/lr_callbacks.h"

@@ -1,0 +1,212 @@
+// BackupAndRestore on one device: a run crashed mid-epoch and relaunched ends with the weights and
+// History of the uninterrupted run, bit for bit; damaged backups fall back to the previous one.
+#include "osprey/train/callbacks/backup_and_restore.h"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+
+#include "osprey/io/json.h"
+#include "osprey/testing/test_helpers.h"
+#include "osprey/train/callbacks/backup_test_job.h"
+
+namespace osprey::train {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::BackupJob;
+using testing::expect_bitwise_equal;
+
+fs::path fresh_dir(const std::string& name) {
+  const fs::path d = fs::temp_directory_path() / ("osprey_backup_test_" + name);
+  fs::remove_all(d);
+  return d;
+}
+
+std::string backup_name(int64_t step) { return fmt::format("ckpt-{:012d}", step); }
+
+void flip_last_byte(const fs::path& file) {
+  std::fstream f(file, std::ios::in | std::ios::out | std::ios::binary);
+  f.seekg(-1, std::ios::end);
+  char c = 0;
+  f.read(&c, 1);
+  c = static_cast<char>(c ^ 0x5A);
+  f.seekp(-1, std::ios::end);
+  f.write(&c, 1);
+}
+
+// The uninterrupted run, without any backup: what every resumed run must end with.
+struct Reference {
+  Model model;
+  History history;
+};
+const Reference& reference() {
+  static const Reference r = [] {
+    const BackupJob job;
+    Reference out{job.build(), {}};
+    out.history = job.fit(out.model, {});
+    return out;
+  }();
+  return r;
+}
+
+TEST(BackupAndRestoreTest, ACrashMidEpochResumesAtTheExactStepBitForBit) {
+  const fs::path dir = fresh_dir("steps");
+  const BackupJob job;
+  // 20 steps per epoch; backups every 5 steps; the crash at step 27 leaves ckpt 25 and 20.
+  ASSERT_TRUE(job.fit_until_crash(dir, "5", 27));
+  EXPECT_EQ(BackupAndRestore::list_backups(dir),
+            (std::vector<fs::path>{dir / backup_name(25), dir / backup_name(20)}));
+  Model resumed = job.build();
+  auto backup = callbacks::BackupAndRestore(dir, {.save_freq = "5"});
+  const History h = job.fit(resumed, {backup});
+  ASSERT_TRUE(backup->restored_from().has_value());
+  EXPECT_EQ(*backup->restored_from(), dir / backup_name(25));
+  EXPECT_TRUE(backup->warnings().empty());
+  expect_bitwise_equal(resumed, reference().model);
+  // The epoch the crash cut short reports its whole loss and accuracy, as uninterrupted.
+  EXPECT_EQ(h.history, reference().history.history);
+  EXPECT_EQ(h.epoch, reference().history.epoch);
+  EXPECT_FALSE(fs::exists(dir)) << "a finished run removes its backups (delete_checkpoint)";
+}
+
+TEST(BackupAndRestoreTest, ABackupAtAnEpochsLastStepResumesIntoItsEnd) {
+  const fs::path dir = fresh_dir("edge");
+  const BackupJob job;
+  ASSERT_TRUE(job.fit_until_crash(dir, "10", 22));  // newest: step 20, the end of epoch 1
+  Model resumed = job.build();
+  const History h = job.fit(resumed, {callbacks::BackupAndRestore(dir, {.save_freq = "10"})});
+  expect_bitwise_equal(resumed, reference().model);
+  EXPECT_EQ(h.history, reference().history.history);
+}
+
+TEST(BackupAndRestoreTest, EpochBackupsResumeAtTheStartOfTheInterruptedEpoch) {
+  const fs::path dir = fresh_dir("epoch");
+  const BackupJob job;
+  ASSERT_TRUE(job.fit_until_crash(dir, "epoch", 47));  // epoch 3 of 3 half done
+  EXPECT_EQ(BackupAndRestore::list_backups(dir).front(), dir / backup_name(40));
+  Model resumed = job.build();
+  const History h = job.fit(resumed, {callbacks::BackupAndRestore(dir)});
+  expect_bitwise_equal(resumed, reference().model);
+  EXPECT_EQ(h.history, reference().history.history);
+}
+
+TEST(BackupAndRestoreTest, ADamagedNewestBackupFallsBackToThePreviousWithAWarning) {
+  const BackupJob job;
+  for (const std::string file : {"model.safetensors", "optimizer.safetensors"}) {
+    const fs::path dir = fresh_dir("damaged");
+    ASSERT_TRUE(job.fit_until_crash(dir, "5", 27));
+    flip_last_byte(dir / backup_name(25) / file);
+    Model resumed = job.build();
+    auto backup = callbacks::BackupAndRestore(dir, {.save_freq = "5"});
+    job.fit(resumed, {backup});
+    EXPECT_EQ(backup->restored_from(), dir / backup_name(20)) << file;
+    ASSERT_EQ(backup->warnings().size(), 1U) << file;
+    const std::string& w = backup->warnings()[0];
+    EXPECT_NE(w.find((dir / backup_name(25) / file).string() + ": checksum mismatch"),
+              std::string::npos)
+        << w;
+    EXPECT_NE(w.find("restoring the previous backup " + (dir / backup_name(20)).string()),
+              std::string::npos)
+        << w;
+    expect_bitwise_equal(resumed, reference().model);
+  }
+}
+
+TEST(BackupAndRestoreTest, ATruncatedStateFileIsNamedAndSkipped) {
+  const fs::path dir = fresh_dir("truncated");
+  const BackupJob job;
+  ASSERT_TRUE(job.fit_until_crash(dir, "5", 27));
+  const fs::path state = dir / backup_name(25) / "training_state.json";
+  fs::resize_file(state, fs::file_size(state) / 2);
+  Model resumed = job.build();
+  auto backup = callbacks::BackupAndRestore(dir, {.save_freq = "5"});
+  job.fit(resumed, {backup});
+  EXPECT_EQ(backup->restored_from(), dir / backup_name(20));
+  ASSERT_EQ(backup->warnings().size(), 1U);
+  EXPECT_NE(backup->warnings()[0].find(state.string()), std::string::npos)
+      << backup->warnings()[0];
+  expect_bitwise_equal(resumed, reference().model);
+}
+
+TEST(BackupAndRestoreTest, AnEditedStateFailsItsChecksum) {
+  const fs::path dir = fresh_dir("edited");
+  const BackupJob job;
+  ASSERT_TRUE(job.fit_until_crash(dir, "5", 27));
+  const fs::path state = dir / backup_name(25) / "training_state.json";
+  nlohmann::json j = io::read_json_file(state);
+  j["state"]["step"] = 4;  // well-formed, but not what was saved
+  io::write_json_file(state, j);
+  Model resumed = job.build();
+  auto backup = callbacks::BackupAndRestore(dir, {.save_freq = "5"});
+  job.fit(resumed, {backup});
+  EXPECT_EQ(backup->restored_from(), dir / backup_name(20));
+  ASSERT_EQ(backup->warnings().size(), 1U);
+  EXPECT_NE(backup->warnings()[0].find(state.string() + ": checksum mismatch"), std::string::npos)
+      << backup->warnings()[0];
+  expect_bitwise_equal(resumed, reference().model);
+}
+
+TEST(BackupAndRestoreTest, WhenNoBackupVerifiesNothingIsTrained) {
+  const fs::path dir = fresh_dir("all_damaged");
+  const BackupJob job;
+  ASSERT_TRUE(job.fit_until_crash(dir, "5", 27));
+  flip_last_byte(dir / backup_name(25) / "model.safetensors");
+  flip_last_byte(dir / backup_name(20) / "model.safetensors");
+  Model resumed = job.build();
+  osprey::testing::expect_error<IoError>(
+      [&] { job.fit(resumed, {callbacks::BackupAndRestore(dir, {.save_freq = "5"})}); },
+      {"BackupAndRestore: none of the 2 backups in " + dir.string() + " could be restored",
+       backup_name(25) + "/model.safetensors: checksum mismatch",
+       backup_name(20) + "/model.safetensors: checksum mismatch"});
+  EXPECT_TRUE(fs::exists(dir / backup_name(25))) << "backups are never removed on failure";
+  fs::remove_all(dir);
+}
+
+TEST(BackupAndRestoreTest, ARelaunchWithAnotherBatchSizeIsRefused) {
+  const fs::path dir = fresh_dir("batch");
+  const BackupJob job;
+  ASSERT_TRUE(job.fit_until_crash(dir, "5", 27));
+  BackupJob other = job;
+  other.batch_size = 64;
+  Model resumed = other.build();
+  osprey::testing::expect_error<ValueError>(
+      [&] { other.fit(resumed, {callbacks::BackupAndRestore(dir, {.save_freq = "5"})}); },
+      {backup_name(25) + " was taken with 20 steps per epoch; this fit has 10"});
+  fs::remove_all(dir);
+}
+
+TEST(BackupAndRestoreTest, KeepsTheTwoNewestAndRemovesStaleStaging) {
+  const fs::path dir = fresh_dir("keep");
+  fs::create_directories(dir / (backup_name(3) + ".tmp-999999999-abcdef"));  // no such process
+  const BackupJob job;
+  ASSERT_TRUE(job.fit_until_crash(dir, "4", 30));
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(dir)) names.push_back(e.path().filename().string());
+  std::sort(names.begin(), names.end());
+  EXPECT_EQ(names, (std::vector<std::string>{backup_name(24), backup_name(28)}));
+  fs::remove_all(dir);
+}
+
+TEST(BackupAndRestoreTest, BadOptionsAndUnwritableFoldersFailBeforeTraining) {
+  osprey::testing::expect_error<ValueError>(
+      [] { BackupAndRestore("b", {.save_freq = "0"}); },
+      {"save_freq must be \"epoch\" or a positive number of steps. Received: \"0\""});
+  osprey::testing::expect_error<ValueError>([] { BackupAndRestore("b", {.save_freq = "10x"}); },
+                                            {"Received: \"10x\""});
+  const fs::path file = fresh_dir("a_file");
+  std::ofstream(file) << "not a folder";
+  const BackupJob job;
+  Model m = job.build();
+  osprey::testing::expect_error<IoError>(
+      [&] { job.fit(m, {callbacks::BackupAndRestore(file / "backup")}); },
+      {file.string() + ": is a file where a folder is expected"});
+  expect_bitwise_equal(m, job.build());  // not one step was taken
+  fs::remove(file);
+}
+
+}  // namespace
+}  // namespace osprey::train
