@@ -1,6 +1,7 @@
 // BackupAndRestore under MirroredStrategy on 2 virtual devices: a crash mid-epoch and a relaunch
 // end bitwise equal to the uninterrupted run (the replicas take the restored weights and seeded
-// Dropout's stream); elastic resume onto 1 or 4 devices goes on from the same global batch within 1e-5.
+// Dropout's stream); elastic resume onto 1 or 4 devices goes on from the same global batch within
+// 1e-5.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -20,9 +21,7 @@ BackupJob mirrored(int devices, bool seeded_dropout) {
   BackupJob job;
   job.unseeded_dropout = false;
   job.seeded_dropout = seeded_dropout;
-  job.strategy = [devices] {
-    return std::make_shared<MirroredStrategy>(virtual_devices(devices));
-  };
+  job.strategy = [devices] { return std::make_shared<MirroredStrategy>(virtual_devices(devices)); };
   return job;
 }
 

@@ -6,8 +6,8 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdio>
-#include <set>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <system_error>
 
 #include "osprey/core/error.h"
@@ -74,7 +74,8 @@ std::vector<fs::path> BackupAndRestore::list_backups(const fs::path& dir) {
     const int64_t step = backup_step(it->path().filename().string());
     if (step >= 0 && it->is_directory(ec)) found.emplace_back(step, it->path());
   }
-  std::sort(found.begin(), found.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::sort(found.begin(), found.end(),
+            [](const auto& a, const auto& b) { return a.first > b.first; });
   std::vector<fs::path> out;
   for (auto& f : found) out.push_back(std::move(f.second));
   return out;
@@ -96,11 +97,11 @@ void BackupAndRestore::on_train_begin(const Logs&) {
       try_restore(backups[i]);
     } catch (const IoError& e) {
       failures.emplace_back(e.what());
-      const std::string message = fmt::format(
-          "BackupAndRestore: {}; {}", e.what(),
-          i + 1 < backups.size()
-              ? fmt::format("restoring the previous backup {}", backups[i + 1].string())
-              : std::string("no older backup to restore"));
+      const std::string message =
+          fmt::format("BackupAndRestore: {}; {}", e.what(),
+                      i + 1 < backups.size()
+                          ? fmt::format("restoring the previous backup {}", backups[i + 1].string())
+                          : std::string("no older backup to restore"));
       warnings_.push_back(message);
       warn(message);
     }

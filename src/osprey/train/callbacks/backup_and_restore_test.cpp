@@ -127,8 +127,7 @@ TEST(BackupAndRestoreTest, ATruncatedStateFileIsNamedAndSkipped) {
   job.fit(resumed, {backup});
   EXPECT_EQ(backup->restored_from(), dir / backup_name(20));
   ASSERT_EQ(backup->warnings().size(), 1U);
-  EXPECT_NE(backup->warnings()[0].find(state.string()), std::string::npos)
-      << backup->warnings()[0];
+  EXPECT_NE(backup->warnings()[0].find(state.string()), std::string::npos) << backup->warnings()[0];
   expect_bitwise_equal(resumed, reference().model);
 }
 

@@ -1,7 +1,8 @@
 // Test-only helpers for BackupAndRestore: one small training job (an MLP with an unseeded and a
-// seeded Dropout unless told otherwise, Adam, 640 Fashion-MNIST images, 20 steps per epoch, 3 epochs), a callback that
-// "crashes" it at a given step, and a bitwise comparison of weights. A relaunch is modelled as a
-// process would do it: the global seed and layer names start over and the model is built anew.
+// seeded Dropout unless told otherwise, Adam, 640 Fashion-MNIST images, 20 steps per epoch, 3
+// epochs), a callback that "crashes" it at a given step, and a bitwise comparison of weights. A
+// relaunch is modelled as a process would do it: the global seed and layer names start over and the
+// model is built anew.
 #pragma once
 
 #include <gtest/gtest.h>
