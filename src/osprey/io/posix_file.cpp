@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <charconv>
@@ -47,25 +48,25 @@ std::filesystem::path random_sibling(const std::filesystem::path& target, std::s
 
 void fault_point(const char* point) noexcept {
   struct Plan {
-    std::string point;
-    long at = 0;
-    std::atomic<long> seen{0};
+    std::string point;  // empty: no injection
+    long at = 1;
   };
-  static Plan* const plan = []() -> Plan* {
+  static const Plan plan = [] {
+    Plan p;
     const char* spec = std::getenv("OSPREY_FAULT_INJECT");
-    if (spec == nullptr || *spec == '\0') return nullptr;
+    if (spec == nullptr || *spec == '\0') return p;
     const std::string s(spec);
     const size_t colon = s.find(':');
-    auto* p = new Plan;  // NOLINT(cppcoreguidelines-owning-memory): lives as long as the process
-    p->point = s.substr(0, colon);
-    if (colon != std::string::npos) p->at = std::strtol(s.c_str() + colon + 1, nullptr, 10);
-    if (p->at <= 0) p->at = 1;
+    p.point = s.substr(0, colon);
+    if (colon != std::string::npos)
+      p.at = std::max(1L, std::strtol(s.c_str() + colon + 1, nullptr, 10));
     return p;
   }();
-  if (plan == nullptr || plan->point != point) return;
-  if (plan->seen.fetch_add(1) + 1 != plan->at) return;
+  static std::atomic<long> seen{0};
+  if (plan.point.empty() || plan.point != point) return;
+  if (seen.fetch_add(1) + 1 != plan.at) return;
   std::fprintf(stderr, "osprey: fault injection: killed at %s #%ld (OSPREY_FAULT_INJECT)\n", point,
-               plan->at);
+               plan.at);
   std::fflush(stderr);
   ::_exit(137);
 }

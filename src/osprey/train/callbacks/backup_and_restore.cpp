@@ -77,6 +77,7 @@ std::vector<fs::path> BackupAndRestore::list_backups(const fs::path& dir) {
   std::sort(found.begin(), found.end(),
             [](const auto& a, const auto& b) { return a.first > b.first; });
   std::vector<fs::path> out;
+  out.reserve(found.size());
   for (auto& f : found) out.push_back(std::move(f.second));
   return out;
 }

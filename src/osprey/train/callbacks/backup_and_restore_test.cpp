@@ -21,7 +21,7 @@ using testing::BackupJob;
 using testing::expect_bitwise_equal;
 
 fs::path fresh_dir(const std::string& name) {
-  const fs::path d = fs::temp_directory_path() / ("osprey_backup_test_" + name);
+  fs::path d = fs::temp_directory_path() / ("osprey_backup_test_" + name);
   fs::remove_all(d);
   return d;
 }
