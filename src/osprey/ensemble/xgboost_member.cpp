@@ -1,13 +1,12 @@
 #include "osprey/ensemble/xgboost_member.h"
 
-#include <stdlib.h>  // mkdtemp
-
 #include <algorithm>
 #include <string>
 
 #include "osprey/autograd/grad_mode.h"
 #include "osprey/core/error.h"
 #include "osprey/io/json.h"
+#include "osprey/io/temporary_directory.h"
 #include "osprey/models/network.h"
 #include "osprey/nn/layer_registry.h"
 #include "osprey/quant/quantize.h"
@@ -64,27 +63,6 @@ Model clone_network(const Model& model) {
   }
   return Model(net);
 }
-
-// Temporary folder for measuring model.json; removed on scope exit.
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "osprey_xgboost_size_XXXXXX").string();
-    OSPREY_CHECK_T(IoError, mkdtemp(pattern.data()) != nullptr,
-                   "XGBoostMember::size_bytes: cannot create a temporary folder from {}", pattern);
-    path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
 
 }  // namespace
 
@@ -178,7 +156,7 @@ nlohmann::json XGBoostMember::config() const {
 
 int64_t XGBoostMember::size_bytes() const {
   if (!trees_bytes_) {
-    const TempDir tmp;
+    const io::TemporaryDirectory tmp("osprey_xgboost_size");
     trees_.save(tmp.path() / kTreesFile);
     trees_bytes_ = static_cast<int64_t>(fs::file_size(tmp.path() / kTreesFile));
   }

@@ -53,6 +53,25 @@ const Reference& reference() {
   return r;
 }
 
+// Relaunches the job over dir with a BackupAndRestore (backups every save_freq), expects the
+// uninterrupted run's weights bit for bit, and returns the callback for more checks.
+std::shared_ptr<BackupAndRestore> relaunch(const BackupJob& job, const fs::path& dir,
+                                           const std::string& save_freq,
+                                           History* history = nullptr) {
+  Model resumed = job.build();
+  auto backup = callbacks::BackupAndRestore(dir, {.save_freq = save_freq});
+  const History h = job.fit(resumed, {backup});
+  if (history != nullptr) *history = h;
+  expect_bitwise_equal(resumed, reference().model);
+  return backup;
+}
+
+// The only warning of a relaunch that fell back from the newest backup.
+std::string only_warning(const BackupAndRestore& backup) {
+  EXPECT_EQ(backup.warnings().size(), 1U);
+  return backup.warnings().empty() ? std::string() : backup.warnings()[0];
+}
+
 TEST(BackupAndRestoreTest, ACrashMidEpochResumesAtTheExactStepBitForBit) {
   const fs::path dir = fresh_dir("steps");
   const BackupJob job;
@@ -60,13 +79,11 @@ TEST(BackupAndRestoreTest, ACrashMidEpochResumesAtTheExactStepBitForBit) {
   ASSERT_TRUE(job.fit_until_crash(dir, "5", 27));
   EXPECT_EQ(BackupAndRestore::list_backups(dir),
             (std::vector<fs::path>{dir / backup_name(25), dir / backup_name(20)}));
-  Model resumed = job.build();
-  auto backup = callbacks::BackupAndRestore(dir, {.save_freq = "5"});
-  const History h = job.fit(resumed, {backup});
+  History h;
+  const auto backup = relaunch(job, dir, "5", &h);
   ASSERT_TRUE(backup->restored_from().has_value());
   EXPECT_EQ(*backup->restored_from(), dir / backup_name(25));
   EXPECT_TRUE(backup->warnings().empty());
-  expect_bitwise_equal(resumed, reference().model);
   // The epoch the crash cut short reports its whole loss and accuracy, as uninterrupted.
   EXPECT_EQ(h.history, reference().history.history);
   EXPECT_EQ(h.epoch, reference().history.epoch);
@@ -77,9 +94,8 @@ TEST(BackupAndRestoreTest, ABackupAtAnEpochsLastStepResumesIntoItsEnd) {
   const fs::path dir = fresh_dir("edge");
   const BackupJob job;
   ASSERT_TRUE(job.fit_until_crash(dir, "10", 22));  // newest: step 20, the end of epoch 1
-  Model resumed = job.build();
-  const History h = job.fit(resumed, {callbacks::BackupAndRestore(dir, {.save_freq = "10"})});
-  expect_bitwise_equal(resumed, reference().model);
+  History h;
+  relaunch(job, dir, "10", &h);
   EXPECT_EQ(h.history, reference().history.history);
 }
 
@@ -88,9 +104,8 @@ TEST(BackupAndRestoreTest, EpochBackupsResumeAtTheStartOfTheInterruptedEpoch) {
   const BackupJob job;
   ASSERT_TRUE(job.fit_until_crash(dir, "epoch", 47));  // epoch 3 of 3 half done
   EXPECT_EQ(BackupAndRestore::list_backups(dir).front(), dir / backup_name(40));
-  Model resumed = job.build();
-  const History h = job.fit(resumed, {callbacks::BackupAndRestore(dir)});
-  expect_bitwise_equal(resumed, reference().model);
+  History h;
+  relaunch(job, dir, "epoch", &h);
   EXPECT_EQ(h.history, reference().history.history);
 }
 
@@ -100,19 +115,15 @@ TEST(BackupAndRestoreTest, ADamagedNewestBackupFallsBackToThePreviousWithAWarnin
     const fs::path dir = fresh_dir("damaged");
     ASSERT_TRUE(job.fit_until_crash(dir, "5", 27));
     flip_last_byte(dir / backup_name(25) / file);
-    Model resumed = job.build();
-    auto backup = callbacks::BackupAndRestore(dir, {.save_freq = "5"});
-    job.fit(resumed, {backup});
+    const auto backup = relaunch(job, dir, "5");
     EXPECT_EQ(backup->restored_from(), dir / backup_name(20)) << file;
-    ASSERT_EQ(backup->warnings().size(), 1U) << file;
-    const std::string& w = backup->warnings()[0];
+    const std::string w = only_warning(*backup);
     EXPECT_NE(w.find((dir / backup_name(25) / file).string() + ": checksum mismatch"),
               std::string::npos)
         << w;
     EXPECT_NE(w.find("restoring the previous backup " + (dir / backup_name(20)).string()),
               std::string::npos)
         << w;
-    expect_bitwise_equal(resumed, reference().model);
   }
 }
 
@@ -122,13 +133,9 @@ TEST(BackupAndRestoreTest, ATruncatedStateFileIsNamedAndSkipped) {
   ASSERT_TRUE(job.fit_until_crash(dir, "5", 27));
   const fs::path state = dir / backup_name(25) / "training_state.json";
   fs::resize_file(state, fs::file_size(state) / 2);
-  Model resumed = job.build();
-  auto backup = callbacks::BackupAndRestore(dir, {.save_freq = "5"});
-  job.fit(resumed, {backup});
+  const auto backup = relaunch(job, dir, "5");
   EXPECT_EQ(backup->restored_from(), dir / backup_name(20));
-  ASSERT_EQ(backup->warnings().size(), 1U);
-  EXPECT_NE(backup->warnings()[0].find(state.string()), std::string::npos) << backup->warnings()[0];
-  expect_bitwise_equal(resumed, reference().model);
+  EXPECT_NE(only_warning(*backup).find(state.string()), std::string::npos);
 }
 
 TEST(BackupAndRestoreTest, AnEditedStateFailsItsChecksum) {
@@ -139,14 +146,9 @@ TEST(BackupAndRestoreTest, AnEditedStateFailsItsChecksum) {
   nlohmann::json j = io::read_json_file(state);
   j["state"]["step"] = 4;  // well-formed, but not what was saved
   io::write_json_file(state, j);
-  Model resumed = job.build();
-  auto backup = callbacks::BackupAndRestore(dir, {.save_freq = "5"});
-  job.fit(resumed, {backup});
+  const auto backup = relaunch(job, dir, "5");
   EXPECT_EQ(backup->restored_from(), dir / backup_name(20));
-  ASSERT_EQ(backup->warnings().size(), 1U);
-  EXPECT_NE(backup->warnings()[0].find(state.string() + ": checksum mismatch"), std::string::npos)
-      << backup->warnings()[0];
-  expect_bitwise_equal(resumed, reference().model);
+  EXPECT_NE(only_warning(*backup).find(state.string() + ": checksum mismatch"), std::string::npos);
 }
 
 TEST(BackupAndRestoreTest, WhenNoBackupVerifiesNothingIsTrained) {
