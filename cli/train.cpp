@@ -5,7 +5,10 @@
 // a killed run resumable (a relaunch with the same options goes on at the exact step).
 #include <fmt/format.h>
 
+#include <chrono>
+#include <cmath>
 #include <filesystem>
+#include <optional>
 
 #include "cli/saved_model_command.h"
 #include "cli/subcommands.h"
@@ -42,6 +45,7 @@ struct TrainArgs {
   std::string dtype_policy = "float32";
   std::string compression = "none";
   std::string communication = "auto";
+  std::optional<double> timeout;  // seconds: deadline of every cross-worker call (default 300)
   int64_t steps_per_epoch = -1;
   std::string backup;          // BackupAndRestore folder ('' off)
   std::string checkpoint_dir;  // ModelCheckpoint folder ('' off)
@@ -52,21 +56,26 @@ struct TrainArgs {
 // Options that do not go together, and a cluster spec (OSPREY_CONFIG/TF_CONFIG) the strategy
 // refuses, are UsageErrors; a failure to connect is not.
 std::shared_ptr<const train::Strategy> make_strategy(const TrainArgs& a) {
+  OSPREY_CHECK_T(cli::UsageError, !a.timeout || a.strategy == "multi_worker",
+                 "osprey train: --timeout is the deadline of calls between workers; it needs "
+                 "--strategy multi_worker");
+  OSPREY_CHECK_T(cli::UsageError, a.compression == "none" || a.strategy == "multi_worker",
+                 "osprey train: --compression compresses what workers send each other; it needs "
+                 "--strategy multi_worker");
   if (a.strategy == "one_device") {
     OSPREY_CHECK_T(cli::UsageError, a.devices == 1,
                    "osprey train: --devices {} needs --strategy mirrored or multi_worker",
                    a.devices);
     return std::make_shared<distribute::OneDevice>("cpu:0");
   }
-  OSPREY_CHECK_T(cli::UsageError, a.compression == "none" || a.strategy == "multi_worker",
-                 "osprey train: --compression compresses what workers send each other; it needs "
-                 "--strategy multi_worker");
   return as_usage_error([&]() -> std::shared_ptr<const train::Strategy> {
     const auto devices = distribute::virtual_devices(a.devices);
     if (a.strategy == "mirrored") return std::make_shared<distribute::MirroredStrategy>(devices);
     return std::make_shared<distribute::MultiWorkerMirroredStrategy>(
         devices, distribute::MultiWorkerOptions{.communication = a.communication,
-                                                .compression = a.compression});
+                                                .compression = a.compression,
+                                                .timeout = std::chrono::milliseconds(std::llround(
+                                                    a.timeout.value_or(300.0) * 1000.0))});
   });
 }
 
@@ -160,6 +169,11 @@ void add_train(CLI::App& app) {
       ->check(CLI::IsMember({"none", "bf16"}));
   cmd->add_option("--communication", args->communication, "Between workers: auto, mpi or gloo")
       ->check(CLI::IsMember({"auto", "mpi", "gloo"}));
+  cmd->add_option("--timeout", args->timeout,
+                  "Seconds a call between workers (and connecting them) may wait for the others; "
+                  "a stopped or hung worker then fails the job with an error naming it (default "
+                  "300)")
+      ->check(CLI::Range(0.001, 86400.0));
   cmd->callback([args] { run(*args); });
 }
 

@@ -11,13 +11,16 @@
 #include <gloo/rendezvous/store.h>
 #include <gloo/transport/tcp/device.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <csignal>
 #include <deque>
 #include <thread>
 
 #include "osprey/comm/bf16_blocks.h"
 #include "osprey/comm/call_check.h"
+#include "osprey/comm/deadline.h"
 #include "osprey/comm/tcp_store.h"
 #include "osprey/core/error.h"
 
@@ -61,10 +64,12 @@ constexpr uint64_t kP2PSlot = uint64_t{1} << 40;  // point-to-point slots, far f
 class GlooCommunicator final : public Communicator {
  public:
   GlooCommunicator(std::shared_ptr<gloo::rendezvous::Context> context, TcpStore& store,
-                   const GlooOptions& options, std::shared_ptr<std::atomic<bool>> failed)
+                   const GlooOptions& options, std::shared_ptr<std::atomic<bool>> failed,
+                   std::string name)
       : failed_(std::move(failed)),
         ctx_(std::move(context)),
         store_(store),
+        name_(std::move(name)),
         timeout_(options.timeout),
         check_calls_(options.check_calls) {
     calls_.resize(static_cast<size_t>(ctx_->size));
@@ -176,6 +181,7 @@ class GlooCommunicator final : public Communicator {
   // learns it before reading (and reports it) instead of reading past its buffer.
   void send(const float* data, int64_t count, int destination, int tag) override {
     check_peer(destination, "send", "destination");
+    ++sequence_;
     OSPREY_CHECK(count >= 0, "Communicator::send: count must be non-negative. Received: {}", count);
     OSPREY_CHECK(tag >= 0, "Communicator::send: tag must be non-negative. Received: {}", tag);
     while (sends_.size() >= 64) {  // bound what is held for slow receivers
@@ -196,6 +202,7 @@ class GlooCommunicator final : public Communicator {
 
   void recv(float* data, int64_t count, int source, int tag) override {
     check_peer(source, "recv", "source");
+    ++sequence_;
     OSPREY_CHECK(tag >= 0, "Communicator::recv: tag must be non-negative. Received: {}", tag);
     int64_t sent = 0;
     const uint64_t slot = kP2PSlot + static_cast<uint64_t>(tag);
@@ -230,6 +237,7 @@ class GlooCommunicator final : public Communicator {
   // Gathers every rank's descriptor and checks them alike; false when there is nobody to talk to.
   bool check(CallKind kind, int64_t count, ReduceOp op, int root) {
     OSPREY_CHECK_T(DistributedError, broken_.empty(), "{}", broken_);
+    ++sequence_;
     const CallDescriptor mine{static_cast<int64_t>(kind), count, static_cast<int64_t>(op), root};
     if (!check_calls_ || size() == 1) {
       check_same_call({&mine, 1}, size());
@@ -247,7 +255,7 @@ class GlooCommunicator final : public Communicator {
   }
 
   // Runs a Gloo call; its failure (a closed connection, a deadline) becomes a DistributedError
-  // that names the peer the rendezvous store saw leave, and the communicator stays broken.
+  // that names the peers to blame, and the communicator stays broken.
   template <class Fn>
   void run(std::string_view call, Fn&& fn) {
     try {
@@ -261,33 +269,49 @@ class GlooCommunicator final : public Communicator {
     }
   }
 
+  // The liveness survey (deadline.h) through the rendezvous store: this rank writes where it
+  // waits under its own key, then, for up to the grace period, reads the others' keys and the
+  // store's list of ranks whose connection closed.
   std::string explain(std::string_view call, const std::string& what) {
-    const std::string head = fmt::format("Gloo {} failed on rank {} of {}", call, rank(), size());
-    // The dead peer's store connection closes at about the time its Gloo sockets do: give the
-    // store a moment to notice.
-    for (int attempt = 0; attempt < 20; ++attempt) {
-      std::vector<int> gone;
-      try {
-        gone = store_.gone_ranks();
-      } catch (const DistributedError&) {
-        return fmt::format(
-            "{}: rank 0 (the chief, serving the rendezvous at {}) is unreachable, it died or left "
-            "the "
-            "job ({})",
-            head, store_.address(), what);
+    const std::string where = describe_call(call, name_, sequence_);
+    // Gloo says "Timed out waiting ..." (unbound buffers) or "Read timeout ..." (pairs).
+    std::string lower = what;
+    std::transform(lower.begin(), lower.end(), lower.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    const bool timed_out =
+        lower.find("timed out") != std::string::npos || lower.find("timeout") != std::string::npos;
+    const auto grace = liveness_grace(timeout_);
+    const auto key = [](int q) { return "osprey/waiting/" + std::to_string(q); };
+    std::vector<PeerState> peers(static_cast<size_t>(size()));
+    try {
+      store_.set(key(rank()), std::vector<char>(where.begin(), where.end()), grace);
+      const auto deadline = DeadlineClock::now() + grace;
+      for (bool settled = false; !settled;) {
+        const std::vector<int> gone = store_.gone_ranks(grace);
+        settled = true;
+        for (int q = 0; q < size(); ++q) {
+          PeerState& peer = peers[static_cast<size_t>(q)];
+          if (q == rank() || peer.kind == PeerState::Kind::waiting) continue;
+          if (auto said = store_.try_get(key(q), grace)) {
+            peer = {PeerState::Kind::waiting, std::string(said->begin(), said->end())};
+          } else if (std::find(gone.begin(), gone.end(), q) != gone.end()) {
+            peer.kind = PeerState::Kind::gone;
+          } else {
+            settled = false;
+          }
+        }
+        if (settled || DeadlineClock::now() >= deadline) break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
       }
-      if (!gone.empty()) {
-        std::string list;
-        for (int r : gone) list += (list.empty() ? "" : ", ") + std::to_string(r);
-        return fmt::format("{}: rank {} died or left the job ({})", head, list, what);
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    } catch (const DistributedError&) {
+      return fmt::format(
+          "Gloo {} {} on rank {} of {}: rank 0 (the chief, serving the rendezvous at {}) did not "
+          "respond within {} ms: it died, left the job, or is stopped ({})",
+          where, timed_out ? "passed its deadline" : "failed", rank(), size(), store_.address(),
+          grace.count(), what);
     }
-    return fmt::format(
-        "{}: {} (no rank has left the job: a peer is stalled or called another collective; "
-        "deadline "
-        "{} ms)",
-        head, what, timeout_.count());
+    return fmt::format("{} ({})",
+                       describe_failure("Gloo", where, rank(), timeout_, peers, timed_out), what);
   }
 
   void divide(float* data, int64_t count) const {
@@ -303,6 +327,8 @@ class GlooCommunicator final : public Communicator {
   std::shared_ptr<std::atomic<bool>> failed_;  // the group's
   std::shared_ptr<gloo::rendezvous::Context> ctx_;
   TcpStore& store_;
+  std::string name_;
+  int64_t sequence_ = 0;  // calls so far: names the call in errors
   std::chrono::milliseconds timeout_;
   bool check_calls_;
   std::string broken_;  // set by the first failed call
@@ -380,7 +406,7 @@ std::unique_ptr<Communicator> GlooGroup::make_communicator(const std::string& na
   GlooOptions options = options_;
   if (check_calls) options.check_calls = *check_calls;
   return std::make_unique<GlooCommunicator>(std::move(context), *impl_->store, options,
-                                            impl_->failed);
+                                            impl_->failed, name);
 }
 
 }  // namespace osprey::comm

@@ -2,6 +2,7 @@
 // connection, TCP device and sockets, as separate processes would have), on loopback.
 #include "osprey/comm/gloo.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -195,8 +196,40 @@ TEST(GlooTest, AStalledPeerHitsTheDeadline) {
         c->all_reduce(v.data(), 10, ReduceOp::sum);
       },
       milliseconds(500));
-  EXPECT_NE(errors[0].find("Gloo all_reduce failed on rank 0 of 2"), std::string::npos)
+  EXPECT_NE(errors[0].find("Gloo all_reduce on 'grads' (call 1) passed its deadline of 500 ms on "
+                           "rank 0 of 2: rank 1 did not respond within 1000 ms (stopped, hung, or "
+                           "busy outside any collective)"),
+            std::string::npos)
       << errors[0];
+}
+
+TEST(GlooTest, AStalledPeerIsNamedAndTheWaitingOnesSayWhereTheyWait) {
+  if (!gloo_built()) GTEST_SKIP() << "built without Gloo";
+  const auto errors = run_gloo(
+      3,
+      [&](GlooGroup& g, int r) {
+        auto c = g.make_communicator("grads");
+        std::vector<float> v(10, 1.0f);
+        c->all_reduce(v.data(), 10, ReduceOp::sum);
+        if (r == 2) {
+          std::this_thread::sleep_for(milliseconds(4000));  // past the deadline and the grace
+          return;
+        }
+        c->all_reduce(v.data(), 10, ReduceOp::sum);
+      },
+      milliseconds(800));
+  EXPECT_EQ(errors[2], "");
+  for (int r : {0, 1}) {
+    const std::string& e = errors[static_cast<size_t>(r)];
+    EXPECT_NE(e.find(fmt::format("Gloo all_reduce on 'grads' (call 2) passed its deadline of 800 "
+                                 "ms on rank {} of 3: rank 2 did not respond within 1000 ms",
+                                 r)),
+              std::string::npos)
+        << e;
+    EXPECT_NE(e.find(fmt::format("rank {} is waiting in all_reduce on 'grads' (call 2)", 1 - r)),
+              std::string::npos)
+        << e;
+  }
 }
 
 }  // namespace

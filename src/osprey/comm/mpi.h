@@ -3,12 +3,17 @@
 // reducer, layer collectives and the trainer call from different threads, each on its own
 // communicator) and finalized at exit after the last communicator is gone. Each communicator is
 // its own MPI_Comm_dup of MPI_COMM_WORLD, so collectives on different communicators never match
-// each other. Built without MPI, every call throws NotImplementedError.
+// each other. Every call has a deadline (deadline.h): collectives run nonblocking and are polled
+// against it, and a peer that stops or hangs becomes a DistributedError naming it, never a hang.
+// A process whose call timed out does not call MPI_Finalize (it would wait for the stalled peer);
+// mpirun then ends the job. Built without MPI, every call throws NotImplementedError.
 //   auto world = comm::make_mpi_communicator();         // rank/size of MPI_COMM_WORLD
 //   world->all_reduce(grads.data(), n, ReduceOp::mean);
 #pragma once
 
+#include <chrono>
 #include <memory>
+#include <string>
 
 #include "osprey/comm/communicator.h"
 
@@ -20,6 +25,10 @@ struct MpiOptions {
   // collective (bench/bench_allreduce.cpp measures it); turn it off only for code whose calls match
   // by construction.
   bool check_calls = true;
+  // Deadline of every call, and of creating the communicator (a collective over every process).
+  std::chrono::milliseconds timeout = std::chrono::minutes(5);
+  // Names the communicator in errors ("all_reduce on 'gradients' (call 12)").
+  std::string name = "world";
 };
 
 // Whether this build has MPI (OSPREY_WITH_MPI).

@@ -260,7 +260,7 @@ TcpStore::TcpStore(std::string host, int port, int rank, std::chrono::millisecon
   }
   const int one = 1;
   setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-  call(kHello, std::to_string(rank_), {});
+  call(kHello, std::to_string(rank_), {}, timeout_);
 }
 
 TcpStore::~TcpStore() {
@@ -268,19 +268,24 @@ TcpStore::~TcpStore() {
 }
 
 std::pair<uint8_t, std::vector<char>> TcpStore::call(uint8_t op, const std::string& key,
-                                                     const std::vector<char>& value) {
+                                                     const std::vector<char>& value,
+                                                     std::chrono::milliseconds reply_timeout) {
   OSPREY_CHECK(key.size() <= kMaxStoreKeyBytes, "TcpStore: key of {} bytes exceeds the bound of {}",
                key.size(), kMaxStoreKeyBytes);
   OSPREY_CHECK(value.size() <= kMaxStoreValueBytes,
                "TcpStore: value of {} bytes exceeds the bound of {}", value.size(),
                kMaxStoreValueBytes);
   std::lock_guard<std::mutex> lock(mutex_);
+  OSPREY_CHECK_T(DistributedError, !out_of_step_,
+                 "TcpStore: rank {} gave up on the rendezvous store at {} after a reply that did "
+                 "not come in time",
+                 rank_, address());
   const std::vector<char> out = frame(op, key, value);
   OSPREY_CHECK_T(DistributedError, write_all(fd_, out.data(), out.size()),
                  "TcpStore: rank {} lost the rendezvous store of rank 0 at {} ({})", rank_,
                  address(), std::strerror(errno));
   std::vector<char> in;
-  const auto deadline = Clock::now() + timeout_;
+  const auto deadline = Clock::now() + reply_timeout;
   for (;;) {
     const int64_t size = frame_size(in);
     OSPREY_CHECK_T(DistributedError, size >= 0, "TcpStore: malformed reply from {}", address());
@@ -294,10 +299,11 @@ std::pair<uint8_t, std::vector<char>> TcpStore::call(uint8_t op, const std::stri
     pollfd p{fd_, POLLIN, 0};
     const int ready = left.count() > 0 ? ::poll(&p, 1, static_cast<int>(left.count())) : 0;
     if (ready < 0 && errno == EINTR) continue;
+    out_of_step_ = ready <= 0;
     OSPREY_CHECK_T(DistributedError, ready > 0,
                    "TcpStore: rank {} got no reply from the rendezvous store at {} "
                    "within {} ms",
-                   rank_, address(), timeout_.count());
+                   rank_, address(), reply_timeout.count());
     char buf[65536];
     const ssize_t n = ::recv(fd_, buf, sizeof buf, 0);
     OSPREY_CHECK_T(DistributedError, n > 0,
@@ -309,21 +315,33 @@ std::pair<uint8_t, std::vector<char>> TcpStore::call(uint8_t op, const std::stri
 }
 
 void TcpStore::set(const std::string& key, const std::vector<char>& value) {
-  call(kSet, key, value);
+  call(kSet, key, value, timeout_);
+}
+
+void TcpStore::set(const std::string& key, const std::vector<char>& value,
+                   std::chrono::milliseconds reply_timeout) {
+  call(kSet, key, value, reply_timeout);
 }
 
 std::vector<char> TcpStore::get(const std::string& key) {
   wait({key}, timeout_);
-  auto [status, value] = call(kGet, key, {});
+  auto [status, value] = call(kGet, key, {}, timeout_);
   OSPREY_ASSERT(status == kOk, "TcpStore: key {} vanished", key);
   return value;
+}
+
+std::optional<std::vector<char>> TcpStore::try_get(const std::string& key,
+                                                   std::chrono::milliseconds reply_timeout) {
+  auto [status, value] = call(kGet, key, {}, reply_timeout);
+  if (status != kOk) return std::nullopt;
+  return std::move(value);
 }
 
 void TcpStore::wait(const std::vector<std::string>& keys, std::chrono::milliseconds timeout) {
   const auto deadline = Clock::now() + timeout;
   auto delay = std::chrono::milliseconds(1);
   for (size_t i = 0; i < keys.size();) {
-    if (call(kCheck, keys[i], {}).first == kOk) {
+    if (call(kCheck, keys[i], {}, timeout_).first == kOk) {
       ++i;
       continue;
     }
@@ -351,8 +369,8 @@ std::string TcpStore::local_address() const {
   return host;
 }
 
-std::vector<int> TcpStore::gone_ranks() {
-  const std::vector<char> reply = call(kGone, "", {}).second;
+std::vector<int> TcpStore::gone_ranks(std::chrono::milliseconds reply_timeout) {
+  const std::vector<char> reply = call(kGone, "", {}, reply_timeout).second;
   std::vector<int> out;
   const std::string s(reply.begin(), reply.end());
   for (size_t b = 0; b < s.size();) {

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -65,11 +66,19 @@ class TcpStore {
   void set(const std::string& key, const std::vector<char>& value);
   // Waits for the key (up to the timeout), then returns its value.
   std::vector<char> get(const std::string& key);
+  // A failure's survey (deadline.h) must not wait the whole timeout on a stopped rank 0: these
+  // wait at most `reply_timeout` for the server's answer. try_get returns nullopt for a missing
+  // key without waiting for it.
+  void set(const std::string& key, const std::vector<char>& value,
+           std::chrono::milliseconds reply_timeout);
+  std::optional<std::vector<char>> try_get(const std::string& key,
+                                           std::chrono::milliseconds reply_timeout);
   // Waits until every key is set; DistributedError naming the missing keys after `timeout`.
   void wait(const std::vector<std::string>& keys, std::chrono::milliseconds timeout);
   void wait(const std::vector<std::string>& keys) { wait(keys, timeout_); }
   // Ranks that connected and have since disconnected (died, or finished), ascending.
-  std::vector<int> gone_ranks();
+  std::vector<int> gone_ranks() { return gone_ranks(timeout_); }
+  std::vector<int> gone_ranks(std::chrono::milliseconds reply_timeout);
   std::chrono::milliseconds timeout() const noexcept { return timeout_; }
   std::string address() const { return host_ + ":" + std::to_string(port_); }
   // This end's IP address on the connection to the server: the interface that reaches rank 0.
@@ -78,7 +87,8 @@ class TcpStore {
  private:
   // One request, one reply; the reply's status byte and payload.
   std::pair<uint8_t, std::vector<char>> call(uint8_t op, const std::string& key,
-                                             const std::vector<char>& value);
+                                             const std::vector<char>& value,
+                                             std::chrono::milliseconds reply_timeout);
 
   std::string host_;
   int port_;
@@ -86,6 +96,9 @@ class TcpStore {
   std::chrono::milliseconds timeout_;
   std::mutex mutex_;  // one request at a time on the connection
   int fd_ = -1;
+  // A reply that did not come in time may still come: the connection's replies no longer match
+  // its requests, and every later call fails.
+  bool out_of_step_ = false;
 };
 
 }  // namespace osprey::comm

@@ -30,6 +30,7 @@ struct MultiWorkerOptions {
   int64_t bucket_bytes = 0;            // 0: measured at start-up (choose_bucket_bytes)
   int64_t first_bucket_bytes = kDefaultFirstBucketBytes;
   int threads_per_replica = 0;
+  // Deadline of every cross-worker call and of connecting the workers (comm/deadline.h).
   std::chrono::milliseconds timeout = std::chrono::minutes(5);
   // How fit's inputs are shared among workers (tf.data's AutoShardPolicy):
   //   "auto", "data": every worker reads the same global batches and keeps its rows (tf.data's

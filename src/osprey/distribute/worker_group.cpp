@@ -43,6 +43,9 @@ std::shared_ptr<WorkerGroup> WorkerGroup::connect(const ClusterResolver& cluster
                "the workers join "
                "the all-reduce group",
                cluster.task_type(), cluster.task_index(), cluster.source());
+  OSPREY_CHECK(options.timeout.count() > 0,
+               "MultiWorkerMirroredStrategy: timeout must be positive. Received: {} ms",
+               options.timeout.count());
   std::shared_ptr<WorkerGroup> g(new WorkerGroup());
   g->rank_ = cluster.worker_rank();
   g->size_ = cluster.num_workers();
@@ -52,9 +55,13 @@ std::shared_ptr<WorkerGroup> WorkerGroup::connect(const ClusterResolver& cluster
   if (backend == "auto") backend = from_config && !comm::mpi_launched() ? "gloo" : "mpi";
   g->backend_ = backend;
   if (backend == "mpi") {
-    g->gradients_ = comm::make_mpi_communicator({.check_calls = false});
-    g->layers_ = comm::make_mpi_communicator();
-    g->outputs_ = comm::make_mpi_communicator();
+    const auto mpi = [&](const char* name, bool check_calls) {
+      return comm::make_mpi_communicator(
+          {.check_calls = check_calls, .timeout = options.timeout, .name = name});
+    };
+    g->gradients_ = mpi("gradients", false);
+    g->layers_ = mpi("layers", true);
+    g->outputs_ = mpi("outputs", true);
     OSPREY_CHECK_T(
         DistributedError, g->gradients_->size() == g->size_ && g->gradients_->rank() == g->rank_,
         "MultiWorkerMirroredStrategy: MPI says rank {} of {}, but the cluster ({}) says worker {} "

@@ -25,7 +25,7 @@ struct WorkerGroupOptions {
   // "auto" (MPI when launched by mpirun/srun, Gloo when the cluster came from a config, nothing
   // for a single worker), "mpi" or "gloo".
   std::string communication = "auto";
-  // Deadline of every Gloo collective and of the rendezvous.
+  // Deadline of every collective, point-to-point call and rendezvous (comm/deadline.h).
   std::chrono::milliseconds timeout = std::chrono::minutes(5);
 };
 
