@@ -29,6 +29,7 @@ std::vector<std::string> run_gloo(int size, const std::function<void(GlooGroup&,
   const std::string rendezvous = "127.0.0.1:" + std::to_string(free_port());
   std::vector<std::string> errors(static_cast<size_t>(size));
   std::vector<std::thread> threads;
+  threads.reserve(static_cast<size_t>(size));
   for (int r = 0; r < size; ++r) {
     threads.emplace_back([&, r] {
       try {
@@ -59,9 +60,11 @@ std::vector<float> values(int rank, int n) {
 std::vector<std::vector<float>> in_process(int size, int n,
                                            const std::function<void(Communicator&, float*)>& call) {
   std::vector<std::vector<float>> out;
+  out.reserve(static_cast<size_t>(size));
   for (int r = 0; r < size; ++r) out.push_back(values(r, n));
   InProcessGroup g(size);
   std::vector<std::thread> threads;
+  threads.reserve(static_cast<size_t>(size));
   for (int r = 0; r < size; ++r)
     threads.emplace_back([&, r] { call(g.rank(r), out[static_cast<size_t>(r)].data()); });
   for (auto& t : threads) t.join();
