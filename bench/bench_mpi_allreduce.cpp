@@ -1,8 +1,8 @@
 // osprey's cross-process all-reduce against raw MPI_Allreduce on the same buffers (issue 19):
 //   mpirun --allow-run-as-root --oversubscribe --bind-to none -np 2 -x OMP_NUM_THREADS=1
 //     ./build/bench/bench_mpi_allreduce [--reps 30] [--rounds 5]       (one command line)
-// For each size (4 KiB to 64 MiB of float32) the three sides are timed in alternating rounds in
-// the same run, so load from elsewhere hits them alike: raw MPI_Allreduce (sum) on a dup of
+// For each size (4 KiB to 64 MiB of float32) the four sides are timed in alternating rounds in
+// the same run, each round starting with the next side, so load from elsewhere hits them alike: raw MPI_Allreduce (sum) on a dup of
 // MPI_COMM_WORLD; osprey's MPI communicator all_reduce (sum), with its per-call descriptor check
 // (the default) and without it; and osprey's bf16 all-reduce (half the bytes on the wire, f32
 // accumulation). Rank 0 prints the median per-call time of each side and osprey/raw.
@@ -62,21 +62,34 @@ int main(int argc, char** argv) {
     std::vector<float> a(static_cast<size_t>(n), 1.0f), b(a), c(a), d(a);
     const int r = bytes >= (1 << 20) ? std::max(5, reps / 6) : reps;
     std::vector<double> t_raw, t_osp, t_unch, t_bf16;
+    const std::vector<std::function<void()>> sides = {
+        [&] {
+          t_raw.push_back(time_calls(r, [&] {
+            MPI_Allreduce(MPI_IN_PLACE, a.data(), static_cast<int>(n), MPI_FLOAT, MPI_SUM, raw);
+          }));
+        },
+        [&] {
+          t_osp.push_back(time_calls(
+              r, [&] { checked->all_reduce(b.data(), n, osprey::comm::ReduceOp::sum); }));
+        },
+        [&] {
+          t_unch.push_back(time_calls(
+              r, [&] { unchecked->all_reduce(c.data(), n, osprey::comm::ReduceOp::sum); }));
+        },
+        [&] {
+          t_bf16.push_back(time_calls(
+              r, [&] { checked->all_reduce_bf16(d.data(), n, osprey::comm::ReduceOp::sum); }));
+        }};
     for (int round = 0; round <= rounds; ++round) {  // round 0 warms up (page faults, connections)
-      const double tr = time_calls(r, [&] {
-        MPI_Allreduce(MPI_IN_PLACE, a.data(), static_cast<int>(n), MPI_FLOAT, MPI_SUM, raw);
-      });
-      const double to =
-          time_calls(r, [&] { checked->all_reduce(b.data(), n, osprey::comm::ReduceOp::sum); });
-      const double tu =
-          time_calls(r, [&] { unchecked->all_reduce(c.data(), n, osprey::comm::ReduceOp::sum); });
-      const double tb = time_calls(
-          r, [&] { checked->all_reduce_bf16(d.data(), n, osprey::comm::ReduceOp::sum); });
-      if (round == 0) continue;
-      t_raw.push_back(tr);
-      t_osp.push_back(to);
-      t_unch.push_back(tu);
-      t_bf16.push_back(tb);
+      // Each round starts with another side, so no side always follows the same one (or the
+      // reset below, which leaves the last arrays it touched in cache).
+      for (size_t k = 0; k < sides.size(); ++k) sides[(k + static_cast<size_t>(round)) % 4]();
+      if (round == 0) {
+        t_raw.clear();
+        t_osp.clear();
+        t_unch.clear();
+        t_bf16.clear();
+      }
       // Keep the values bounded (repeated sums of ones grow): reset between rounds.
       std::fill(a.begin(), a.end(), 1.0f);
       std::fill(b.begin(), b.end(), 1.0f);
