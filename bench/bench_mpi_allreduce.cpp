@@ -2,12 +2,12 @@
 //   mpirun --allow-run-as-root --oversubscribe --bind-to none -np 2 -x OMP_NUM_THREADS=1
 //     ./build/bench/bench_mpi_allreduce [--reps 30] [--rounds 5]       (one command line)
 // For each size (4 KiB to 64 MiB of float32) the four sides are timed in alternating rounds in
-// the same run, each round starting with the next side, so load from elsewhere hits them alike: raw MPI_Allreduce (sum) on a dup of
-// MPI_COMM_WORLD; osprey's MPI communicator all_reduce (sum), with its per-call descriptor check
-// (the default) and without it; and osprey's bf16 all-reduce (half the bytes on the wire, f32
-// accumulation). Rank 0 prints the median per-call time of each side and osprey/raw.
-// Not Google Benchmark: every rank must run exactly the same iterations, which its adaptive
-// iteration counts do not guarantee.
+// the same run, each round starting with the next side, so load from elsewhere hits them alike: raw
+// MPI_Allreduce (sum) on a dup of MPI_COMM_WORLD; osprey's MPI communicator all_reduce (sum), with
+// its per-call descriptor check (the default) and without it; and osprey's bf16 all-reduce (half
+// the bytes on the wire, f32 accumulation). Rank 0 prints the median per-call time of each side and
+// osprey/raw. Not Google Benchmark: every rank must run exactly the same iterations, which its
+// adaptive iteration counts do not guarantee.
 #include <fmt/format.h>
 #include <mpi.h>
 

@@ -10,8 +10,20 @@ install(TARGETS ${_targets} EXPORT ospreyTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(DIRECTORY src/osprey DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} FILES_MATCHING PATTERN "*.h"
   PATTERN "*_test*" EXCLUDE)
+install(FILES ${PROJECT_BINARY_DIR}/generated/osprey/version.h
+  DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/osprey)
 install(EXPORT ospreyTargets NAMESPACE osprey:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/osprey)
+# Optional parts are components: find_package(osprey COMPONENTS mpi gloo) fails, naming the
+# component, against an install built without them; osprey_<part>_FOUND says what is there.
 set(_optional_deps "")
+foreach(_part mpi gloo xgboost)
+  string(TOUPPER ${_part} _upper)
+  if(OSPREY_WITH_${_upper})
+    string(APPEND _optional_deps "set(osprey_${_part}_FOUND TRUE)\n")
+  else()
+    string(APPEND _optional_deps "set(osprey_${_part}_FOUND FALSE)\n")
+  endif()
+endforeach()
 if(OSPREY_WITH_MPI)
   string(APPEND _optional_deps "find_dependency(MPI COMPONENTS CXX)\n")
 endif()
@@ -19,7 +31,7 @@ if(OSPREY_WITH_GLOO)
   string(APPEND _optional_deps "find_dependency(Gloo CONFIG)\n")
 endif()
 file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/ospreyConfig.cmake.in
-"@PACKAGE_INIT@\ninclude(CMakeFindDependencyMacro)\nfind_dependency(dnnl)\nfind_dependency(fmt)\nfind_dependency(OpenMP)\nfind_dependency(nlohmann_json)\nfind_dependency(tomlplusplus)\nfind_dependency(ZLIB)\nfind_dependency(Threads)\nfind_dependency(NLopt CONFIG)\n${_optional_deps}include(\"\${CMAKE_CURRENT_LIST_DIR}/ospreyTargets.cmake\")\n")
+"@PACKAGE_INIT@\ninclude(CMakeFindDependencyMacro)\nfind_dependency(dnnl)\nfind_dependency(fmt)\nfind_dependency(OpenMP)\nfind_dependency(nlohmann_json)\nfind_dependency(tomlplusplus)\nfind_dependency(ZLIB)\nfind_dependency(Threads)\nfind_dependency(NLopt CONFIG)\n${_optional_deps}include(\"\${CMAKE_CURRENT_LIST_DIR}/ospreyTargets.cmake\")\ncheck_required_components(osprey)\n")
 configure_package_config_file(${CMAKE_CURRENT_BINARY_DIR}/ospreyConfig.cmake.in
   ${CMAKE_CURRENT_BINARY_DIR}/ospreyConfig.cmake INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/osprey)
 write_basic_package_version_file(${CMAKE_CURRENT_BINARY_DIR}/ospreyConfigVersion.cmake

@@ -25,7 +25,8 @@ function(osprey_add_module)
   cmake_parse_arguments(M "" "NAME" "SRCS;DEPS;PRIVATE_DEPS;TESTS;TEST_DEPS" ${ARGN})
   add_library(osprey_${M_NAME} ${M_SRCS})
   add_library(osprey::${M_NAME} ALIAS osprey_${M_NAME})
-  set_target_properties(osprey_${M_NAME} PROPERTIES OUTPUT_NAME osprey_${M_NAME})
+  # Installed as osprey::<name>, the name the build tree uses (not osprey::osprey_<name>).
+  set_target_properties(osprey_${M_NAME} PROPERTIES OUTPUT_NAME osprey_${M_NAME} EXPORT_NAME ${M_NAME})
   target_include_directories(osprey_${M_NAME} PUBLIC
     $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/src> $<BUILD_INTERFACE:${PROJECT_BINARY_DIR}/generated>
     $<INSTALL_INTERFACE:include>)

@@ -70,9 +70,10 @@ std::string describe_failure(std::string_view backend, std::string_view where, i
         rank_list(silent), liveness_grace(timeout).count()));
   }
   if (!diverged.empty()) {
-    parts.push_back(fmt::format("{} called something else on this communicator (the ranks' "
-                                "programs diverged)",
-                                rank_list(diverged)));
+    parts.push_back(
+        fmt::format("{} called something else on this communicator (the ranks' "
+                    "programs diverged)",
+                    rank_list(diverged)));
   } else if (gone.empty() && silent.empty() && !waiting.empty()) {
     parts.emplace_back(same_call ? "every peer is waiting in the same call (a message was lost)"
                                  : "every peer is alive and waiting on another communicator");

@@ -51,10 +51,11 @@ TEST(DeadlineTest, APeerInAnotherCallOfTheSameCommunicatorMeansTheProgramsDiverg
 
 TEST(DeadlineTest, PeersWaitingOnAnotherCommunicatorAreNotADivergence) {
   const std::vector<PeerState> peers = {{}, {Kind::waiting, "all_reduce on 'gradients' (call 4)"}};
-  EXPECT_EQ(describe_failure("MPI", "all_gather on 'outputs' (call 2)", 0, milliseconds(1000), peers),
-            "MPI all_gather on 'outputs' (call 2) passed its deadline of 1000 ms on rank 0 of 2: "
-            "every peer is alive and waiting on another communicator; rank 1 is waiting in "
-            "all_reduce on 'gradients' (call 4)");
+  EXPECT_EQ(
+      describe_failure("MPI", "all_gather on 'outputs' (call 2)", 0, milliseconds(1000), peers),
+      "MPI all_gather on 'outputs' (call 2) passed its deadline of 1000 ms on rank 0 of 2: "
+      "every peer is alive and waiting on another communicator; rank 1 is waiting in "
+      "all_reduce on 'gradients' (call 4)");
 }
 
 }  // namespace
