@@ -20,6 +20,7 @@
 #include "cli/saved_model_command.h"
 #include "cli/subcommands.h"
 #include "cli/usage_error.h"
+#include "cli/validators.h"
 #include "osprey/core/error.h"
 #include "osprey/data/fashion_mnist.h"
 #include "osprey/io/json.h"
@@ -139,14 +140,13 @@ void add_ensemble(CLI::App& app) {
                   "A study folder written by osprey tune --hypermodel (DIRECTORY/PROJECT)");
   cmd->add_option("--hypermodel", a->hypermodel, "The study's hypermodel: mlp or cnn")
       ->check(CLI::IsMember({"mlp", "cnn"}));
-  cmd->add_option("--top-k", a->top_k, "Best trials to take from the study")
-      ->check(CLI::PositiveNumber);
+  cmd->add_option("--top-k", a->top_k, "Best trials to take from the study")->check(kPositive);
   cmd->add_option("--combiner", a->combiner, "How weights are fitted")
       ->check(CLI::IsMember(ensemble::combiner_names()));
   cmd->add_flag("--xgboost", a->xgboost,
                 "Add gradient-boosted trees on the first network's penultimate features");
   cmd->add_option("--xgboost-rows", a->xgboost_rows, "Training images the trees see")
-      ->check(CLI::PositiveNumber);
+      ->check(kPositive);
   cmd->add_option("--holdout", a->holdout,
                   "Weights are fitted on the last N training images (--models, --xgboost)")
       ->check(CLI::Range(1, 30000));

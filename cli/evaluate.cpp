@@ -16,6 +16,7 @@
 #include "cli/saved_model_command.h"
 #include "cli/subcommands.h"
 #include "cli/usage_error.h"
+#include "cli/validators.h"
 #include "osprey/core/error.h"
 #include "osprey/data/fashion_mnist.h"
 
@@ -110,12 +111,11 @@ void add_evaluate(CLI::App& app) {
                 "Side-car evaluator: evaluate every checkpoint that appears in DIR");
   cmd->add_option("--max-evaluations", args->max_evaluations,
                   "--watch: stop after N evaluations (default: no limit)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(kNonNegative);
   cmd->add_option("--idle-timeout", args->idle_timeout,
                   "--watch: stop after this many seconds without a new checkpoint (default: never)")
-      ->check(CLI::NonNegativeNumber);
-  cmd->add_option("--poll", args->poll, "--watch: seconds between looks at DIR")
-      ->check(CLI::PositiveNumber);
+      ->check(kNonNegative);
+  cmd->add_option("--poll", args->poll, "--watch: seconds between looks at DIR")->check(kPositive);
   cmd->callback([args] {
     if (args->watch) {
       watch(*args);

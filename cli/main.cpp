@@ -3,13 +3,16 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
+#include <string>
 
 #include "cli/subcommands.h"
 #include "cli/usage_error.h"
 #include "cli/wait_policy.h"
 #include "osprey/comm/mpi.h"
 #include "osprey/core/error.h"
+#include "osprey/version.h"
 
 int main(int argc, char** argv) {
   // libgomp reads how idle threads wait only when it loads: set a sharing-friendly spin count and
@@ -21,6 +24,8 @@ int main(int argc, char** argv) {
   }
   CLI::App app{"osprey: train, tune, ensemble and quantize deep-learning models"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", std::string("osprey ") + osprey::kVersion);
+  app.option_defaults()->always_capture_default();  // --help shows each option's default
   osprey::cli::add_info(app);
   osprey::cli::add_train(app);
   osprey::cli::add_evaluate(app);
@@ -31,6 +36,25 @@ int main(int argc, char** argv) {
   osprey::cli::add_launch_worker(app);
   osprey::cli::add_run(app);
   osprey::cli::add_ensemble(app);
+  osprey::cli::add_examples(app);
+  // CLI11 answers a missing or misspelt command with "A subcommand is required": name it instead.
+  const auto subcommands = app.get_subcommands([](const CLI::App*) { return true; });
+  const bool known =
+      argc >= 2 && std::any_of(subcommands.begin(), subcommands.end(),
+                               [&](const CLI::App* c) { return c->check_name(argv[1]); });
+  if (argc < 2 || (argv[1][0] != '-' && !known)) {
+    std::string commands;
+    for (const CLI::App* c : subcommands) {
+      if (!c->get_group().empty()) commands += (commands.empty() ? "" : ", ") + c->get_name();
+    }
+    if (argc < 2) {
+      fmt::print(stderr, "osprey: a command is required: {} (osprey --help)\n", commands);
+    } else {
+      fmt::print(stderr, "osprey: unknown command '{}'; the commands are {} (osprey --help)\n",
+                 argv[1], commands);
+    }
+    return 2;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -8,6 +8,7 @@
 
 #include "cli/saved_model_command.h"
 #include "cli/subcommands.h"
+#include "cli/validators.h"
 #include "osprey/data/fashion_mnist.h"
 #include "osprey/tensor/ops.h"
 
@@ -28,7 +29,7 @@ void add_predict(CLI::App& app) {
                      static_cast<int64_t>(run.test.y.at({i})));
         }
       });
-  cmd->add_option("--count", *count, "How many test images")->check(CLI::PositiveNumber);
+  cmd->add_option("--count", *count, "How many test images")->check(kPositive);
 }
 
 }  // namespace osprey::cli

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "cli/subcommands.h"
+#include "cli/validators.h"
 #include "osprey/train/model.h"
 
 namespace osprey::cli {
@@ -39,9 +40,9 @@ void add_quantize(CLI::App& app) {
       ->check(CLI::IsMember(quant::quantization_modes()));
   cmd->add_option("--amax-history-length", args->options.float8.amax_history_length,
                   "float8: steps of amax history behind each delayed scale")
-      ->check(CLI::PositiveNumber);
+      ->check(kPositive);
   cmd->add_option("--margin", args->options.float8.margin, "float8: scales divided by 2^margin")
-      ->check(CLI::NonNegativeNumber);
+      ->check(kNonNegative);
   cmd->add_option("--output,-o", args->output, "Where to save the quantized model (default: DIR)");
   cmd->callback([args] {
     const std::string out = args->output.empty() ? args->dir : args->output;

@@ -27,6 +27,7 @@
 #include "cli/saved_model_command.h"
 #include "cli/subcommands.h"
 #include "cli/usage_error.h"
+#include "cli/validators.h"
 #include "osprey/core/error.h"
 #include "osprey/core/rng.h"
 #include "osprey/data/fashion_mnist.h"
@@ -467,7 +468,7 @@ void add_run(CLI::App& app) {
       "quantize to int8, and report each stage, within --budget; rerun to resume");
   cmd->add_option("--budget", a->budget, "Time for the whole run: 15m (default), 2m, 90s, 1h");
   cmd->add_option("--output", a->output, "Folder for the artefacts, run.json and report.md");
-  cmd->add_option("--seed", a->seed, "Random seed");
+  cmd->add_option("--seed", a->seed, "Random seed")->check(kNonNegative);
   cmd->add_option("--members", a->members, "Networks to retrain for the ensemble")
       ->check(CLI::Range(1, 10));
   cmd->add_option("--dtype-policy", a->dtype_policy,

@@ -7,7 +7,8 @@
 namespace osprey::cli {
 
 void add_data_option(CLI::App& cmd, std::string& directory) {
-  cmd.add_option("--data", directory, "Directory with the Fashion-MNIST IDX files");
+  cmd.add_option("--data", directory, "Directory with the Fashion-MNIST IDX files")
+      ->check(CLI::ExistingDirectory);
 }
 
 CLI::App* add_saved_model_command(CLI::App& app, const std::string& name,

@@ -13,6 +13,7 @@
 #include "cli/saved_model_command.h"
 #include "cli/subcommands.h"
 #include "cli/usage_error.h"
+#include "cli/validators.h"
 #include "osprey/applications/fashion_mnist_models.h"
 #include "osprey/core/error.h"
 #include "osprey/core/rng.h"
@@ -47,8 +48,9 @@ struct TrainArgs {
   std::string communication = "auto";
   std::optional<double> timeout;  // seconds: deadline of every cross-worker call (default 300)
   int64_t steps_per_epoch = -1;
-  std::string backup;          // BackupAndRestore folder ('' off)
-  std::string checkpoint_dir;  // ModelCheckpoint folder ('' off)
+  double validation_split = 0.0;  // the last fraction of the training images, held out
+  std::string backup;             // BackupAndRestore folder ('' off)
+  std::string checkpoint_dir;     // ModelCheckpoint folder ('' off)
   std::string backup_freq = "epoch";
 };
 
@@ -114,6 +116,7 @@ void run(const TrainArgs& a) {
              .epochs = a.epochs,
              .verbose = chief ? 1 : 0,
              .callbacks = fit_callbacks,
+             .validation_split = a.validation_split,
              .steps_per_epoch = a.steps_per_epoch,
              .seed = a.seed});
   if (chief && backup && backup->restored_from()) {
@@ -137,11 +140,22 @@ void add_train(CLI::App& app) {
   auto* cmd = app.add_subcommand("train", "Train a model on Fashion-MNIST");
   cmd->add_option("--model", args->model, "mlp (784-512-256-10) or cnn")
       ->check(CLI::IsMember({"mlp", "cnn"}));
-  cmd->add_option("--epochs", args->epochs, "Epochs")->check(CLI::PositiveNumber);
-  cmd->add_option("--batch-size", args->batch_size, "Batch size")->check(CLI::PositiveNumber);
+  cmd->add_option("--epochs", args->epochs, "Epochs")->check(kPositive);
+  cmd->add_option("--batch-size", args->batch_size, "Batch size")->check(kPositive);
   cmd->add_option("--steps-per-epoch", args->steps_per_epoch,
                   "Training steps per epoch (default: one pass over the data)")
-      ->check(CLI::PositiveNumber);
+      ->check(kPositive);
+  cmd->add_option("--validation-split", args->validation_split,
+                  "Hold out the last fraction F of the training images, and report val_loss and "
+                  "val_accuracy after each epoch (Keras's validation_split)")
+      ->check(CLI::Validator(
+          [](const std::string& text) {
+            std::string copy = text;
+            const std::string bad = kNonNegative(copy);
+            if (!bad.empty()) return bad;
+            return std::stod(text) < 1.0 ? std::string() : "must be below 1. Received: " + text;
+          },
+          "[0, 1)"));
   cmd->add_option("--backup", args->backup,
                   "BackupAndRestore folder: backups go there, and a relaunch with the same "
                   "options resumes from the newest at the exact step");
@@ -151,8 +165,8 @@ void add_train(CLI::App& app) {
   cmd->add_option("--backup-freq", args->backup_freq,
                   "When to back up: 'epoch' or every N training steps");
   cmd->add_option("--optimizer", args->optimizer, "sgd, adam, adamw or rmsprop");
-  cmd->add_option("--lr", args->lr, "Learning rate")->check(CLI::PositiveNumber);
-  cmd->add_option("--seed", args->seed, "Random seed");
+  cmd->add_option("--lr", args->lr, "Learning rate")->check(kPositive);
+  cmd->add_option("--seed", args->seed, "Random seed")->check(kNonNegative);
   add_data_option(*cmd, args->data);
   cmd->add_option("--output", args->output, "Directory to save the trained model in ('' to skip)");
   cmd->add_option("--strategy", args->strategy,
@@ -160,7 +174,7 @@ void add_train(CLI::App& app) {
                   "(processes started by osprey launch, mpirun, srun or OSPREY_CONFIG/TF_CONFIG)")
       ->check(CLI::IsMember({"one_device", "mirrored", "multi_worker"}));
   cmd->add_option("--devices", args->devices, "Replicas (virtual CPU devices) per worker")
-      ->check(CLI::PositiveNumber);
+      ->check(kPositive);
   cmd->add_option("--dtype-policy", args->dtype_policy,
                   "float32, mixed_float16, mixed_bfloat16, float16 or bfloat16")
       ->check(CLI::IsMember({"float32", "mixed_float16", "mixed_bfloat16", "float16", "bfloat16"}));

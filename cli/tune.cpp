@@ -21,8 +21,10 @@
 #include <algorithm>
 #include <array>
 
+#include "cli/saved_model_command.h"
 #include "cli/subcommands.h"
 #include "cli/usage_error.h"
+#include "cli/validators.h"
 #include "osprey/core/error.h"
 #include "osprey/core/rng.h"
 #include "osprey/data/fashion_mnist.h"
@@ -46,6 +48,7 @@ struct TuneArgs {
   std::string space;
   std::string hypermodel;  // empty: the built-in MLP
   std::string objective = "val_accuracy";
+  std::string direction;  // min or max; "" infers it from the objective's name
   int executions_per_trial = 1;
   int factor = 3;
   std::string sampler = "random";  // Hyperband's
@@ -147,6 +150,18 @@ void run(const TuneArgs& a) {
   } else {
     space = a.space.empty() ? builtin_space() : as_usage_error([&] { return read_space(a.space); });
   }
+  // Before the data loads: a metric whose direction cannot be inferred is the user's to give.
+  const tune::Objective objective = [&] {
+    if (!a.direction.empty()) return tune::Objective(a.objective, a.direction);
+    try {
+      return tune::Objective(a.objective);
+    } catch (const ValueError&) {
+      OSPREY_THROW(cli::UsageError,
+                   "osprey tune: cannot tell whether to minimize or maximize --objective {}; add "
+                   "--direction min or --direction max",
+                   a.objective);
+    }
+  }();
   auto data = datasets::fashion_mnist::load({.directory = a.data});
   auto [train, val] = data.train.split_tail(10000);
   if (a.train_samples > 0) train = train.slice(0, std::min(a.train_samples, train.size()));
@@ -156,11 +171,10 @@ void run(const TuneArgs& a) {
   if (nv > 0) val = val.slice(0, std::min(nv, val.size()));
   fmt::print("osprey tune: {}{} on {} training / {} validation images, objective {}\n", a.tuner,
              a.hypermodel.empty() ? "" : fmt::format(" of the {} hypermodel", a.hypermodel),
-             train.size(), val.size(), a.objective);
+             train.size(), val.size(), objective.name() + " (" + objective.direction() + ")");
 
   tune::HyperModelArg build = [space](tune::HyperParameters& hp) { return build_mlp(hp, space); };
   if (prebuilt) build = tune::HyperModelArg(prebuilt);
-  const tune::Objective objective(a.objective);
   std::unique_ptr<tune::Tuner> tuner;
   if (a.tuner == "random") {
     tuner = std::make_unique<tune::RandomSearch>(
@@ -223,9 +237,9 @@ void add_tune(CLI::App& app) {
       ->check(CLI::IsMember({"random", "bayesian", "hyperband"}));
   cmd->add_option("--max-trials", a->max_trials,
                   "Trials to run (hyperband: a cap, 0 for its full schedule)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(kNonNegative);
   cmd->add_option("--epochs", a->epochs, "Epochs per trial (hyperband: max_epochs)")
-      ->check(CLI::PositiveNumber);
+      ->check(kPositive);
   cmd->add_option("--directory", a->directory,
                   "Where the study lives; rerun with the same one to resume");
   cmd->add_option("--project-name", a->project,
@@ -240,23 +254,27 @@ void add_tune(CLI::App& app) {
       ->check(CLI::IsMember({"mlp", "cnn"}));
   cmd->add_option("--objective", a->objective,
                   "The metric to optimize (val_accuracy, val_loss, ...)");
+  cmd->add_option("--direction", a->direction,
+                  "min or max (default: inferred from --objective: losses and errors are "
+                  "minimized, accuracies and AUC maximized)")
+      ->check(CLI::IsMember({"min", "max"}));
   cmd->add_option("--executions-per-trial", a->executions_per_trial,
                   "Models trained per trial, metrics averaged")
-      ->check(CLI::PositiveNumber);
+      ->check(kPositive);
   cmd->add_option("--factor", a->factor, "Hyperband's reduction factor")->check(CLI::Range(2, 100));
   cmd->add_option("--sampler", a->sampler,
                   "Hyperband's new configurations: random (Li et al.) or bayesian (BOHB, from a "
                   "Gaussian process)")
       ->check(CLI::IsMember({"random", "bayesian"}));
-  cmd->add_option("--batch-size", a->batch_size, "Batch size")->check(CLI::PositiveNumber);
-  cmd->add_option("--seed", a->seed, "Random seed (sampling and training)");
-  cmd->add_option("--data", a->data, "Directory with the Fashion-MNIST IDX files");
+  cmd->add_option("--batch-size", a->batch_size, "Batch size")->check(kPositive);
+  cmd->add_option("--seed", a->seed, "Random seed (sampling and training)")->check(kNonNegative);
+  add_data_option(*cmd, a->data);
   cmd->add_option("--train-samples", a->train_samples,
                   "Use only the first N training images (quick runs, tests)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(kNonNegative);
   cmd->add_option("--val-samples", a->val_samples,
                   "Use only N validation images (default: train-samples / 5)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(kNonNegative);
   cmd->add_flag("--overwrite", a->overwrite, "Start the study over instead of resuming it");
   auto* project = cmd->get_option("--project-name");
   cmd->callback([a, project] {

@@ -53,8 +53,8 @@ std::vector<std::string> find_files(const Options& options) {
   OSPREY_THROW(IoError,
                "fashion_mnist::load: the Fashion-MNIST files are missing. Looked for: {}. To get "
                "them, install the Debian package dataset-fashion-mnist (apt-get install "
-               "dataset-fashion-mnist), or pass Options::directory, or set OSPREY_DATA_DIR to a "
-               "directory that holds them",
+               "dataset-fashion-mnist), or name a directory that holds them (`--data DIR` of the "
+               "osprey command, Options::directory in C++, or OSPREY_DATA_DIR)",
                fmt::join(looked, ", "));
 }
 

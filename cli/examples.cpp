@@ -1,0 +1,38 @@
+// The examples at the foot of each subcommand's --help: one place, so they read as a set and a
+// test (cli_help_examples) can run `--help` of every subcommand.
+#include <array>
+#include <string>
+#include <utility>
+
+#include "cli/subcommands.h"
+
+namespace osprey::cli {
+
+void add_examples(CLI::App& app) {
+  static constexpr std::array<std::pair<const char*, const char*>, 9> kExamples = {{
+      {"info", "osprey info"},
+      {"train",
+       "osprey train --model cnn --epochs 5 --dtype-policy mixed_bfloat16 --output fmnist_cnn\n"
+       "  osprey train --strategy mirrored --devices 2 --backup /scratch/backup --backup-freq 100\n"
+       "  osprey launch -n 2 -- osprey train --strategy multi_worker --timeout 60"},
+      {"evaluate",
+       "osprey evaluate fmnist_cnn\n"
+       "  osprey evaluate --watch ckpts --idle-timeout 600    (beside osprey train "
+       "--checkpoint-dir ckpts)"},
+      {"predict", "osprey predict fmnist_cnn --count 5"},
+      {"tune",
+       "osprey tune --tuner hyperband --hypermodel cnn --epochs 9 --directory studies "
+       "--project-name cnn"},
+      {"quantize", "osprey quantize fmnist_cnn --mode int8 --output fmnist_cnn_int8"},
+      {"launch", "osprey launch -n 2 --max-restarts 3 -- osprey train --strategy multi_worker"},
+      {"run", "osprey run --budget 15m --output osprey_run    (rerun the same line to resume)"},
+      {"ensemble",
+       "osprey ensemble --from-tuner studies/cnn --hypermodel cnn --top-k 3 --combiner "
+       "nelder_mead --output fmnist_ensemble"},
+  }};
+  for (const auto& [name, example] : kExamples) {
+    app.get_subcommand(name)->footer(std::string("\nExample:\n  ") + example);
+  }
+}
+
+}  // namespace osprey::cli
