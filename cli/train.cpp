@@ -151,7 +151,7 @@ void add_train(CLI::App& app) {
       ->check(CLI::Validator(
           [](const std::string& text) {
             std::string copy = text;
-            const std::string bad = kNonNegative(copy);
+            std::string bad = kNonNegative(copy);
             if (!bad.empty()) return bad;
             return std::stod(text) < 1.0 ? std::string() : "must be below 1. Received: " + text;
           },
