@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <optional>
 
@@ -27,6 +28,8 @@
 #include "osprey/precision/dtype_policy.h"
 #include "osprey/train/callbacks/backup_and_restore.h"
 #include "osprey/train/callbacks/checkpoint_csv.h"
+#include "osprey/train/callbacks/early_stopping.h"
+#include "osprey/train/callbacks/tensorboard.h"
 #include "osprey/train/model.h"
 
 namespace osprey::cli {
@@ -52,7 +55,23 @@ struct TrainArgs {
   std::string backup;             // BackupAndRestore folder ('' off)
   std::string checkpoint_dir;     // ModelCheckpoint folder ('' off)
   std::string backup_freq = "epoch";
+  std::string tensorboard;            // TensorBoard log folder ('' off)
+  int histogram_freq = 0;             // epochs between weight histograms in it
+  std::string csv_log;                // CSVLogger file ('' off)
+  std::optional<int> early_stopping;  // EarlyStopping's patience
 };
+
+// Managed-job conventions (Vertex AI custom jobs, seed 002): the platform says where the model,
+// checkpoints and TensorBoard logs go; a flag the user gave wins.
+void apply_managed_job_environment(TrainArgs& a, const CLI::App& cmd) {
+  const auto from_env = [&](const char* flag, const char* var, std::string& field) {
+    const char* value = std::getenv(var);
+    if (value != nullptr && *value != '\0' && cmd.get_option(flag)->count() == 0) field = value;
+  };
+  from_env("--output", "AIP_MODEL_DIR", a.output);
+  from_env("--checkpoint-dir", "AIP_CHECKPOINT_DIR", a.checkpoint_dir);
+  from_env("--tensorboard", "AIP_TENSORBOARD_LOG_DIR", a.tensorboard);
+}
 
 // The strategy the options name; a multi-worker one connects the workers here (a collective).
 // Options that do not go together, and a cluster spec (OSPREY_CONFIG/TF_CONFIG) the strategy
@@ -103,6 +122,18 @@ void run(const TrainArgs& a) {
     fit_callbacks.push_back(callbacks::ModelCheckpoint(
         (std::filesystem::path(a.checkpoint_dir) / "epoch_{epoch}").string()));
   }
+  if (!a.tensorboard.empty()) {
+    fit_callbacks.push_back(
+        callbacks::TensorBoard(a.tensorboard, {.histogram_freq = a.histogram_freq}));
+  }
+  if (!a.csv_log.empty()) fit_callbacks.push_back(callbacks::CSVLogger(a.csv_log));
+  std::shared_ptr<train::EarlyStopping> early_stopping;
+  const std::string monitor = a.validation_split > 0 ? "val_loss" : "loss";
+  if (a.early_stopping) {
+    // Without a validation split there is no val_loss: watch the training loss.
+    early_stopping = callbacks::EarlyStopping({.monitor = monitor, .patience = *a.early_stopping});
+    fit_callbacks.push_back(early_stopping);
+  }
   auto data = datasets::fashion_mnist::load({.directory = a.data});
   Model model = applications::fashion_mnist_model(a.model);
   if (chief) fmt::print("{}", model.summary());
@@ -119,6 +150,12 @@ void run(const TrainArgs& a) {
              .validation_split = a.validation_split,
              .steps_per_epoch = a.steps_per_epoch,
              .seed = a.seed});
+  if (chief && early_stopping && early_stopping->stopped_epoch() >= 0) {
+    fmt::print("early stopping after epoch {}: {} did not improve for {} epochs (best: epoch {})\n",
+               early_stopping->stopped_epoch() + 1, monitor,
+               early_stopping->stopped_epoch() - early_stopping->best_epoch(),
+               early_stopping->best_epoch() + 1);
+  }
   if (chief && backup && backup->restored_from()) {
     fmt::print("resumed from the backup {}\n", backup->restored_from()->string());
   }
@@ -161,14 +198,17 @@ void add_train(CLI::App& app) {
                   "options resumes from the newest at the exact step");
   cmd->add_option("--checkpoint-dir", args->checkpoint_dir,
                   "ModelCheckpoint: save the model after each epoch to DIR/epoch_N (what "
-                  "`osprey evaluate --watch DIR` evaluates as training goes)");
+                  "`osprey evaluate --watch DIR` evaluates as training goes; default: "
+                  "$AIP_CHECKPOINT_DIR when set)");
   cmd->add_option("--backup-freq", args->backup_freq,
                   "When to back up: 'epoch' or every N training steps");
   cmd->add_option("--optimizer", args->optimizer, "sgd, adam, adamw or rmsprop");
   cmd->add_option("--lr", args->lr, "Learning rate")->check(kPositive);
   cmd->add_option("--seed", args->seed, "Random seed")->check(kNonNegative);
   add_data_option(*cmd, args->data);
-  cmd->add_option("--output", args->output, "Directory to save the trained model in ('' to skip)");
+  cmd->add_option("--output", args->output,
+                  "Directory to save the trained model in ('' to skip; default: $AIP_MODEL_DIR "
+                  "when set)");
   cmd->add_option("--strategy", args->strategy,
                   "one_device, mirrored (in-process replicas) or multi_worker "
                   "(processes started by osprey launch, mpirun, srun or OSPREY_CONFIG/TF_CONFIG)")
@@ -188,7 +228,23 @@ void add_train(CLI::App& app) {
                   "a stopped or hung worker then fails the job with an error naming it (default "
                   "300)")
       ->check(CLI::Range(0.001, 86400.0));
-  cmd->callback([args] { run(*args); });
+  cmd->add_option("--tensorboard", args->tensorboard,
+                  "TensorBoard: write event files to DIR/train and DIR/validation (default: "
+                  "$AIP_TENSORBOARD_LOG_DIR when set)");
+  cmd->add_option("--histogram-freq", args->histogram_freq,
+                  "With --tensorboard: weight histograms every N epochs (0: none)")
+      ->check(kNonNegative);
+  cmd->add_option("--csv-log", args->csv_log, "CSVLogger: one row of logs per epoch in FILE");
+  cmd->add_option("--early-stopping", args->early_stopping,
+                  "EarlyStopping: stop after PATIENCE epochs without improvement of val_loss "
+                  "(loss without --validation-split)")
+      ->check(kNonNegative);
+  cmd->callback([args, cmd] {
+    apply_managed_job_environment(*args, *cmd);
+    OSPREY_CHECK_T(cli::UsageError, args->histogram_freq == 0 || !args->tensorboard.empty(),
+                   "osprey train: --histogram-freq needs --tensorboard DIR");
+    run(*args);
+  });
 }
 
 }  // namespace osprey::cli

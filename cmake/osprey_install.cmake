@@ -31,7 +31,7 @@ if(OSPREY_WITH_GLOO)
   string(APPEND _optional_deps "find_dependency(Gloo CONFIG)\n")
 endif()
 file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/ospreyConfig.cmake.in
-"@PACKAGE_INIT@\ninclude(CMakeFindDependencyMacro)\nfind_dependency(dnnl)\nfind_dependency(fmt)\nfind_dependency(OpenMP)\nfind_dependency(nlohmann_json)\nfind_dependency(tomlplusplus)\nfind_dependency(ZLIB)\nfind_dependency(Threads)\nfind_dependency(NLopt CONFIG)\n${_optional_deps}include(\"\${CMAKE_CURRENT_LIST_DIR}/ospreyTargets.cmake\")\ncheck_required_components(osprey)\n")
+"@PACKAGE_INIT@\ninclude(CMakeFindDependencyMacro)\nfind_dependency(dnnl)\nfind_dependency(fmt)\nfind_dependency(OpenMP)\nfind_dependency(nlohmann_json)\nfind_dependency(tomlplusplus)\nfind_dependency(ZLIB)\nfind_dependency(Threads)\nfind_dependency(NLopt CONFIG)\nfind_dependency(Protobuf)\n${_optional_deps}include(\"\${CMAKE_CURRENT_LIST_DIR}/ospreyTargets.cmake\")\ncheck_required_components(osprey)\n")
 configure_package_config_file(${CMAKE_CURRENT_BINARY_DIR}/ospreyConfig.cmake.in
   ${CMAKE_CURRENT_BINARY_DIR}/ospreyConfig.cmake INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/osprey)
 write_basic_package_version_file(${CMAKE_CURRENT_BINARY_DIR}/ospreyConfigVersion.cmake

@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Installs every Debian package osprey's build, tests and main job need; skips what is there.
+# Installs the Debian packages osprey's build and main job need; with --tests, also what the test
+# suite and the benchmarks need (GoogleTest, Google Benchmark, Slurm, PyTorch, numpy, protobuf
+# for Python, the style tools). Skips what is there.
 set -euo pipefail
 # ocl-icd-opencl-dev: Debian's dnnl-config.cmake calls find_package(OpenCL) (its GPU runtime is OCL);
 # apt only recommends it, and --no-install-recommends skips it.
@@ -9,16 +11,27 @@ set -euo pipefail
 # reference BLAS it gets otherwise makes PyTorch ~30x slower and bench/compare_torch meaningless.
 # libxgboost-dev, libnlopt-dev: ensembles (gradient-boosted tree members; Nelder-Mead weights).
 # clang-format-14, clang-tidy-14: the style gate (scripts/check_style.sh), pinned to one version.
+# libprotobuf-dev, protobuf-compiler: TensorBoard event files; python3-protobuf reads them back in
+# the tests.
 packages=(
   build-essential cmake pkg-config
-  libdnnl-dev ocl-icd-opencl-dev libgtest-dev libgmock-dev libbenchmark-dev
+  libdnnl-dev ocl-icd-opencl-dev
   nlohmann-json3-dev libfmt-dev libcli11-dev libtomlplusplus-dev zlib1g-dev
   dataset-fashion-mnist
-  libopenmpi-dev openmpi-bin libgloo-dev slurm-wlm munge iproute2 iputils-ping
-  libxgboost-dev libnlopt-dev
-  python3 python3-numpy python3-torch libopenblas0-pthread
-  clang-format-14 clang-tidy-14
+  libopenmpi-dev openmpi-bin libgloo-dev
+  libxgboost-dev libnlopt-dev libprotobuf-dev protobuf-compiler
 )
+if [[ ${1:-} == --tests ]]; then
+  packages+=(
+    libgtest-dev libgmock-dev libbenchmark-dev
+    slurm-wlm munge iproute2 iputils-ping
+    python3 python3-numpy python3-torch python3-protobuf libopenblas0-pthread
+    clang-format-14 clang-tidy-14
+  )
+elif [[ -n ${1:-} ]]; then
+  echo "setup: unknown option $1 (--tests adds what the tests need)" >&2
+  exit 2
+fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

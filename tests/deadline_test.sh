@@ -59,6 +59,18 @@ wait_from() {  # wait_from START PID
 
 within_bound() { /usr/bin/python3 -c "import sys; sys.exit(0 if $1 <= $bound else 1)"; }
 
+# Stops VICTIM with SIGSTOP a second into training, waits for the job process WAITED to end;
+# sets rc and took, and checks took against the bound.
+stop_and_time() {  # stop_and_time LABEL VICTIM WAITED
+  sleep 1
+  local start
+  start=$(/usr/bin/python3 -c "import time; print(time.time())")
+  kill -STOP "$2"
+  wait_from "$start" "$3"
+  echo "$1 ended with exit code $rc after $took s"
+  within_bound "$took" || fail "$1 took $took s to fail (bound $bound s)"
+}
+
 # ---- MPI: 3 workers, rank 2 stopped -----------------------------------------------------------
 mpirun --allow-run-as-root --oversubscribe --bind-to none -np 3 -x OSPREY_NUM_THREADS \
   -x OMP_NUM_THREADS -x OMP_WAIT_POLICY "$osprey" "${train[@]}" --output "$tmp/mpi" \
@@ -69,13 +81,8 @@ if [ -z "$victim" ]; then
   fail "MPI: rank 2 never started training"
   kill -9 "$job"
 else
-  sleep 1
-  start=$(/usr/bin/python3 -c "import time; print(time.time())")
-  kill -STOP "$victim"
-  wait_from "$start" "$job"
-  echo "MPI: rank 2 stopped; mpirun ended with exit code $rc after $took s"
+  stop_and_time "MPI: rank 2 stopped; mpirun" "$victim" "$job"
   [ "$rc" != 0 ] || fail "MPI: the job succeeded with rank 2 stopped"
-  within_bound "$took" || fail "MPI: the job took $took s to fail (bound $bound s)"
   # The first of ranks 0 and 1 to report ends the job (osprey calls MPI_Abort on an error), so
   # the other's report may never be printed.
   grep -Eq "passed its deadline of 3000 ms on rank [01] of 3: rank 2 did not respond within 1500 ms" \
@@ -102,13 +109,8 @@ for stopped in 1 0; do
     kill -9 "${pids[0]}" "${pids[1]}"
     continue
   fi
-  sleep 1
-  start=$(/usr/bin/python3 -c "import time; print(time.time())")
-  kill -STOP "$victim"
-  wait_from "$start" "${pids[$other]}"
-  echo "Gloo: worker $stopped stopped; worker $other ended with exit code $rc after $took s"
+  stop_and_time "Gloo: worker $stopped stopped; worker $other" "$victim" "${pids[$other]}"
   [ "$rc" = 1 ] || fail "Gloo: worker $other exit code $rc with worker $stopped stopped, expected 1"
-  within_bound "$took" || fail "Gloo: worker $other took $took s to fail (bound $bound s)"
   if [ "$stopped" = 1 ]; then
     want="passed its deadline of 3000 ms on rank 0 of 2: rank 1 did not respond within 1500 ms"
   else

@@ -12,3 +12,4 @@
 #include "osprey/train/callbacks/checkpoint_csv.h"
 #include "osprey/train/callbacks/early_stopping.h"
 #include "osprey/train/callbacks/lr_callbacks.h"
+#include "osprey/train/callbacks/tensorboard.h"
