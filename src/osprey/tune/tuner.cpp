@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <optional>
 
 #include "osprey/core/error.h"
 #include "osprey/io/safetensors.h"
@@ -234,18 +235,48 @@ void Tuner::search(const data::Dataset& dataset, const train::FitOptions& option
   run_search(TrainData{Tensor(), Tensor(), dataset}, options);
 }
 
+namespace {
+// "~4.2s", "~37s", or "?" when nothing says how long the search goes on.
+std::string left_text(std::optional<double> left) {
+  if (!left) return "?";
+  return *left < 10 ? fmt::format("~{:.1f}s", *left) : fmt::format("~{:.0f}s", *left);
+}
+}  // namespace
+
 void Tuner::print_row(const Trial& t, double seconds) {
+  ++search_trials_;
+  search_trial_seconds_ += seconds;
   if (options_.verbose < 1) return;
   if (!header_printed_) {
-    fmt::print("{:<6} {:<9} {:>12} {:>12} {:>8}  {}\n", "trial", "status",
-               oracle_->objective().name().substr(0, 12), "best so far", "time", "hyperparameters");
+    fmt::print("{:<6} {:>7} {:<9} {:>12} {:>12} {:>8} {:>9} {:>9}  {}\n", "trial", "done", "status",
+               oracle_->objective().name().substr(0, 12), "best so far", "time", "elapsed", "left",
+               "hyperparameters");
     header_printed_ = true;
   }
   const auto best = oracle_->get_best_trials(1);
   const std::string score = t.score ? fmt::format("{:.4f}", *t.score) : "-";
   const std::string best_s = best.empty() ? "-" : fmt::format("{:.4f}", *best[0].score);
-  fmt::print("{:<6} {:<9} {:>12} {:>12} {:>7.1f}s  {}\n", t.trial_id, status_name(t.status), score,
-             best_s, seconds, values_text(t.hyperparameters, "{}={}", " "));
+  const int64_t ended =
+      std::count_if(oracle_->trials().begin(), oracle_->trials().end(),
+                    [](const Trial& x) { return x.status != TrialStatus::running; });
+  const int n = oracle_->max_trials();
+  const auto now = std::chrono::steady_clock::now();
+  const double elapsed = std::chrono::duration<double>(now - search_start_).count();
+  // What is left: the mean trial time of this search times the trials still to run, capped by
+  // max_seconds; unknown when the oracle sets no trial count and no time limit.
+  std::optional<double> left;
+  if (n > 0)
+    left = search_trial_seconds_ / search_trials_ *
+           static_cast<double>(std::max<int64_t>(0, n - ended));
+  if (deadline_) {
+    const double to_deadline =
+        std::max(0.0, std::chrono::duration<double>(*deadline_ - now).count());
+    left = left ? std::min(*left, to_deadline) : to_deadline;
+  }
+  fmt::print("{:<6} {:>7} {:<9} {:>12} {:>12} {:>7.1f}s {:>8.1f}s {:>9}  {}\n", t.trial_id,
+             n > 0 ? fmt::format("{}/{}", ended, n) : std::to_string(ended), status_name(t.status),
+             score, best_s, seconds, elapsed, left_text(left),
+             values_text(t.hyperparameters, "{}={}", " "));
   if (t.status == TrialStatus::failed) fmt::print("       error: {}\n", t.message);
   std::fflush(stdout);
 }
@@ -253,6 +284,9 @@ void Tuner::print_row(const Trial& t, double seconds) {
 void Tuner::run_search(const TrainData& data, const train::FitOptions& options) {
   if (oracle_->hyperparameters().space().empty()) populate_initial_space();
   deadline_.reset();
+  search_start_ = std::chrono::steady_clock::now();
+  search_trials_ = 0;
+  search_trial_seconds_ = 0.0;
   if (options_.max_seconds > 0) {
     deadline_ = std::chrono::steady_clock::now() +
                 std::chrono::duration_cast<std::chrono::steady_clock::duration>(

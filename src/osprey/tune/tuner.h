@@ -44,7 +44,9 @@ struct TunerOptions {
   std::string directory = ".";
   std::string project_name = "untitled_project";
   bool overwrite = false;
-  int verbose = 1;  // 0 silent, 1 a table row per trial, 2 also the trial's values as it starts
+  // 0 silent; 1 a row per trial: its score, the best so far, trials done of max_trials, time
+  // elapsed and an estimate of what is left; 2 also the trial's values as it starts.
+  int verbose = 1;
   std::string tuner_id = "tuner0";
   // Wall-clock seconds for one search() call (0: no limit). Once spent, no trial starts and the
   // running trial stops after its current batch; that epoch is still validated and reported, so
@@ -125,6 +127,10 @@ class Tuner {
   std::optional<std::chrono::steady_clock::time_point> deadline_;  // of the running search()
   std::filesystem::path project_dir_;
   bool header_printed_ = false;
+  // The running search's progress line: its start, trials ended and their total seconds.
+  std::chrono::steady_clock::time_point search_start_{};
+  int search_trials_ = 0;
+  double search_trial_seconds_ = 0.0;
 };
 
 }  // namespace osprey::tune
