@@ -1,6 +1,6 @@
 """Listings in the documentation cannot drift from code that CI compiles and runs (issue 26).
 
-A fenced block in README.md or docs/*.md that follows a line
+A fenced block in README.md or any Markdown file under docs/ that follows a line
     <!-- example: examples/NAME.cpp -->
 must equal that file, byte for byte. The example is built and run by ctest (examples/), so the
 listing on the page is code that works. Prints each mismatch with a diff and exits 1.
@@ -12,7 +12,7 @@ import re
 import sys
 
 root = pathlib.Path(sys.argv[1])
-pages = [root / "README.md", *sorted((root / "docs").glob("*.md"))]
+pages = [root / "README.md", *sorted((root / "docs").rglob("*.md"))]
 marker = re.compile(r"<!-- example: (\S+) -->\n```[a-z+]*\n(.*?)```\n", re.S)
 checked, bad = 0, 0
 for page in pages:

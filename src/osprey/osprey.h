@@ -14,6 +14,7 @@
 #include "osprey/distribute/batch_split.h"
 #include "osprey/distribute/central_storage_strategy.h"
 #include "osprey/distribute/cluster_resolver.h"
+#include "osprey/distribute/devices.h"
 #include "osprey/distribute/distribution.h"
 #include "osprey/distribute/learning_rate_scaling.h"
 #include "osprey/distribute/mirrored_strategy.h"
