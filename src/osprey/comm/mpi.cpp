@@ -55,8 +55,8 @@ class Runtime {
     int initialized = 0;
     MPI_Initialized(&initialized);
     if (initialized == 0) {
-      // Open MPI picks a binomial tree for MPI_Iallreduce on small groups, 1.3-2.4x slower than
-      // its blocking MPI_Allreduce from 64 KiB up on 2 ranks; Rabenseifner's algorithm matches it
+      // Open MPI picks a binomial tree for MPI_Iallreduce on small groups, 1.3-3.7x slower than
+      // its blocking MPI_Allreduce on 2 ranks; Rabenseifner's algorithm matches it
       // (bench/RESULTS.md, "Deadlines"). A user's own setting wins.
       setenv("OMPI_MCA_coll_libnbc_iallreduce_algorithm", "3", 0);
       int provided = 0;
@@ -276,12 +276,13 @@ class MpiCommunicator final : public Communicator {
     check_tag(tag, "recv");
     const auto deadline = DeadlineClock::now() + options_.timeout;
     ++sequence_;
-    const std::string call = fmt::format("recv from rank {} (tag {})", source, tag);
+    // Named only on a timeout: a recv on a pipeline's hot path formats nothing.
+    const auto late = [&] { timed_out(fmt::format("recv from rank {} (tag {})", source, tag)); };
     MPI_Status status;
     for (int arrived = 0;;) {
       ok(MPI_Iprobe(source, tag, comm_, &arrived, &status), "recv");
       if (arrived != 0) break;
-      if (DeadlineClock::now() >= deadline) timed_out(call);
+      if (DeadlineClock::now() >= deadline) late();
     }
     int sent = 0;
     MPI_Get_count(&status, MPI_FLOAT, &sent);
@@ -294,7 +295,7 @@ class MpiCommunicator final : public Communicator {
     }
     MPI_Request request = MPI_REQUEST_NULL;
     ok(MPI_Irecv(into, sent, MPI_FLOAT, source, tag, comm_, &request), "recv");
-    if (!complete_by(request, deadline, MPI_STATUS_IGNORE, "recv")) timed_out(call);
+    if (!complete_by(request, deadline, MPI_STATUS_IGNORE, "recv")) late();
     OSPREY_CHECK(
         sent == count,
         "Communicator::recv: rank {} expected {} elements from rank {} (tag {}) but {} were sent",

@@ -244,8 +244,6 @@ std::string left_text(std::optional<double> left) {
 }  // namespace
 
 void Tuner::print_row(const Trial& t, double seconds) {
-  ++search_trials_;
-  search_trial_seconds_ += seconds;
   if (options_.verbose < 1) return;
   if (!header_printed_) {
     fmt::print("{:<6} {:>7} {:<9} {:>12} {:>12} {:>8} {:>9} {:>9}  {}\n", "trial", "done", "status",
@@ -322,8 +320,11 @@ void Tuner::run_search(const TrainData& data, const train::FitOptions& options) 
     // A failed trial keeps no predictions, even one the oracle failed after it trained.
     if (ended.status == TrialStatus::failed)
       std::filesystem::remove(validation_predictions_path(trial.trial_id));
-    print_row(ended,
-              std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    ++search_trials_;
+    search_trial_seconds_ += seconds;
+    print_row(ended, seconds);
     if (ended.status != TrialStatus::failed) {
       consecutive_failures = 0;
     } else if (++consecutive_failures >= options_.max_consecutive_failed_trials) {
