@@ -9,14 +9,14 @@ endforeach()
 install(TARGETS ${_targets} EXPORT ospreyTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(DIRECTORY src/osprey DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} FILES_MATCHING PATTERN "*.h"
-  PATTERN "*_test*" EXCLUDE)
+  PATTERN "*_test*" EXCLUDE PATTERN "internal" EXCLUDE)
 install(FILES ${PROJECT_BINARY_DIR}/generated/osprey/version.h
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/osprey)
 install(EXPORT ospreyTargets NAMESPACE osprey:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/osprey)
 # Optional parts are components: find_package(osprey COMPONENTS mpi gloo) fails, naming the
 # component, against an install built without them; osprey_<part>_FOUND says what is there.
 set(_optional_deps "")
-foreach(_part mpi gloo xgboost)
+foreach(_part mpi gloo grpc xgboost)
   string(TOUPPER ${_part} _upper)
   if(OSPREY_WITH_${_upper})
     string(APPEND _optional_deps "set(osprey_${_part}_FOUND TRUE)\n")
@@ -29,6 +29,9 @@ if(OSPREY_WITH_MPI)
 endif()
 if(OSPREY_WITH_GLOO)
   string(APPEND _optional_deps "find_dependency(Gloo CONFIG)\n")
+endif()
+if(OSPREY_WITH_GRPC)
+  string(APPEND _optional_deps "find_dependency(gRPC CONFIG)\n")
 endif()
 file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/ospreyConfig.cmake.in
 "@PACKAGE_INIT@\ninclude(CMakeFindDependencyMacro)\nfind_dependency(dnnl)\nfind_dependency(fmt)\nfind_dependency(OpenMP)\nfind_dependency(nlohmann_json)\nfind_dependency(tomlplusplus)\nfind_dependency(ZLIB)\nfind_dependency(Threads)\nfind_dependency(NLopt CONFIG)\nfind_dependency(Protobuf)\n${_optional_deps}include(\"\${CMAKE_CURRENT_LIST_DIR}/ospreyTargets.cmake\")\ncheck_required_components(osprey)\n")

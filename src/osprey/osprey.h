@@ -20,6 +20,7 @@
 #include "osprey/distribute/mirrored_strategy.h"
 #include "osprey/distribute/multi_worker_mirrored_strategy.h"
 #include "osprey/distribute/one_device_strategy.h"
+#include "osprey/distribute/parameter_server_strategy.h"
 #include "osprey/nn/layers/all.h"
 #include "osprey/optim/optim.h"
 #include "osprey/quant/quantize.h"

@@ -3,7 +3,7 @@
 // one; osprey's gRPC services answer it with NOT_FOUND (ps/internal/rpc.h), and it lives here,
 // outside the gRPC code, so that the logic behind a service (ps/parameter_shard.h) can throw it
 // in builds without gRPC.
-//   OSPREY_THROW(NotFoundError, "ps 0: no variable 'dense/kernel'");  // inside osprey::distribute
+//   OSPREY_THROW(distribute::NotFoundError, "ps 0: no variable 'dense/kernel'");
 #pragma once
 
 #include "osprey/core/error.h"

@@ -21,6 +21,7 @@
 #include "osprey/autograd/variable.h"
 #include "osprey/models/network.h"
 #include "osprey/optim/optimizer.h"
+#include "osprey/train/logs.h"
 
 namespace osprey::train {
 
@@ -60,6 +61,22 @@ class StepExecutor {
   // Copies the primary network's weights into every replica (fit, evaluate and predict call it
   // first, so weights set or loaded in between reach the replicas).
   virtual void sync_replicas() {}
+
+  // The hooks of strategies whose steps run elsewhere (ParameterServerStrategy: a coordinator
+  // sends steps to worker processes, parameter servers hold the weights).
+  // On a process that serves another's steps (a ps worker task), fit calls serve_steps instead of
+  // running its own loop: it runs `step` on what arrives until the coordinator's fit ends, and
+  // returns true. Every other executor returns false and fit runs as usual.
+  virtual bool serve_steps(const ReplicaStep& step) { return false; }
+  // At the end of each epoch, before the epoch's logs are read: waits for the steps still in
+  // flight and returns their outputs (to count in the epoch's metrics), and brings the primary
+  // network's weights up to date, so callbacks, validation and save see the trained model.
+  virtual std::vector<ReplicaOutput> finish_epoch() { return {}; }
+  // At the end of fit; `error` is empty when it ended normally, else what ended it.
+  virtual void end_fit(const std::string& error) {}
+  // Adds what the strategy reports per step to fit's logs (e.g. a parameter server's
+  // aggregated and dropped gradients).
+  virtual void add_logs(Logs& logs) const {}
 };
 
 class Strategy {

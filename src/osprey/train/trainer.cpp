@@ -189,10 +189,13 @@ void Trainer::train_step(const Tensor& x, const Tensor& y) {
   OSPREY_CHECK(y.defined(), "fit: the training data has no targets (y)");
   check_scope("fit");
   const autograd::CreationScopeGuard creation(scope_label_.empty() ? nullptr : &scope_label_);
+  accumulate(executor().train_step(x, y, replica_step()));
+}
+
+ReplicaStep Trainer::replica_step() {
   // Runs on each replica's thread: nothing here may touch the trainer's running state.
-  const ReplicaStep step = [this](models::Network& net,
-                                  const std::vector<autograd::Variable>& trainable,
-                                  const Tensor& xr, const Tensor& yr) {
+  return [this](models::Network& net, const std::vector<autograd::Variable>& trainable,
+                const Tensor& xr, const Tensor& yr) {
     autograd::Variable y_pred = net(autograd::Variable(xr), true);
     autograd::Variable loss = (*loss_)(yr, y_pred);
     for (const autograd::Variable& r : net.regularization_losses()) loss = loss + r;
@@ -200,7 +203,12 @@ void Trainer::train_step(const Tensor& x, const Tensor& y) {
     optimizer_->scale_loss(loss).backward();
     return ReplicaOutput{loss.item(), y_pred.value(), yr};
   };
-  accumulate(executor().train_step(x, y, step));
+}
+
+Logs Trainer::fit_results() const {
+  Logs logs = results();
+  if (executor_) executor_->add_logs(logs);
+  return logs;
 }
 
 void Trainer::test_step(const Tensor& x, const Tensor& y) {
@@ -283,6 +291,11 @@ History Trainer::fit(Model& model, const BatchSource& train, const FitOptions& o
   OSPREY_CHECK(o.epochs >= 0 && o.initial_epoch >= 0,
                "fit: epochs and initial_epoch must be non-negative");
   auto history = std::make_shared<History>();
+  {  // a process that serves another's steps (a parameter-server worker task) runs no loop
+    check_scope("fit");
+    const autograd::CreationScopeGuard creation(scope_label_.empty() ? nullptr : &scope_label_);
+    if (executor().serve_steps(replica_step())) return *history;
+  }
   std::vector<CallbackPtr> all = o.callbacks;
   if (o.verbose > 0) all.insert(all.begin(), std::make_shared<ProgbarLogger>());
   all.push_back(history);
@@ -292,12 +305,27 @@ History Trainer::fit(Model& model, const BatchSource& train, const FitOptions& o
   resume_.reset();
   callbacks.each([](Callback& c) { c.on_train_begin({}); });
   executor().sync_replicas();  // weights may have been set (or restored) since the last fit
+  Logs epoch_logs;
+  try {
+    epoch_logs = run_epochs(model, train, o, validation, callbacks, *history);
+  } catch (const std::exception& e) {
+    executor().end_fit(e.what());
+    throw;
+  }
+  executor().end_fit("");
+  callbacks.each([&](Callback& c) { c.on_train_end(epoch_logs); });
+  return *history;
+}
+
+Logs Trainer::run_epochs(Model& model, const BatchSource& train, const FitOptions& o,
+                         const std::optional<BatchSource>& validation, CallbackList& callbacks,
+                         History& history) {
   const std::optional<ResumePoint> resume = std::exchange(resume_, std::nullopt);
   const int first_epoch = resume ? resume->epoch : o.initial_epoch;
   const int64_t first_step = resume ? resume->step : 0;
   if (resume) {
-    history->history = resume->history;
-    history->epoch = resume->history_epochs;
+    history.history = resume->history;
+    history.epoch = resume->history_epochs;
   }
   Logs epoch_logs;
   for (int epoch = first_epoch; epoch < o.epochs && !model.stop_training(); ++epoch) {
@@ -321,24 +349,24 @@ History Trainer::fit(Model& model, const BatchSource& train, const FitOptions& o
       ++step;
       if (step % k == 0) {
         group_open = false;
-        const Logs logs = results();
+        const Logs logs = fit_results();
         callbacks.each([&](Callback& c) { c.on_train_batch_end(step - 1, logs); });
         if (model.stop_training()) break;
       }
     }
     if (group_open) {
-      const Logs logs = results();
+      const Logs logs = fit_results();
       callbacks.each([&](Callback& c) { c.on_train_batch_end(step - 1, logs); });
     }
-    epoch_logs = results();
+    accumulate(executor().finish_epoch());
+    epoch_logs = fit_results();
     if (validation) {
       const Logs val = evaluate(model, *validation, {.batch_size = 0, .verbose = 0});
       for (const auto& [k, v] : val.items()) epoch_logs.set("val_" + k, v);
     }
     callbacks.each([&](Callback& c) { c.on_epoch_end(epoch, epoch_logs); });
   }
-  callbacks.each([&](Callback& c) { c.on_train_end(epoch_logs); });
-  return *history;
+  return epoch_logs;
 }
 
 Logs Trainer::evaluate(Model& model, const BatchSource& source, const EvaluateOptions& o) {

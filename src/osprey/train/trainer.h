@@ -92,6 +92,15 @@ class Trainer {
   void check_created_under_this_strategy() const;
   // Every step: `what` (fit, evaluate, predict) may not run inside another strategy's scope.
   void check_scope(const char* what) const;
+  // One replica's forward, loss and backward: what train_step runs on every replica, and what a
+  // process serving another's steps runs on each step it receives (StepExecutor::serve_steps).
+  ReplicaStep replica_step();
+  // results() and what the strategy adds per step (StepExecutor::add_logs): fit's logs.
+  Logs fit_results() const;
+  // Fit's epochs, between on_train_begin and on_train_end.
+  Logs run_epochs(Model& model, const BatchSource& train, const FitOptions& o,
+                  const std::optional<BatchSource>& validation, CallbackList& callbacks,
+                  History& history);
   // Adds the replicas' losses and predictions to the running loss and the metrics.
   void accumulate(const std::vector<ReplicaOutput>& outputs);
   std::shared_ptr<models::Network> network_;

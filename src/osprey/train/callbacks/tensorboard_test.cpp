@@ -10,6 +10,7 @@
 #include "osprey/io/json.h"
 #include "osprey/io/tfevents_reader.h"
 #include "osprey/nn/layers/all.h"
+#include "osprey/nn/name_scope.h"
 #include "osprey/tensor/factory.h"
 #include "osprey/train/model.h"
 
@@ -50,6 +51,7 @@ TEST(TensorBoardTest, EpochLogsAndHistogramsReadBackAsKerasLaysThemOut) {
   const fs::path logs = tmp / "logs";
   const Tensor x = random_normal({64, 3}, {.seed = 4});
   const Tensor y = random_uniform({64, 1}, {.seed = 5});
+  nn::clear_session();  // the histogram tags below name the layers dense and dense_1
   osprey::Model m =
       osprey::Sequential({layers::Dense(4, "relu"), layers::Dense(1)}, {.input_shape = {3}});
   m.compile("sgd", "mse", {"mae"});

@@ -94,6 +94,23 @@ Tensor from_wire(const TensorData& d, std::string_view what) {
   return t;
 }
 
+Tensor floats_from_wire(const TensorData& d, std::string_view what) {
+  const bool bf16 = d.dtype() == dtype_name(DType::bfloat16);
+  OSPREY_CHECK(bf16 || d.dtype() == dtype_name(DType::float32),
+               "{}: tensor '{}' must be float32 or bfloat16. Received: dtype '{}'", what, d.name(),
+               d.dtype());
+  const int64_t n = checked_numel(d, bf16 ? sizeof(bfloat16) : sizeof(float), what);
+  const auto bytes = static_cast<uint64_t>(n) * (bf16 ? sizeof(bfloat16) : sizeof(float));
+  OSPREY_CHECK(d.data().size() == bytes,
+               "{}: tensor '{}' ({} {}) should carry {} bytes of data. Received: {} bytes", what,
+               d.name(), d.dtype(), shape_text(d), bytes, d.data().size());
+  Shape shape;
+  for (int i = 0; i < d.shape_size(); ++i) shape.push_back(d.shape(i));
+  Tensor t = Tensor::empty(shape);
+  read_floats(d, t.data<float>(), n, what);
+  return t;
+}
+
 void read_floats(const TensorData& d, float* dst, int64_t n, std::string_view what) {
   const bool f32 = d.dtype() == dtype_name(DType::float32);
   const bool bf16 = d.dtype() == dtype_name(DType::bfloat16);

@@ -1,0 +1,243 @@
+// Parameter-server training on a cluster of threads on loopback: in-process parameter servers
+// (PsServer), worker tasks whose fit serves the chief's steps, and the chief, each with its own
+// ParameterServerStrategy made from its own TF_CONFIG. Sync training without backup replicas
+// must give the single-device weights for the same global batches.
+#include "osprey/distribute/parameter_server_strategy.h"
+
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "osprey/distribute/one_device_strategy.h"
+#include "osprey/distribute/ps/ps_server.h"
+#include "osprey/distribute/strategy_fixture.h"
+#include "osprey/distribute/weights_difference.h"
+#include "osprey/optim/factory.h"
+
+namespace osprey::distribute {
+namespace {
+
+using testing::data_x;
+using testing::data_y;
+using testing::initial_weights;
+using testing::make_mlp;
+using testing::max_abs_difference;
+using testing::max_relative_difference;
+
+// A port no one listens on now (the kernel's choice for an ephemeral bind).
+int free_port() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  a.sin_port = 0;
+  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  socklen_t len = sizeof a;
+  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  close(fd);
+  return ntohs(a.sin_port);
+}
+
+std::string loopback(int port) { return "127.0.0.1:" + std::to_string(port); }
+
+// A cluster of threads: `num_ps` parameter servers (none: the chief hosts one), `workers`
+// worker tasks, and the chief, which runs train(model) while the workers' fit serves it.
+struct Cluster {
+  std::vector<std::unique_ptr<ps::PsServer>> servers;
+  nlohmann::json spec;
+
+  Cluster(int workers, int num_ps) {
+    spec["chief"] = {loopback(free_port())};
+    for (int i = 0; i < workers; ++i) spec["worker"].push_back(loopback(free_port()));
+    for (int i = 0; i < num_ps; ++i) {
+      servers.push_back(std::make_unique<ps::PsServer>(
+          ps::PsServerOptions{.listen = "127.0.0.1:0", .name = "ps " + std::to_string(i)}));
+      spec["ps"].push_back(servers.back()->address());
+    }
+  }
+
+  ClusterResolver task(const std::string& type, int index) const {
+    const nlohmann::json config = {{"cluster", spec}, {"task", {{"type", type}, {"index", index}}}};
+    return ClusterResolver::from_json(config.dump(), "test TF_CONFIG");
+  }
+
+  int num_workers() const { return static_cast<int>(spec["worker"].size()); }
+
+  // Trains the fixture's MLP for one epoch of 20 global batches of 8 (as train_20_steps) on the
+  // chief, every worker serving; returns the chief's model and its History's logs.
+  Model train(const ParameterServerOptions& options, const std::string& optimizer,
+              train::History* history = nullptr, int epochs = 1) {
+    auto make = [&](const std::shared_ptr<ParameterServerStrategy>& s) {
+      Model m = make_mlp();
+      m.set_weights(initial_weights());
+      m.compile(optimizer, "mse", {}, {.strategy = s});
+      return m;
+    };
+    std::vector<std::shared_ptr<ParameterServerStrategy>> strategies;
+    std::vector<Model> models;
+    for (int i = 0; i < num_workers(); ++i) {
+      strategies.push_back(std::make_shared<ParameterServerStrategy>(options, task("worker", i)));
+      models.push_back(make(strategies.back()));
+    }
+    auto chief = std::make_shared<ParameterServerStrategy>(options, task("chief", 0));
+    Model model = make(chief);
+    std::vector<std::string> errors(models.size());
+    std::vector<std::thread> threads;
+    for (size_t i = 0; i < models.size(); ++i) {
+      threads.emplace_back([&, i] {
+        try {
+          models[i].fit(data_x(), data_y(),
+                        {.batch_size = 8, .epochs = epochs, .verbose = 0, .shuffle = false});
+        } catch (const std::exception& e) {
+          errors[i] = e.what();
+        }
+      });
+    }
+    train::History h;
+    try {
+      h = model.fit(data_x(), data_y(),
+                    {.batch_size = 8, .epochs = epochs, .verbose = 0, .shuffle = false});
+    } catch (...) {
+      for (auto& t : threads) t.join();
+      throw;
+    }
+    for (auto& t : threads) t.join();
+    for (size_t i = 0; i < errors.size(); ++i) EXPECT_EQ(errors[i], "") << "worker " << i;
+    if (history) *history = h;
+    return model;
+  }
+};
+
+Model one_device(const std::string& optimizer) {
+  Model m = make_mlp();
+  m.set_weights(initial_weights());
+  m.compile(optimizer, "mse", {}, {.strategy = std::make_shared<OneDevice>("cpu:0")});
+  m.fit(data_x(), data_y(), {.batch_size = 8, .epochs = 1, .verbose = 0, .shuffle = false});
+  return m;
+}
+
+TEST(ParameterServerStrategyTest, SyncWithoutBackupsMatchesOneDevice) {
+  for (const std::string opt : {"sgd", "adam"}) {
+    const Model one = one_device(opt);
+    ASSERT_GT(max_abs_difference(one.get_weights(), initial_weights()), 1e-3) << opt;
+    Cluster cluster(2, 2);
+    train::History h;
+    const Model ps = cluster.train({}, opt, &h);
+    EXPECT_LE(max_relative_difference(ps.get_weights(), one.get_weights()), 1e-5) << opt;
+    EXPECT_EQ(h.history.at("ps_aggregated").back(), 2.0);
+    EXPECT_EQ(h.history.at("ps_replicas").back(), 2.0);
+    EXPECT_EQ(h.history.at("ps_dropped").back(), 0.0);
+  }
+}
+
+TEST(ParameterServerStrategyTest, PartitionedAndBalancedVariablesGiveTheSameWeights) {
+  const Model one = one_device("adam");
+  Cluster cluster(2, 3);
+  ParameterServerOptions o;
+  o.placement = ps::Placement::balanced;
+  o.variable_partitioner = ps::fixed_shards_partitioner(3);
+  const Model ps = cluster.train(o, "adam");
+  EXPECT_LE(max_relative_difference(ps.get_weights(), one.get_weights()), 1e-5);
+}
+
+TEST(ParameterServerStrategyTest, TheChiefHostsThePsWhenTheClusterListsNone) {
+  const Model one = one_device("sgd");
+  Cluster cluster(2, 0);
+  const Model ps = cluster.train({}, "sgd");
+  EXPECT_LE(max_relative_difference(ps.get_weights(), one.get_weights()), 1e-5);
+}
+
+TEST(ParameterServerStrategyTest, Bf16GradientsStayCloseToFloat32) {
+  const Model one = one_device("sgd");
+  Cluster cluster(2, 1);
+  const Model ps = cluster.train({.compression = "bf16"}, "sgd");
+  const double diff = max_relative_difference(ps.get_weights(), one.get_weights());
+  EXPECT_GT(diff, 0.0);  // bf16 rounding did happen
+  EXPECT_LE(diff, 2e-2);
+}
+
+TEST(ParameterServerStrategyTest, SyncWithABackupAppliesOneShareOfTwoPerStep) {
+  Cluster cluster(2, 1);
+  train::History h;
+  const Model ps = cluster.train({.replicas_to_aggregate = 1}, "sgd", &h, 2);
+  EXPECT_EQ(h.history.at("ps_aggregated").back(), 1.0);
+  EXPECT_EQ(h.history.at("ps_replicas").back(), 2.0);
+  // Every step dropped or cancelled the other share: 20 a epoch.
+  EXPECT_GE(h.history.at("ps_dropped").back(), 1.0);
+  EXPECT_LE(h.history.at("ps_dropped").back(), 20.0);
+  EXPECT_GT(max_abs_difference(ps.get_weights(), initial_weights()), 1e-3);
+  EXPECT_LT(h.history.at("loss").back(), h.history.at("loss").front() + 1e-9);
+}
+
+TEST(ParameterServerStrategyTest, AsyncTrainsAndReportsStaleness) {
+  Cluster cluster(2, 1);
+  train::History h;
+  ParameterServerOptions o;
+  o.mode = "async";
+  o.staleness.max_staleness = 8;
+  const Model ps = cluster.train(o, "sgd", &h, 3);
+  ASSERT_EQ(h.history.at("loss").size(), 3u);
+  EXPECT_LT(h.history.at("loss").back(), h.history.at("loss").front());
+  EXPECT_TRUE(h.history.count("ps_staleness"));
+  EXPECT_GE(h.history.at("ps_staleness").back(), 0.0);
+  EXPECT_GT(max_abs_difference(ps.get_weights(), initial_weights()), 1e-3);
+}
+
+TEST(ParameterServerStrategyTest, RefusesClustersItCannotRun) {
+  auto make = [](const std::string& json, ParameterServerOptions o = {}) {
+    ParameterServerStrategy s(o, ClusterResolver::from_json(json, "TF_CONFIG"));
+  };
+  try {
+    make(R"({"cluster": {"worker": ["127.0.0.1:1"], "ps": ["127.0.0.1:2"]},
+             "task": {"type": "worker", "index": 0}})");
+    FAIL();
+  } catch (const ValueError& e) {
+    EXPECT_STREQ(e.what(),
+                 "ParameterServerStrategy: the cluster (TF_CONFIG) must list one chief, the "
+                 "coordinator; it lists 0");
+  }
+  try {
+    make(R"({"cluster": {"chief": ["127.0.0.1:1"], "worker": ["127.0.0.1:2"],
+             "ps": ["127.0.0.1:3"]}, "task": {"type": "ps", "index": 0}})");
+    FAIL();
+  } catch (const ValueError& e) {
+    EXPECT_STREQ(e.what(),
+                 "ParameterServerStrategy: this process is ps task 0 (TF_CONFIG); a ps task runs "
+                 "`osprey ps --listen 127.0.0.1:3`, not the training program");
+  }
+  EXPECT_THROW(make(R"({"cluster": {"chief": ["127.0.0.1:1"], "worker": ["127.0.0.1:2"]},
+                        "task": {"type": "chief", "index": 0}})",
+                    {.replicas_to_aggregate = 2}),
+               ValueError);
+  EXPECT_THROW(make(R"({"cluster": {"chief": ["127.0.0.1:1"], "worker": ["127.0.0.1:2"]},
+                        "task": {"type": "chief", "index": 0}})",
+                    {.mode = "eventually"}),
+               ValueError);
+}
+
+TEST(ParameterServerStrategyTest, GlobalClipnormIsRefusedAcrossSeveralPs) {
+  Cluster cluster(1, 2);
+  auto chief =
+      std::make_shared<ParameterServerStrategy>(ParameterServerOptions{}, cluster.task("chief", 0));
+  Model m = make_mlp();
+  m.compile(std::shared_ptr<optim::Optimizer>(optim::deserialize(
+                {{"class_name", "SGD"}, {"config", {{"global_clipnorm", 1.0}}}})),
+            "mse", {}, {.strategy = chief});
+  try {
+    m.fit(data_x(), data_y(), {.batch_size = 8, .epochs = 1, .verbose = 0});
+    FAIL();
+  } catch (const ValueError& e) {
+    EXPECT_NE(std::string(e.what()).find("global_clipnorm needs every gradient in one place"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace osprey::distribute
