@@ -3,7 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <cstdlib>
+#include <thread>
 
 #include "osprey/autograd/creation_scope.h"
 #include "osprey/autograd/grad_mode.h"
@@ -368,7 +371,20 @@ class WorkerExecutor final : public PsExecutorBase {
                  std::shared_ptr<models::Network> network,
                  std::shared_ptr<optim::Optimizer> optimizer)
       : PsExecutorBase(strategy, std::move(runtime), std::move(network), std::move(optimizer)),
-        task_index_(strategy.cluster().task_index()) {}
+        task_index_(strategy.cluster().task_index()) {
+    // A test and benchmark hook (seed 002's straggler): OSPREY_PS_SLOWDOWN=1:3 makes worker 1's
+    // steps take 3x as long, by sleeping twice each step's own time after it.
+    if (const char* f = std::getenv("OSPREY_PS_SLOWDOWN"); f != nullptr && *f != '\0') {
+      int worker = -1;
+      double factor = 0.0;
+      char tail = 0;
+      OSPREY_CHECK(std::sscanf(f, "%d:%lf%c", &worker, &factor, &tail) == 2 && factor >= 1.0,
+                   "{}: OSPREY_PS_SLOWDOWN must be WORKER:FACTOR with a factor of at least 1, "
+                   "e.g. 1:3. Received: '{}'",
+                   kWho, f);
+      if (worker == task_index_) slowdown_ = factor;
+    }
+  }
 
   std::vector<train::ReplicaOutput> train_step(const Tensor&, const Tensor&,
                                                const train::ReplicaStep&) override {
@@ -406,6 +422,7 @@ class WorkerExecutor final : public PsExecutorBase {
   void run(const train::ReplicaStep& step, const ps::StepRequest& request, ps::StepReply* reply) {
     const std::string what =
         fmt::format("step {} share {} from the chief", request.step(), request.share());
+    const auto start = std::chrono::steady_clock::now();
     const Tensor x = ps::from_wire(request.x(), what);
     const Tensor y = ps::from_wire(request.y(), what);
     ensure_bound(x);
@@ -417,6 +434,9 @@ class WorkerExecutor final : public PsExecutorBase {
                                                  .base_versions = versions,
                                                  .weight = static_cast<double>(x.size(0)),
                                                  .worker = task_index_});
+    if (slowdown_ > 1.0) {
+      std::this_thread::sleep_for((std::chrono::steady_clock::now() - start) * (slowdown_ - 1.0));
+    }
     reply->set_loss(out.loss);
     ps::to_wire(out.y_pred, "y_pred", reply->mutable_y_pred());
     reply->set_dropped(pushed.dropped);
@@ -424,6 +444,7 @@ class WorkerExecutor final : public PsExecutorBase {
   }
 
   int task_index_;
+  double slowdown_ = 1.0;
   std::string scope_;
   bool pulled_ = false;
 };
