@@ -9,7 +9,7 @@
 namespace osprey::cli {
 
 void add_examples(CLI::App& app) {
-  static constexpr std::array<std::pair<const char*, const char*>, 9> kExamples = {{
+  static constexpr std::array<std::pair<const char*, const char*>, 10> kExamples = {{
       {"info", "osprey info"},
       {"train",
        "osprey train --model cnn --epochs 5 --dtype-policy mixed_bfloat16 --output fmnist_cnn\n"
@@ -29,6 +29,9 @@ void add_examples(CLI::App& app) {
       {"ensemble",
        "osprey ensemble --from-tuner studies/cnn --hypermodel cnn --top-k 3 --combiner "
        "nelder_mead --output fmnist_ensemble"},
+      {"ps",
+       "OSPREY_PS_TOKEN=$(cat token) osprey ps --listen 10.0.0.2:5001 --checkpoint-dir ps0 "
+       "--checkpoint-every 60"},
   }};
   for (const auto& [name, example] : kExamples) {
     app.get_subcommand(name)->footer(std::string("\nExample:\n  ") + example);

@@ -4,7 +4,8 @@
 // its output comes back line by line as "[rank R] text". A failure restarts the whole job, up to
 // --max-restarts times in all (default 3), each attempt's ending printed with the rank that
 // failed; then launch exits with the first failing worker's exit code and names its rank. The
-// pure parts live in launch_util.h.
+// pure parts live in launch_util.h. `osprey launch --workers M --ps N -- PROGRAM` starts a
+// parameter-server cluster on this host instead (launch_ps.h).
 #include <dirent.h>
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -23,8 +24,11 @@
 #include <limits>
 #include <thread>
 
+#include "cli/launch_ps.h"
 #include "cli/launch_util.h"
+#include "cli/process.h"
 #include "cli/subcommands.h"
+#include "cli/usage_error.h"
 #include "osprey/core/error.h"
 
 extern char** environ;
@@ -35,6 +39,10 @@ namespace {
 
 struct LaunchArgs {
   int num_workers = 0;
+  // A parameter-server cluster (launch_ps.h): --workers M and --ps N instead of -n.
+  int ps_workers = 0;
+  int num_ps = 1;
+  std::string ps_checkpoint_dir;
   std::vector<std::string> hosts;
   int threads_per_worker = 0;
   std::string launcher = "auto";
@@ -87,81 +95,6 @@ void forward_signal(int sig) {
   g_forwarded = sig;
   const pid_t child = g_child;
   if (child > 0) kill(child, sig);
-}
-
-struct Child {
-  pid_t pid = -1;
-  int out_fd = -1;
-  int err_fd = -1;
-};
-
-// Starts `exe` with `argv` and `env`, its stdout and stderr on pipes, in a process group of its
-// own. Own group: Ctrl-C reaches only us and we pass it on once; mpirun also getting the
-// terminal's SIGINT would make two, and at its second signal mpirun exits at once, leaving the
-// workers running. If we die without passing a signal on (SIGKILL), PR_SET_PDEATHSIG stops it.
-Child spawn(const std::string& exe, const std::vector<std::string>& argv,
-            const std::vector<std::string>& env) {
-  std::vector<char*> cargv, cenv;
-  for (const std::string& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
-  for (const std::string& e : env) cenv.push_back(const_cast<char*>(e.c_str()));
-  cargv.push_back(nullptr);
-  cenv.push_back(nullptr);
-  int out[2], err[2];
-  if (pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0) {
-    OSPREY_THROW(Error, "launch: cannot create pipes: {}", std::strerror(errno));
-  }
-  // Signals wait until g_child is set, so none is lost between fork and the handler seeing it.
-  sigset_t block, old;
-  sigemptyset(&block);
-  sigaddset(&block, SIGINT);
-  sigaddset(&block, SIGTERM);
-  sigprocmask(SIG_BLOCK, &block, &old);
-  const pid_t parent = getpid();
-  const pid_t pid = fork();
-  if (pid == 0) {
-    // Only async-signal-safe calls from here to exec.
-    setpgid(0, 0);
-    prctl(PR_SET_PDEATHSIG, SIGTERM);
-    if (getppid() != parent) _exit(1);  // the parent died before prctl
-    dup2(out[1], STDOUT_FILENO);
-    dup2(err[1], STDERR_FILENO);
-    signal(SIGINT, SIG_DFL);
-    signal(SIGTERM, SIG_DFL);
-    sigprocmask(SIG_SETMASK, &old, nullptr);
-    execve(exe.c_str(), cargv.data(), cenv.data());
-    const char msg[] = "osprey launch: exec of the launcher failed\n";
-    [[maybe_unused]] const ssize_t ignored = write(STDERR_FILENO, msg, sizeof(msg) - 1);
-    _exit(127);
-  }
-  const int fork_errno = errno;
-  if (pid > 0) {
-    setpgid(pid, pid);  // also here, so that it holds whichever of the two runs first
-    g_child = pid;
-  }
-  sigprocmask(SIG_SETMASK, &old, nullptr);
-  close(out[1]);
-  close(err[1]);
-  if (pid < 0) {
-    close(out[0]);
-    close(err[0]);
-    OSPREY_THROW(Error, "launch: fork failed: {}", std::strerror(fork_errno));
-  }
-  return {pid, out[0], err[0]};
-}
-
-// Our environment with `overrides` set: srun and local mpirun workers inherit it.
-std::vector<std::string> child_environment(const EnvVars& overrides) {
-  std::vector<std::string> env;
-  for (char** e = environ; *e != nullptr; ++e) {
-    const std::string_view var(*e);
-    const bool overridden = std::any_of(overrides.begin(), overrides.end(), [&](const auto& kv) {
-      return var.size() > kv.first.size() && var.starts_with(kv.first) &&
-             var[kv.first.size()] == '=';
-    });
-    if (!overridden) env.emplace_back(var);
-  }
-  for (const auto& [name, value] : overrides) env.push_back(fmt::format("{}={}", name, value));
-  return env;
 }
 
 struct LauncherResult {
@@ -277,13 +210,11 @@ LauncherResult run_attempt(const std::string& exe, Launcher launcher, const Laun
       LaunchSpec wrapped = spec;
       wrapped.command = {"/proc/self/exe", "launch-worker", status_dir, "--"};
       wrapped.command.insert(wrapped.command.end(), spec.command.begin(), spec.command.end());
-      char self[4096] = {0};
-      const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-      if (n > 0) wrapped.command[0] = std::string(self, static_cast<size_t>(n));
+      wrapped.command[0] = self_executable();
       run_argv = launcher_argv(wrapped);
     }
   }
-  const Child child = spawn(exe, run_argv, child_environment(spec.env));
+  const Child child = spawn(exe, run_argv, child_environment(spec.env), &g_child);
   LauncherResult r = forward_output(launcher, child);
   if (!status_dir.empty()) {
     if (auto f = failure_from_status_files(status_dir)) r.failure = f;
@@ -293,6 +224,20 @@ LauncherResult run_attempt(const std::string& exe, Launcher launcher, const Laun
 }
 
 void run_launch(const LaunchArgs& a) {
+  if (a.ps_workers > 0) {
+    OSPREY_CHECK_T(cli::UsageError, a.num_workers == 0 && a.hosts.empty(),
+                   "osprey launch: --workers starts a parameter-server cluster on this host; -n "
+                   "and --hosts start MPI workers: use one or the other");
+    std::exit(run_ps_cluster({.num_ps = a.num_ps,
+                              .num_workers = a.ps_workers,
+                              .checkpoint_dir = a.ps_checkpoint_dir,
+                              .max_restarts = a.max_restarts,
+                              .threads_per_worker = a.threads_per_worker,
+                              .command = a.command}));
+  }
+  OSPREY_CHECK_T(cli::UsageError, a.num_workers > 0,
+                 "osprey launch: -n N (MPI workers) or --workers M (a parameter-server cluster) is "
+                 "required");
   const char* slurm_job = std::getenv("SLURM_JOB_ID");
   const Launcher launcher = a.launcher == "srun" ? Launcher::srun
                             : a.launcher == "mpirun"
@@ -373,8 +318,17 @@ void add_launch(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "launch", "Start N workers of a program through mpirun (srun under Slurm), like torchrun");
   cmd->add_option("-n,--num-workers", args->num_workers, "Number of workers (MPI ranks)")
-      ->required()
       ->check(CLI::Range(1, std::numeric_limits<int>::max()));
+  cmd->add_option("--workers", args->ps_workers,
+                  "Start a parameter-server cluster on this host instead: a chief and M workers "
+                  "of PROGRAM, and --ps N `osprey ps` tasks, each with its OSPREY_CONFIG")
+      ->check(CLI::Range(1, std::numeric_limits<int>::max()));
+  cmd->add_option("--ps", args->num_ps,
+                  "With --workers: parameter servers (0: the chief hosts the one ps)")
+      ->check(CLI::Range(0, 64));
+  cmd->add_option("--ps-checkpoint-dir", args->ps_checkpoint_dir,
+                  "With --workers: each ps checkpoints its shard to DIR/ps-<i> and a restarted ps "
+                  "restores it");
   cmd->add_option("--hosts", args->hosts,
                   "Comma-separated hosts; the workers are spread over them round robin")
       ->delimiter(',')

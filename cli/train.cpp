@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <limits>
 #include <optional>
 
 #include "cli/saved_model_command.h"
@@ -23,6 +24,7 @@
 #include "osprey/distribute/mirrored_strategy.h"
 #include "osprey/distribute/multi_worker_mirrored_strategy.h"
 #include "osprey/distribute/one_device_strategy.h"
+#include "osprey/distribute/parameter_server_strategy.h"
 #include "osprey/io/atomic_directory.h"
 #include "osprey/optim/factory.h"
 #include "osprey/precision/dtype_policy.h"
@@ -59,6 +61,15 @@ struct TrainArgs {
   int histogram_freq = 0;             // epochs between weight histograms in it
   std::string csv_log;                // CSVLogger file ('' off)
   std::optional<int> early_stopping;  // EarlyStopping's patience
+  // --strategy parameter_server
+  std::string ps_mode = "sync";
+  int replicas_to_aggregate = 0;
+  int64_t max_staleness = -1;
+  bool down_weight_stale = false;
+  bool staleness_aware_lr = false;
+  int warmup_epochs = 0;
+  int ps_shards = 1;  // parts each variable is split into across the ps
+  std::string ps_placement = "round_robin";
 };
 
 // Managed-job conventions (Vertex AI custom jobs, seed 002): the platform says where the model,
@@ -73,16 +84,43 @@ void apply_managed_job_environment(TrainArgs& a, const CLI::App& cmd) {
   from_env("--tensorboard", "AIP_TENSORBOARD_LOG_DIR", a.tensorboard);
 }
 
+// --strategy parameter_server: the cluster (chief, workers, ps) comes from OSPREY_CONFIG or
+// TF_CONFIG, as `osprey launch --ps N --workers M` sets it.
+std::shared_ptr<const train::Strategy> make_ps_strategy(const TrainArgs& a) {
+  OSPREY_CHECK_T(cli::UsageError, a.devices == 1,
+                 "osprey train: --devices {}: each parameter-server worker trains one replica",
+                 a.devices);
+  OSPREY_CHECK_T(cli::UsageError, a.ps_mode == "sync" || a.replicas_to_aggregate == 0,
+                 "osprey train: --replicas-to-aggregate is for --ps-mode sync");
+  distribute::ParameterServerOptions o;
+  o.mode = a.ps_mode;
+  o.replicas_to_aggregate = a.replicas_to_aggregate;
+  o.staleness = {.max_staleness = a.max_staleness,
+                 .down_weight_beyond = a.down_weight_stale,
+                 .staleness_aware_lr = a.staleness_aware_lr};
+  o.warmup_epochs = a.warmup_epochs;
+  o.placement = a.ps_placement == "balanced" ? distribute::ps::Placement::balanced
+                                             : distribute::ps::Placement::round_robin;
+  if (a.ps_shards > 1)
+    o.variable_partitioner = distribute::ps::fixed_shards_partitioner(a.ps_shards);
+  o.compression = a.compression;
+  o.timeout = std::chrono::milliseconds(std::llround(a.timeout.value_or(300.0) * 1000.0));
+  return as_usage_error(
+      [&] { return std::make_shared<distribute::ParameterServerStrategy>(std::move(o)); });
+}
+
 // The strategy the options name; a multi-worker one connects the workers here (a collective).
 // Options that do not go together, and a cluster spec (OSPREY_CONFIG/TF_CONFIG) the strategy
 // refuses, are UsageErrors; a failure to connect is not.
 std::shared_ptr<const train::Strategy> make_strategy(const TrainArgs& a) {
-  OSPREY_CHECK_T(cli::UsageError, !a.timeout || a.strategy == "multi_worker",
+  const bool across_processes = a.strategy == "multi_worker" || a.strategy == "parameter_server";
+  OSPREY_CHECK_T(cli::UsageError, !a.timeout || across_processes,
                  "osprey train: --timeout is the deadline of calls between workers; it needs "
-                 "--strategy multi_worker");
-  OSPREY_CHECK_T(cli::UsageError, a.compression == "none" || a.strategy == "multi_worker",
+                 "--strategy multi_worker or parameter_server");
+  OSPREY_CHECK_T(cli::UsageError, a.compression == "none" || across_processes,
                  "osprey train: --compression compresses what workers send each other; it needs "
-                 "--strategy multi_worker");
+                 "--strategy multi_worker or parameter_server");
+  if (a.strategy == "parameter_server") return make_ps_strategy(a);
   if (a.strategy == "one_device") {
     OSPREY_CHECK_T(cli::UsageError, a.devices == 1,
                    "osprey train: --devices {} needs --strategy mirrored or multi_worker",
@@ -210,9 +248,37 @@ void add_train(CLI::App& app) {
                   "Directory to save the trained model in ('' to skip; default: $AIP_MODEL_DIR "
                   "when set)");
   cmd->add_option("--strategy", args->strategy,
-                  "one_device, mirrored (in-process replicas) or multi_worker "
-                  "(processes started by osprey launch, mpirun, srun or OSPREY_CONFIG/TF_CONFIG)")
-      ->check(CLI::IsMember({"one_device", "mirrored", "multi_worker"}));
+                  "one_device, mirrored (in-process replicas), multi_worker (processes "
+                  "started by osprey launch, mpirun, srun or OSPREY_CONFIG/TF_CONFIG) or "
+                  "parameter_server (a chief, workers and ps tasks: osprey launch --ps N "
+                  "--workers M)")
+      ->check(CLI::IsMember({"one_device", "mirrored", "multi_worker", "parameter_server"}));
+  cmd->add_option("--ps-mode", args->ps_mode,
+                  "parameter_server: sync (each step from the first --replicas-to-aggregate "
+                  "shares) or async (each share applied as it arrives)")
+      ->check(CLI::IsMember({"sync", "async"}));
+  cmd->add_option("--replicas-to-aggregate", args->replicas_to_aggregate,
+                  "parameter_server sync: shares applied per step, K of the N workers; the "
+                  "other N-K are backups whose late gradients are dropped (0: all)")
+      ->check(kNonNegative);
+  cmd->add_option("--max-staleness", args->max_staleness,
+                  "parameter_server async: drop gradients computed on weights more than S "
+                  "updates old (-1: no bound)")
+      ->check(CLI::Range(int64_t{-1}, std::numeric_limits<int64_t>::max()));
+  cmd->add_flag("--down-weight-stale", args->down_weight_stale,
+                "parameter_server async: scale gradients past --max-staleness by "
+                "1/(1+staleness) instead of dropping them");
+  cmd->add_flag("--staleness-aware-lr", args->staleness_aware_lr,
+                "parameter_server async: learning rate / max(1, staleness) per gradient");
+  cmd->add_option("--warmup-epochs", args->warmup_epochs,
+                  "parameter_server async: the first E epochs on one worker")
+      ->check(kNonNegative);
+  cmd->add_option("--ps-shards", args->ps_shards,
+                  "parameter_server: split each variable into N row blocks across the ps")
+      ->check(kPositive);
+  cmd->add_option("--ps-placement", args->ps_placement,
+                  "parameter_server: round_robin or balanced (by size) placement of variables")
+      ->check(CLI::IsMember({"round_robin", "balanced"}));
   cmd->add_option("--devices", args->devices, "Replicas (virtual CPU devices) per worker")
       ->check(kPositive);
   cmd->add_option("--dtype-policy", args->dtype_policy,

@@ -348,7 +348,11 @@ class ChiefExecutor final : public PsExecutorBase {
     try {
       client_.checkpoint();  // each ps that has a --checkpoint-dir saves its shard
     } catch (const ValueError&) {
-      // No checkpoint directory on some ps: nothing to save there.
+      // A ps without a checkpoint directory: nothing to save there.
+    } catch (const Error& e) {
+      // Training goes on; a ps restarted now would restore an older checkpoint.
+      fmt::print(stderr, "osprey: {}: a parameter server could not save its checkpoint: {}\n", kWho,
+                 e.what());
     }
   }
 
