@@ -16,6 +16,8 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "osprey/distribute/devices.h"
+#include "osprey/distribute/mirrored_strategy.h"
 #include "osprey/distribute/one_device_strategy.h"
 #include "osprey/distribute/ps/ps_server.h"
 #include "osprey/distribute/strategy_fixture.h"
@@ -138,6 +140,17 @@ TEST(ParameterServerStrategyTest, SyncWithoutBackupsMatchesOneDevice) {
   }
 }
 
+TEST(ParameterServerStrategyTest, SyncWithoutBackupsMatchesMirroredAtTheSameGlobalBatch) {
+  Model mirrored = make_mlp();
+  mirrored.set_weights(initial_weights());
+  mirrored.compile("adam", "mse", {},
+                   {.strategy = std::make_shared<MirroredStrategy>(virtual_devices(2))});
+  mirrored.fit(data_x(), data_y(), {.batch_size = 8, .epochs = 1, .verbose = 0, .shuffle = false});
+  Cluster cluster(2, 1);
+  const Model ps = cluster.train({}, "adam");
+  EXPECT_LE(max_relative_difference(ps.get_weights(), mirrored.get_weights()), 1e-5);
+}
+
 TEST(ParameterServerStrategyTest, PartitionedAndBalancedVariablesGiveTheSameWeights) {
   const Model one = one_device("adam");
   Cluster cluster(2, 3);
@@ -209,6 +222,32 @@ TEST(ParameterServerStrategyTest, AsyncTrainsAndReportsStaleness) {
   EXPECT_TRUE(h.history.count("ps_staleness"));
   EXPECT_GE(h.history.at("ps_staleness").back(), 0.0);
   EXPECT_GT(max_abs_difference(ps.get_weights(), initial_weights()), 1e-3);
+}
+
+// Seed 002's warm-up: the first epoch on one worker, whose pulls and pushes alternate, so no
+// gradient is stale; afterwards both workers push.
+TEST(ParameterServerStrategyTest, AsyncWarmUpRunsTheFirstEpochsOnOneWorker) {
+  Cluster cluster(2, 1);
+  train::History h;
+  ParameterServerOptions o;
+  o.mode = "async";
+  o.warmup_epochs = 1;
+  cluster.train(o, "sgd", &h, 2);
+  EXPECT_EQ(h.history.at("ps_staleness").at(0), 0.0);
+  EXPECT_EQ(h.history.at("ps_dropped").at(0), 0.0);
+}
+
+TEST(ParameterServerStrategyTest, AsyncDropsGradientsPastTheBound) {
+  Cluster cluster(2, 1);
+  train::History h;
+  ParameterServerOptions o;
+  o.mode = "async";
+  o.staleness.max_staleness = 0;  // only gradients computed on the newest weights count
+  cluster.train(o, "sgd", &h, 2);
+  double dropped = 0;
+  for (double d : h.history.at("ps_dropped")) dropped += d;
+  EXPECT_GT(dropped, 0.0);
+  EXPECT_EQ(h.history.at("ps_staleness").back(), 0.0);  // of those applied
 }
 
 TEST(ParameterServerStrategyTest, RefusesClustersItCannotRun) {
