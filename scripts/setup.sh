@@ -12,7 +12,8 @@ set -euo pipefail
 # libxgboost-dev, libnlopt-dev: ensembles (gradient-boosted tree members; Nelder-Mead weights).
 # clang-format-14, clang-tidy-14: the style gate (scripts/check_style.sh), pinned to one version.
 # libprotobuf-dev, protobuf-compiler: TensorBoard event files; python3-protobuf reads them back in
-# the tests.
+# the tests. libgrpc++-dev, protobuf-compiler-grpc: parameter servers (osprey ps) and their
+# clients.
 packages=(
   build-essential cmake pkg-config
   libdnnl-dev ocl-icd-opencl-dev
@@ -20,6 +21,7 @@ packages=(
   dataset-fashion-mnist
   libopenmpi-dev openmpi-bin libgloo-dev
   libxgboost-dev libnlopt-dev libprotobuf-dev protobuf-compiler
+  libgrpc++-dev protobuf-compiler-grpc
 )
 if [[ ${1:-} == --tests ]]; then
   packages+=(
