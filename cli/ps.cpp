@@ -4,12 +4,15 @@
 // directory. The shared token comes from OSPREY_PS_TOKEN, never from the command line (where
 // `ps` would show it). Once listening it prints "osprey ps: serving ..." on stderr: launchers and
 // tests wait for that line.
+#include <fcntl.h>
 #include <fmt/format.h>
-#include <pthread.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <csignal>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <string>
 
@@ -29,6 +32,35 @@ struct PsArgs {
   int64_t max_message_mb = 256;
 };
 
+// The stop signals reach whichever thread the kernel picks (gRPC's, the thread pool's, ...): the
+// handler only writes the signal's number to a pipe, and the main thread, reading it, shuts down
+// outside any handler.
+int g_stop_pipe[2] = {-1, -1};
+
+void on_stop_signal(int sig) {
+  const auto c = static_cast<char>(sig);
+  [[maybe_unused]] const ssize_t n = write(g_stop_pipe[1], &c, 1);
+}
+
+int wait_for_stop_signal() {
+  char c = 0;
+  while (read(g_stop_pipe[0], &c, 1) < 0 && errno == EINTR) {
+  }
+  return c;
+}
+
+void install_stop_handlers() {
+  if (pipe2(g_stop_pipe, O_CLOEXEC) != 0) {
+    OSPREY_THROW(Error, "osprey ps: cannot create a pipe: {}", std::strerror(errno));
+  }
+  struct sigaction sa {};
+  sa.sa_handler = on_stop_signal;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESTART;
+  sigaction(SIGTERM, &sa, nullptr);
+  sigaction(SIGINT, &sa, nullptr);
+}
+
 bool is_loopback(const std::string& address) {
   const std::string host = address.substr(0, address.rfind(':'));
   return host == "localhost" || host.starts_with("127.") || host == "[::1]";
@@ -38,14 +70,7 @@ void run_ps(const PsArgs& args) {
   OSPREY_CHECK_T(cli::UsageError, args.max_message_mb <= (int64_t{1} << 11),
                  "--max-message-mb: must be at most 2048 (gRPC's limit is 2 GiB). Received: {}",
                  args.max_message_mb);
-  // Block the stop signals before any thread starts (gRPC's inherit the mask), and take them
-  // with sigwait below: the shutdown then runs on an ordinary thread, not in a handler.
-  sigset_t stop;
-  sigemptyset(&stop);
-  sigaddset(&stop, SIGTERM);
-  sigaddset(&stop, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &stop, nullptr);
-
+  install_stop_handlers();  // before the server: a signal while it restores is not lost
   const char* token = std::getenv("OSPREY_PS_TOKEN");
   auto server = as_usage_error([&] {  // a bad address or option combination: usage
     return std::make_unique<distribute::ps::PsServer>(
@@ -71,8 +96,7 @@ void run_ps(const PsArgs& args) {
              server->address());
   std::fflush(stderr);
 
-  int sig = 0;
-  sigwait(&stop, &sig);
+  const int sig = wait_for_stop_signal();
   fmt::print(stderr, "osprey ps: {}: shutting down\n", sig == SIGTERM ? "SIGTERM" : "SIGINT");
   server->shutdown();  // finishes the calls in flight, then the last checkpoint
   if (!args.checkpoint_dir.empty() && server->shard().registered()) {
