@@ -56,34 +56,31 @@ finish_job() {  # name
   [ -s "$tmp/model/model.safetensors" ] || fail "$1: no model saved"
 }
 
-# 1. A worker killed mid-training.
-rm -rf "$tmp/ckpt" "$tmp/model"
-run_job
-if wait_for "Epoch 2/3"; then
-  pid=$(task_pid worker 1)
-  if [ -n "$pid" ]; then kill -9 "$pid"; else fail "worker kill: worker 1 not found"; fi
-else
-  fail "worker kill: training did not reach epoch 2"
-fi
-finish_job "worker kill"
-grep -q "osprey launch: worker 1 was killed by signal 9 (Killed); restarting it" "$tmp/out" ||
-  fail "worker kill: launch did not restart worker 1"
+# kill_during NAME TYPE INDEX: runs the job, kills task TYPE INDEX with SIGKILL once epoch 2 has
+# started (after the first epoch's ps checkpoints), and checks the job still ends trained and that
+# launch restarted the task.
+kill_during() {
+  rm -rf "$tmp/ckpt" "$tmp/model"
+  run_job
+  if wait_for "Epoch 2/3"; then
+    pid=$(task_pid "$2" "$3")
+    if [ -n "$pid" ]; then kill -9 "$pid"; else fail "$1: $2 $3 not found"; fi
+  else
+    fail "$1: training did not reach epoch 2"
+  fi
+  finish_job "$1"
+  grep -q "osprey launch: $2 $3 was killed by signal 9 (Killed); restarting it" "$tmp/out" ||
+    fail "$1: launch did not restart $2 $3"
+}
+
+# 1. A worker killed mid-training: its step runs elsewhere, it rejoins.
+kill_during "worker kill" worker 1
 grep -q "worker 1 at .* failed during step .*; the step is re-scheduled on another worker" "$tmp/out" ||
   fail "worker kill: worker 1's step was not re-scheduled"
 grep -q "worker 1 at .* is back after .* s: it rejoins" "$tmp/out" || fail "worker kill: worker 1 did not rejoin"
 
 # 2. A ps killed after its first checkpoint (the chief asks for one at each epoch's end).
-rm -rf "$tmp/ckpt" "$tmp/model"
-run_job
-if wait_for "Epoch 2/3"; then
-  pid=$(task_pid ps 1)
-  if [ -n "$pid" ]; then kill -9 "$pid"; else fail "ps kill: ps 1 not found"; fi
-else
-  fail "ps kill: training did not reach epoch 2"
-fi
-finish_job "ps kill"
-grep -q "osprey launch: ps 1 was killed by signal 9 (Killed); restarting it" "$tmp/out" ||
-  fail "ps kill: launch did not restart ps 1"
+kill_during "ps kill" ps 1
 grep -q "\[ps 1\].*restored" "$tmp/out" || fail "ps kill: ps 1 did not restore its shard"
 
 [ "$failures" = 0 ] && echo "ps_cluster_test: all checks passed"

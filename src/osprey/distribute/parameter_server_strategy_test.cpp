@@ -118,12 +118,24 @@ struct Cluster {
   }
 };
 
-Model one_device(const std::string& optimizer) {
+// The fixture's MLP trained for one epoch of 20 batches of 8 under `strategy`, in one process.
+Model trained_with(std::shared_ptr<const train::Strategy> strategy, const std::string& optimizer) {
   Model m = make_mlp();
   m.set_weights(initial_weights());
-  m.compile(optimizer, "mse", {}, {.strategy = std::make_shared<OneDevice>("cpu:0")});
+  m.compile(optimizer, "mse", {}, {.strategy = std::move(strategy)});
   m.fit(data_x(), data_y(), {.batch_size = 8, .epochs = 1, .verbose = 0, .shuffle = false});
   return m;
+}
+
+Model one_device(const std::string& optimizer) {
+  return trained_with(std::make_shared<OneDevice>("cpu:0"), optimizer);
+}
+
+// How far the weights a cluster trains are from the reference's (relative).
+double cluster_vs(const Model& reference, int workers, int num_ps, const ParameterServerOptions& o,
+                  const std::string& optimizer) {
+  return max_relative_difference(Cluster(workers, num_ps).train(o, optimizer).get_weights(),
+                                 reference.get_weights());
 }
 
 TEST(ParameterServerStrategyTest, SyncWithoutBackupsMatchesOneDevice) {
@@ -141,38 +153,24 @@ TEST(ParameterServerStrategyTest, SyncWithoutBackupsMatchesOneDevice) {
 }
 
 TEST(ParameterServerStrategyTest, SyncWithoutBackupsMatchesMirroredAtTheSameGlobalBatch) {
-  Model mirrored = make_mlp();
-  mirrored.set_weights(initial_weights());
-  mirrored.compile("adam", "mse", {},
-                   {.strategy = std::make_shared<MirroredStrategy>(virtual_devices(2))});
-  mirrored.fit(data_x(), data_y(), {.batch_size = 8, .epochs = 1, .verbose = 0, .shuffle = false});
-  Cluster cluster(2, 1);
-  const Model ps = cluster.train({}, "adam");
-  EXPECT_LE(max_relative_difference(ps.get_weights(), mirrored.get_weights()), 1e-5);
+  const Model mirrored =
+      trained_with(std::make_shared<MirroredStrategy>(virtual_devices(2)), "adam");
+  EXPECT_LE(cluster_vs(mirrored, 2, 1, {}, "adam"), 1e-5);
 }
 
 TEST(ParameterServerStrategyTest, PartitionedAndBalancedVariablesGiveTheSameWeights) {
-  const Model one = one_device("adam");
-  Cluster cluster(2, 3);
   ParameterServerOptions o;
   o.placement = ps::Placement::balanced;
   o.variable_partitioner = ps::fixed_shards_partitioner(3);
-  const Model ps = cluster.train(o, "adam");
-  EXPECT_LE(max_relative_difference(ps.get_weights(), one.get_weights()), 1e-5);
+  EXPECT_LE(cluster_vs(one_device("adam"), 2, 3, o, "adam"), 1e-5);
 }
 
 TEST(ParameterServerStrategyTest, TheChiefHostsThePsWhenTheClusterListsNone) {
-  const Model one = one_device("sgd");
-  Cluster cluster(2, 0);
-  const Model ps = cluster.train({}, "sgd");
-  EXPECT_LE(max_relative_difference(ps.get_weights(), one.get_weights()), 1e-5);
+  EXPECT_LE(cluster_vs(one_device("sgd"), 2, 0, {}, "sgd"), 1e-5);
 }
 
 TEST(ParameterServerStrategyTest, Bf16GradientsStayCloseToFloat32) {
-  const Model one = one_device("sgd");
-  Cluster cluster(2, 1);
-  const Model ps = cluster.train({.compression = "bf16"}, "sgd");
-  const double diff = max_relative_difference(ps.get_weights(), one.get_weights());
+  const double diff = cluster_vs(one_device("sgd"), 2, 1, {.compression = "bf16"}, "sgd");
   EXPECT_GT(diff, 0.0);  // bf16 rounding did happen
   EXPECT_LE(diff, 2e-2);
 }
