@@ -18,7 +18,7 @@ double seconds_since(Clock::time_point t) {
 }
 
 std::string status_text(const grpc::Status& s) {
-  return fmt::format("status {}: {}", static_cast<int>(s.error_code()), s.error_message());
+  return fmt::format("{}: {}", rpc::code_name(s.error_code()), s.error_message());
 }
 
 }  // namespace
@@ -141,11 +141,12 @@ void ClusterCoordinator::dispatch(int w) {
       const bool up = probe(w);
       lock.lock();
       if (up) {
-        if (slot.since != Clock::time_point{} && slot.last_error != "not reached yet") {
+        if (slot.joined) {
           fmt::print(stderr, "osprey: worker {} at {} is back after {:.1f} s: it rejoins\n", w,
                      slot.address, seconds_since(slot.since));
         }
         slot.up = true;
+        slot.joined = true;
         slot.since = Clock::now();
         continue;
       }
@@ -279,6 +280,7 @@ void ClusterCoordinator::end_fit(const std::string& error) {
     }
     std::lock_guard lock(mutex_);
     workers_[w].up = false;  // out of fit until its next ping says otherwise
+    workers_[w].joined = false;
     workers_[w].since = Clock::now();
     workers_[w].last_error = "fit ended";
   }

@@ -92,7 +92,8 @@ class ClusterCoordinator {
   struct WorkerSlot {
     std::string address;
     std::unique_ptr<Worker::Stub> stub;
-    bool up = false;                              // answered a ping that said it is in fit
+    bool up = false;      // answered a ping that said it is in fit
+    bool joined = false;  // was up during this fit: coming up again is a rejoin
     std::chrono::steady_clock::time_point since;  // of the current state
     std::string last_error;
     RemoteValuePtr running;

@@ -18,6 +18,8 @@ int clamp_message_bytes(int64_t bytes) {
   return static_cast<int>(std::clamp<int64_t>(bytes, 0, INT_MAX));
 }
 
+}  // namespace
+
 std::string_view code_name(grpc::StatusCode code) {
   switch (code) {
     case grpc::StatusCode::OK:
@@ -58,6 +60,8 @@ std::string_view code_name(grpc::StatusCode code) {
       return "UNKNOWN";
   }
 }
+
+namespace {
 
 // Equal contents, in time that depends only on the lengths (never on where they differ).
 bool constant_time_equal(std::string_view a, std::string_view b) {
@@ -168,6 +172,11 @@ std::shared_ptr<grpc::Channel> make_channel(const std::string& address, int64_t 
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(clamp_message_bytes(max_message_bytes));
   args.SetMaxSendMessageSize(clamp_message_bytes(max_message_bytes));
+  // A peer that restarts (a worker rejoining, a ps restoring its shard) is back within seconds:
+  // reconnect every 0.1-1 s, not gRPC's default backoff of up to 120 s.
+  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
+  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
   return grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args);
 }
 

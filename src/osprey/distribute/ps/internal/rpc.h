@@ -61,6 +61,9 @@ std::shared_ptr<grpc::Channel> make_channel(const std::string& address, int64_t 
 void prepare(grpc::ClientContext& context, const std::string& token,
              std::chrono::milliseconds timeout);
 
+// "UNAVAILABLE", "INVALID_ARGUMENT", ...: the code's name, for messages.
+std::string_view code_name(grpc::StatusCode code);
+
 // UNAVAILABLE or DEADLINE_EXCEEDED: the peer is down, restarting or too slow; a retry elsewhere
 // or later may succeed. Anything else is the request's fault and fails the same way again.
 bool is_transient(const grpc::Status& status);
