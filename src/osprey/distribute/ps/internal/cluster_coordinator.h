@@ -55,7 +55,7 @@ using RemoteValuePtr = std::shared_ptr<RemoteValue>;
 
 struct CoordinatorOptions {
   std::vector<std::string> workers;  // HOST:PORT of each worker task, by task index
-  std::string token;
+  std::string token{};
   std::chrono::milliseconds timeout = std::chrono::minutes(5);
   int64_t max_message_bytes = int64_t{256} << 20;
   std::chrono::milliseconds heartbeat = std::chrono::seconds(2);

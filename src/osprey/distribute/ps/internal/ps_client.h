@@ -26,7 +26,7 @@ namespace osprey::distribute::ps {
 
 struct PsClientOptions {
   std::vector<std::string> addresses;  // HOST:PORT of each ps task, by task index
-  std::string token;
+  std::string token{};
   std::chrono::milliseconds timeout = std::chrono::minutes(5);
   int64_t max_message_bytes = int64_t{256} << 20;
   bool bf16_gradients = false;
