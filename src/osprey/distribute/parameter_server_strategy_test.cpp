@@ -131,6 +131,14 @@ Model one_device(const std::string& optimizer) {
   return trained_with(std::make_shared<OneDevice>("cpu:0"), optimizer);
 }
 
+// The loss of a model with `weights` on the fixture's data: training converges when it falls.
+double loss_with(const std::vector<Tensor>& weights) {
+  Model m = make_mlp();
+  m.set_weights(weights);
+  m.compile("sgd", "mse");
+  return m.evaluate(data_x(), data_y(), {.batch_size = 160}).at("loss");
+}
+
 // How far the weights a cluster trains are from the reference's (relative).
 double cluster_vs(const Model& reference, int workers, int num_ps, const ParameterServerOptions& o,
                   const std::string& optimizer) {
@@ -181,18 +189,21 @@ TEST(ParameterServerStrategyTest, SyncWithABackupAppliesOneShareOfTwoPerStep) {
   const Model ps = cluster.train({.replicas_to_aggregate = 1}, "sgd", &h, 2);
   EXPECT_EQ(h.history.at("ps_aggregated").back(), 1.0);
   EXPECT_EQ(h.history.at("ps_replicas").back(), 2.0);
-  // Every step dropped or cancelled the other share: 20 a epoch.
-  EXPECT_GE(h.history.at("ps_dropped").back(), 1.0);
-  EXPECT_LE(h.history.at("ps_dropped").back(), 20.0);
-  EXPECT_GT(max_abs_difference(ps.get_weights(), initial_weights()), 1e-3);
-  EXPECT_LT(h.history.at("loss").back(), h.history.at("loss").front() + 1e-9);
+  // Every step dropped or cancelled the other share: 20 an epoch, counted when known (a late
+  // share when it finishes, maybe in the next epoch): at most 40 over both.
+  const auto& dropped = h.history.at("ps_dropped");
+  EXPECT_GE(dropped[1], 1.0);
+  EXPECT_LE(dropped[0] + dropped[1], 40.0) << dropped[0] << " + " << dropped[1];
+  EXPECT_LT(loss_with(ps.get_weights()), loss_with(initial_weights()));
 }
 
-// Seed 002's straggler: worker 1 slowed 3x. Without a backup every step waits for it; with one
-// (1 of 2 applied per step) the step takes about the fast worker's time. The slow worker sleeps,
-// so the ratio holds on a busy machine too.
+// Seed 002's straggler: worker 1 slowed 10x (the steps here are a millisecond, much of it the
+// chief's and the RPCs' share, which no slowdown scales; bench/ps_cluster.sh measures 3x on real
+// steps). Without a backup every step waits for it; with one (1 of 2 applied per step) the step
+// takes about the fast worker's time. The slow worker sleeps, so the ratio holds on a busy
+// machine too.
 TEST(ParameterServerStrategyTest, ABackupReplicaHidesASlowWorker) {
-  setenv("OSPREY_PS_SLOWDOWN", "1:3", 1);
+  setenv("OSPREY_PS_SLOWDOWN", "1:10", 1);
   auto seconds = [](const std::function<void()>& fn) {
     const auto start = std::chrono::steady_clock::now();
     fn();
@@ -200,11 +211,12 @@ TEST(ParameterServerStrategyTest, ABackupReplicaHidesASlowWorker) {
   };
   train::History without, with;
   const double t_without = seconds([&] { Cluster(2, 1).train({}, "sgd", &without, 2); });
-  const double t_with =
-      seconds([&] { Cluster(2, 1).train({.replicas_to_aggregate = 1}, "sgd", &with, 2); });
+  Model trained;
+  const double t_with = seconds(
+      [&] { trained = Cluster(2, 1).train({.replicas_to_aggregate = 1}, "sgd", &with, 2); });
   unsetenv("OSPREY_PS_SLOWDOWN");
   EXPECT_LT(t_with, 0.7 * t_without) << "with a backup " << t_with << " s, without " << t_without;
-  EXPECT_LT(with.history.at("loss").back(), with.history.at("loss").front());
+  EXPECT_LT(loss_with(trained.get_weights()), loss_with(initial_weights()));
   EXPECT_GT(with.history.at("ps_dropped").back(), 0.0);
 }
 
@@ -216,10 +228,10 @@ TEST(ParameterServerStrategyTest, AsyncTrainsAndReportsStaleness) {
   o.staleness.max_staleness = 8;
   const Model ps = cluster.train(o, "sgd", &h, 3);
   ASSERT_EQ(h.history.at("loss").size(), 3u);
-  EXPECT_LT(h.history.at("loss").back(), h.history.at("loss").front());
-  EXPECT_TRUE(h.history.count("ps_staleness"));
+  EXPECT_LT(loss_with(ps.get_weights()), loss_with(initial_weights()));
+  ASSERT_TRUE(h.history.count("ps_staleness"));
   EXPECT_GE(h.history.at("ps_staleness").back(), 0.0);
-  EXPECT_GT(max_abs_difference(ps.get_weights(), initial_weights()), 1e-3);
+  EXPECT_LE(h.history.at("ps_staleness").back(), 8.0);
 }
 
 // Seed 002's warm-up: the first epoch on one worker, whose pulls and pushes alternate, so no
