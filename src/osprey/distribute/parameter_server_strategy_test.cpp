@@ -19,6 +19,8 @@
 #include "osprey/distribute/devices.h"
 #include "osprey/distribute/mirrored_strategy.h"
 #include "osprey/distribute/one_device_strategy.h"
+#include "osprey/distribute/ps/internal/rpc.h"
+#include "osprey/distribute/ps/ps.grpc.pb.h"
 #include "osprey/distribute/ps/ps_server.h"
 #include "osprey/distribute/strategy_fixture.h"
 #include "osprey/distribute/weights_difference.h"
@@ -290,6 +292,38 @@ TEST(ParameterServerStrategyTest, RefusesClustersItCannotRun) {
                         "task": {"type": "chief", "index": 0}})",
                     {.mode = "eventually"}),
                ValueError);
+}
+
+// A worker's step service: the token on every call, and UNAVAILABLE (try elsewhere) for a step
+// that arrives outside fit.
+TEST(ParameterServerStrategyTest, AWorkersStepServiceChecksTheTokenAndRefusesStepsOutsideFit) {
+  Cluster cluster(1, 1);
+  ParameterServerOptions o;
+  o.token = "s3cret";
+  const ParameterServerStrategy worker(o, cluster.task("worker", 0));
+  auto stub = ps::Worker::NewStub(rpc::make_channel(cluster.spec["worker"][0], 1 << 20));
+  ps::PingRequest ping;
+  ps::PingReply pong;
+  {
+    grpc::ClientContext c;
+    const grpc::Status s = stub->Ping(&c, ping, &pong);
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::UNAUTHENTICATED);
+    EXPECT_EQ(s.error_message(), "missing token: this server requires OSPREY_PS_TOKEN");
+  }
+  {
+    grpc::ClientContext c;
+    rpc::prepare(c, "s3cret", std::chrono::seconds(5));
+    ASSERT_TRUE(stub->Ping(&c, ping, &pong).ok());
+    EXPECT_FALSE(pong.in_fit());
+  }
+  grpc::ClientContext c;
+  rpc::prepare(c, "s3cret", std::chrono::seconds(5));
+  ps::StepRequest step;
+  ps::StepReply reply;
+  const grpc::Status s = stub->RunStep(&c, step, &reply);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::UNAVAILABLE);
+  EXPECT_EQ(s.error_message(),
+            "worker 0 is not in fit (it has not reached fit yet, or its fit ended)");
 }
 
 TEST(ParameterServerStrategyTest, GlobalClipnormIsRefusedAcrossSeveralPs) {
