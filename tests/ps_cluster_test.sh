@@ -39,7 +39,7 @@ wait_for() {
 
 run_job() {  # extra osprey train flags...
   "$osprey" launch --workers 2 --ps 2 --ps-checkpoint-dir "$tmp/ckpt" --max-restarts 2 -- \
-    "$osprey" train --strategy parameter_server --epochs 3 --steps-per-epoch 40 --batch-size 64 \
+    "$osprey" train --strategy parameter_server --epochs 4 --steps-per-epoch 40 --batch-size 64 \
     --optimizer sgd --lr 0.05 --timeout 60 --output "$tmp/model" "$@" >"$tmp/out" 2>&1 &
   launch_pid=$!
 }
@@ -62,7 +62,7 @@ finish_job() {  # name
 kill_during() {
   rm -rf "$tmp/ckpt" "$tmp/model"
   run_job
-  if wait_for "Epoch 2/3"; then
+  if wait_for "Epoch 2/4"; then
     pid=$(task_pid "$2" "$3")
     if [ -n "$pid" ]; then kill -9 "$pid"; else fail "$1: $2 $3 not found"; fi
   else
