@@ -23,14 +23,15 @@ std::string status_text(const grpc::Status& s) {
 
 }  // namespace
 
-RemoteValue::State RemoteValue::state() const { return state_; }
+RemoteValue::State RemoteValue::state() const { return state_.load(std::memory_order_acquire); }
 
 bool RemoteValue::finished() const {
-  return state_ == State::done || state_ == State::failed || state_ == State::cancelled;
+  const State s = state();
+  return s == State::done || s == State::failed || s == State::cancelled;
 }
 
 const StepReply& RemoteValue::reply() const {
-  OSPREY_ASSERT(state_ == State::done, "RemoteValue::reply before the closure is done");
+  OSPREY_ASSERT(state() == State::done, "RemoteValue::reply before the closure is done");
   return reply_;
 }
 
@@ -94,8 +95,8 @@ bool ClusterCoordinator::cancel(const RemoteValuePtr& value) {
 void ClusterCoordinator::finish(const RemoteValuePtr& value, RemoteValue::State state,
                                 std::exception_ptr error) {
   // Under mutex_.
-  value->state_ = state;
   value->error_ = std::move(error);
+  value->state_.store(state, std::memory_order_release);  // after the reply or the error
   outstanding_.erase(std::remove(outstanding_.begin(), outstanding_.end(), value),
                      outstanding_.end());
   last_progress_ = Clock::now();

@@ -45,11 +45,13 @@ class RemoteValue {
       : request_(std::move(request)), only_worker_(only_worker) {}
   StepRequest request_;
   int only_worker_;  // -1: any worker
-  // Guarded by the coordinator's mutex.
-  State state_ = State::queued;
+  // Written under the coordinator's mutex. The state is atomic so that its owner may read it
+  // (and, once it reads done or failed, the reply or the error, which are written before the
+  // state is published) without taking the coordinator's lock.
+  std::atomic<State> state_{State::queued};
   StepReply reply_;
   std::exception_ptr error_;
-  int worker_ = -1;
+  std::atomic<int> worker_{-1};
 };
 using RemoteValuePtr = std::shared_ptr<RemoteValue>;
 
