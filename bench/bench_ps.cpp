@@ -75,6 +75,7 @@ int main(int argc, char** argv) {
   const ps::ShardingPlan plan = ps::plan_sharding(kMlp, 1);
   for (int clients : {1, 2, 4, 8}) {
     std::vector<std::thread> threads;
+    threads.reserve(static_cast<size_t>(clients));
     std::atomic<int64_t> updates{0}, bytes{0};
     std::atomic<bool> go{false};
     Clock::time_point start;

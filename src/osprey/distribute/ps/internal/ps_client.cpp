@@ -182,6 +182,7 @@ std::vector<int64_t> PsClient::pull() {
     }
   }
   std::vector<int64_t> versions;
+  versions.reserve(replies.size());
   for (const PullReply& r : replies) versions.push_back(r.version());
   return versions;
 }
