@@ -100,25 +100,6 @@ class PsExecutorBase : public train::StepExecutor {
                  kWho);
   }
 
-  // Copies the ps's values into the network.
-  std::vector<int64_t> pull() {
-    std::vector<int64_t> versions = client_.pull();
-    fingerprint_ = fingerprint();
-    return versions;
-  }
-
-  // A checksum of the network's values: tells whether the user set weights since the last pull.
-  uint32_t fingerprint() const {
-    uint32_t crc = 0;
-    for (const auto* list : {&trainable_, &state_}) {
-      for (const autograd::Variable& v : *list) {
-        const Tensor& t = v.value();
-        crc = io::crc32c(t.data<float>(), static_cast<size_t>(t.numel()) * sizeof(float), crc);
-      }
-    }
-    return crc;
-  }
-
   std::vector<train::ReplicaOutput> local_forward(const Tensor& x, const Tensor& y,
                                                   const train::ReplicaForward& forward) {
     return {forward(*network_, x, y)};
@@ -130,7 +111,6 @@ class PsExecutorBase : public train::StepExecutor {
   std::shared_ptr<optim::Optimizer> optimizer_;
   ps::PsClient client_;
   std::vector<autograd::Variable> trainable_, state_;
-  uint32_t fingerprint_ = 0;
 };
 
 // The chief: splits each batch into the workers' shares and has the coordinator run them.
@@ -228,6 +208,25 @@ class ChiefExecutor final : public PsExecutorBase {
   }
 
  private:
+  // Copies the ps's values into the network, and remembers them (sync_replicas compares).
+  void pull() {
+    client_.pull();
+    fingerprint_ = fingerprint();
+  }
+
+  // A checksum of the network's values: tells whether the user set weights since the last pull.
+  // Only the chief needs it (workers never take weights from their user), once per epoch.
+  uint32_t fingerprint() const {
+    uint32_t crc = 0;
+    for (const auto* list : {&trainable_, &state_}) {
+      for (const autograd::Variable& v : *list) {
+        const Tensor& t = v.value();
+        crc = io::crc32c(t.data<float>(), static_cast<size_t>(t.numel()) * sizeof(float), crc);
+      }
+    }
+    return crc;
+  }
+
   struct InFlight {
     ps::RemoteValuePtr value;
     Tensor y;  // its share of the targets (owned: the batch is gone by the time it finishes)
@@ -358,6 +357,7 @@ class ChiefExecutor final : public PsExecutorBase {
 
   int n_, k_;
   bool registered_ = false;
+  uint32_t fingerprint_ = 0;
   bool new_epoch_ = false;
   int64_t step_ = 0;
   int epoch_ = 0;
@@ -418,7 +418,7 @@ class WorkerExecutor final : public PsExecutorBase {
 
   void sync_replicas() override {
     if (!client_.bound()) return;
-    pull();
+    client_.pull();
     pulled_ = true;
   }
 
@@ -430,7 +430,7 @@ class WorkerExecutor final : public PsExecutorBase {
     const Tensor x = ps::from_wire(request.x(), what);
     const Tensor y = ps::from_wire(request.y(), what);
     ensure_bound(x);
-    const std::vector<int64_t> versions = pull();
+    const std::vector<int64_t> versions = client_.pull();
     pulled_ = true;
     const train::ReplicaOutput out = step(*network_, trainable_, x, y);
     const ps::PushSummary pushed = client_.push({.step = request.step(),
