@@ -21,6 +21,7 @@
 #include "osprey/distribute/multi_worker_mirrored_strategy.h"
 #include "osprey/distribute/one_device_strategy.h"
 #include "osprey/distribute/parameter_server_strategy.h"
+#include "osprey/distribute/pipeline_parallel.h"
 #include "osprey/nn/layers/all.h"
 #include "osprey/optim/optim.h"
 #include "osprey/quant/quantize.h"

@@ -58,12 +58,21 @@ void CollectiveAbort::fail(int r) noexcept {
 }
 
 void CollectiveAbort::run(const Replicas& replicas, const std::function<void(int)>& fn) {
+  run_each([&](const std::function<void(int)>& each) { replicas.run(each); }, fn);
+}
+
+void CollectiveAbort::run(ReplicaWorkers& workers, const std::function<void(int)>& fn) {
+  run_each([&](const std::function<void(int)>& each) { workers.run(each); }, fn);
+}
+
+void CollectiveAbort::run_each(const std::function<void(const std::function<void(int)>&)>& launch,
+                               const std::function<void(int)>& fn) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     first_ = nullptr;
   }
   try {
-    replicas.run([&](int r) {
+    launch([&](int r) {
       try {
         fn(r);
       } catch (...) {

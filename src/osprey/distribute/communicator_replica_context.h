@@ -64,8 +64,13 @@ class CollectiveAbort {
   // Inside a catch block of replica r.
   void fail(int r) noexcept;
   void run(const Replicas& replicas, const std::function<void(int)>& fn);
+  // The same over the devices of a ReplicaWorkers (ModelParallel's mesh devices).
+  void run(ReplicaWorkers& workers, const std::function<void(int)>& fn);
 
  private:
+  // Runs fn on every replica through `launch` (which calls its argument for each replica).
+  void run_each(const std::function<void(const std::function<void(int)>&)>& launch,
+                const std::function<void(int)>& fn);
   std::vector<comm::InProcessGroup*> groups_;
   std::mutex mutex_;
   std::exception_ptr first_;

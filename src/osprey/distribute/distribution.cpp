@@ -1,5 +1,7 @@
 #include "osprey/distribute/distribution.h"
 
+#include <fmt/format.h>
+
 #include "osprey/core/error.h"
 
 namespace osprey::distribution {
@@ -20,6 +22,17 @@ void set_distribution(const std::optional<DataParallel>& distribution) {
   train::set_global_strategy(distribution ? distribution->strategy().clone() : nullptr);
 }
 
+void set_distribution(const ModelParallel& distribution) {
+  train::set_global_strategy(distribution.clone());
+}
+
 std::shared_ptr<const train::Strategy> distribution() { return train::global_strategy(); }
+
+std::string sharding(const autograd::Variable& variable) {
+  const auto* mp = dynamic_cast<const ModelParallel*>(train::global_strategy().get());
+  if (mp != nullptr) return mp->sharding(variable);
+  return fmt::format("{} {} replicated (no ModelParallel distribution is set)\n", variable.name(),
+                     variable.shape().to_string());
+}
 
 }  // namespace osprey::distribution

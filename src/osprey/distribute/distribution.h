@@ -1,10 +1,15 @@
 // Keras 3's distribution API (keras.distribution) over the same engine as distribute/:
-// list_devices(), DataParallel (a MirroredStrategy over the given devices) and
-// set_distribution(), which makes it the process-wide default every later compile() binds to.
+// list_devices(), DataParallel (a MirroredStrategy over the given devices), ModelParallel with
+// DeviceMesh, TensorLayout and LayoutMap (model_parallel.h), and set_distribution(), which makes
+// either the process-wide default every later compile() binds to.
 //   auto devices = os::distribution::list_devices();                 // {"cpu:0", ...}
 //   os::distribution::set_distribution(os::distribution::DataParallel(devices));
 //   model.compile("adam", "mse");                                      // data parallel
 //   os::distribution::set_distribution(std::nullopt);                 // back to one device
+//   os::distribution::DeviceMesh mesh({2, 4}, {"data", "model"});
+//   os::distribution::LayoutMap layout(mesh);
+//   layout["dense.*/kernel"] = {std::nullopt, "model"};
+//   os::distribution::set_distribution(os::distribution::ModelParallel(layout, "data"));
 #pragma once
 
 #include <memory>
@@ -13,6 +18,7 @@
 #include <vector>
 
 #include "osprey/distribute/mirrored_strategy.h"
+#include "osprey/distribute/model_parallel.h"
 
 namespace osprey::distribution {
 
@@ -31,7 +37,17 @@ class DataParallel {
   distribute::MirroredStrategy strategy_;
 };
 
+using distribute::DeviceMesh;
+using distribute::LayoutMap;
+using distribute::ModelParallel;
+using distribute::TensorLayout;
+using distribute::visualize_sharding;
+
 void set_distribution(const std::optional<DataParallel>& distribution);
+void set_distribution(const ModelParallel& distribution);
+// How `variable` is split under the process-wide distribution (visualize_sharding's text); a
+// one-line "replicated" note under any other distribution or none.
+std::string sharding(const autograd::Variable& variable);
 // The strategy set_distribution installed (null when none).
 std::shared_ptr<const train::Strategy> distribution();
 
