@@ -52,6 +52,15 @@ ModelParallel::ModelParallel(LayoutMap layout_map, std::string batch_dim_name,
     model_axis_ = others[0];
     model_size_ = mesh.axis_size(model_axis_);
   }
+  if (!options_.single_process) {
+    const ClusterResolver cluster = ClusterResolver::from_environment();
+    if (cluster.num_workers() > 1) {
+      OSPREY_CHECK(mesh.size() % cluster.num_workers() == 0,
+                   "ModelParallel: {} has {} devices, which {} workers cannot hold equally",
+                   mesh.to_string(), mesh.size(), cluster.num_workers());
+      group_ = WorkerGroup::connect(cluster, {});
+    }
+  }
 }
 
 std::string ModelParallel::describe() const {

@@ -2,7 +2,10 @@
 // has a batch axis (the global batch is split along it, as in data parallelism) and at most one
 // model axis, over which the kernels of Dense, Conv2D and Embedding layers are split as the
 // LayoutMap says: split on the output dimension, a layer is column-parallel; on the input
-// dimension, row-parallel (sharded_layer.h inserts the collectives). Each device holds only its
+// dimension, row-parallel (sharded_layer.h inserts the collectives). The mesh may span the
+// processes of a multi-worker job (mpirun, OSPREY_CONFIG): each holds a run of consecutive
+// devices, and a mesh axis must either stay inside a process or take one device from each (put
+// the axis that crosses processes first). Each device holds only its
 // shards and their optimizer slots; the compiled model (the host copy predict, save and
 // get_weights see) holds every variable whole, so checkpoints are whole and load under any layout.
 //   DeviceMesh mesh({2, 4}, {"data", "model"});
@@ -20,11 +23,16 @@
 #include "osprey/distribute/device_mesh.h"
 #include "osprey/distribute/sharded_layer.h"
 #include "osprey/distribute/strategy_base.h"
+#include "osprey/distribute/worker_group.h"
 
 namespace osprey::distribute {
 
 struct ModelParallelOptions {
   int threads_per_device = 0;  // each device's kernel threads; 0: num_threads() / devices
+  // Keep every mesh device in this process even when it was launched as one of several workers
+  // (mpirun, OSPREY_CONFIG / TF_CONFIG); by default the mesh spans the workers, each holding
+  // an equal run of consecutive devices.
+  bool single_process = false;
 };
 
 // Where a model's variables go: one entry per direct layer holding a split variable.
@@ -55,6 +63,10 @@ class ModelParallel final : public StrategyBase {
   std::string name() const override { return "ModelParallel"; }
   std::string describe() const override;
   int num_replicas_in_sync() const override { return static_cast<int>(data_size_); }
+  int num_workers() const noexcept override { return group_ ? group_->size() : 1; }
+  int worker_rank() const noexcept override { return group_ ? group_->rank() : 0; }
+  // The workers the mesh spans (null: this process alone), connected at construction.
+  const std::shared_ptr<WorkerGroup>& worker_group() const noexcept { return group_; }
   const DeviceMesh& device_mesh() const noexcept { return layout_map_.device_mesh(); }
   const LayoutMap& layout_map() const noexcept { return layout_map_; }
   const std::string& batch_dim_name() const noexcept { return batch_dim_; }
@@ -90,6 +102,7 @@ class ModelParallel final : public StrategyBase {
   std::string batch_dim_, model_axis_;
   int64_t data_size_ = 1, model_size_ = 1;
   ModelParallelOptions options_;
+  std::shared_ptr<WorkerGroup> group_;
 };
 
 // A LayoutMap for a built Sequential or functional model on `mesh` (axes batch_dim_name and one

@@ -1,12 +1,17 @@
 #include "osprey/distribute/model_parallel_executor.h"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <map>
+#include <set>
 
 #include "osprey/autograd/grad_mode.h"
 #include "osprey/comm/in_process.h"
 #include "osprey/core/error.h"
 #include "osprey/distribute/batch_split.h"
 #include "osprey/distribute/communicator_replica_context.h"
+#include "osprey/distribute/tensor_broadcast.h"
 #include "osprey/nn/layer_registry.h"
 #include "osprey/nn/seed_states.h"
 #include "osprey/optim/factory.h"
@@ -25,6 +30,13 @@ Tensor slice_of(const Tensor& full, const ShardSlice& s) {
   return t;
 }
 
+void copy_into(const Variable& v, const Tensor& src) {
+  Variable var = v;
+  Tensor dst = var.value();
+  dst.copy_(src);
+  var.mark_modified();
+}
+
 class ModelParallelExecutor final : public train::StepExecutor {
  public:
   ModelParallelExecutor(std::shared_ptr<models::Network> network,
@@ -33,26 +45,70 @@ class ModelParallelExecutor final : public train::StepExecutor {
         primary_(std::move(network)),
         optimizer_(std::move(optimizer)),
         mesh_(strategy.device_mesh()),
+        group_(strategy.worker_group()),
+        workers_count_(group_ ? group_->size() : 1),
+        worker_(group_ ? group_->rank() : 0),
+        local_(static_cast<int>(mesh_.size()) / workers_count_),
         data_size_(strategy.num_replicas_in_sync()),
         model_size_(static_cast<int>(mesh_.size()) / data_size_),
-        workers_(static_cast<int>(mesh_.size()), strategy.options().threads_per_device) {
-    for (int d = 0; d < data_size_; ++d)
-      model_groups_.push_back(std::make_unique<comm::InProcessGroup>(model_size_));
-    for (int m = 0; m < model_size_; ++m)
-      data_groups_.push_back(std::make_unique<comm::InProcessGroup>(data_size_));
-    std::vector<comm::InProcessGroup*> all;
-    for (auto& g : model_groups_) all.push_back(g.get());
-    for (auto& g : data_groups_) all.push_back(g.get());
-    abort_ = std::make_unique<CollectiveAbort>(all);
+        workers_(local_, strategy.options().threads_per_device) {
     const int batch_axis = mesh_.axis_index(strategy.batch_dim_name());
     const int model_axis = mesh_.axis_index(strategy.model_axis());
-    for (int64_t i = 0; i < mesh_.size(); ++i) {
-      const std::vector<int64_t> c = mesh_.coordinates(i);
+    std::vector<int> data_of(static_cast<size_t>(mesh_.size())),
+        model_of(static_cast<size_t>(mesh_.size()));
+    for (int64_t g = 0; g < mesh_.size(); ++g) {
+      const std::vector<int64_t> c = mesh_.coordinates(g);
+      data_of[g] = batch_axis >= 0 ? static_cast<int>(c[static_cast<size_t>(batch_axis)]) : 0;
+      model_of[g] = model_axis >= 0 ? static_cast<int>(c[static_cast<size_t>(model_axis)]) : 0;
+    }
+    // The members of each group, and how each reaches the others: an in-process group when all
+    // are here, else a communicator over every worker, one per local position and axis.
+    std::map<std::pair<char, int>, std::vector<int>> members;  // ('m', d) / ('d', m) -> devices
+    for (int g = 0; g < static_cast<int>(mesh_.size()); ++g) {
+      members[{'m', data_of[g]}].push_back(g);
+      members[{'d', model_of[g]}].push_back(g);
+    }
+    std::set<std::pair<char, int>> crossing;  // (axis kind, local position)
+    for (const auto& [key, devs] : members) {
+      std::set<int> owners;
+      for (int g : devs) owners.insert(g / local_);
+      if (owners.size() == 1) continue;
+      const std::string axis = key.first == 'm' ? strategy.model_axis() : strategy.batch_dim_name();
+      bool one_each = static_cast<int>(owners.size()) == workers_count_ &&
+                      static_cast<int>(devs.size()) == workers_count_;
+      for (int g : devs) one_each = one_each && g % local_ == devs[0] % local_;
+      OSPREY_CHECK(one_each,
+                   "ModelParallel: mesh axis '{}' groups devices {} held by workers {} of {}; a "
+                   "group must stay inside one worker or take one device from each worker at the "
+                   "same position (make the axis that crosses workers the first one of the mesh)",
+                   axis, fmt::join(devs, ", "), fmt::join(owners, ", "), workers_count_);
+      crossing.insert({key.first, devs[0] % local_});
+    }
+    // Made in the same order on every worker (crossing is the same everywhere).
+    for (const auto& [kind, position] : crossing)
+      cross_[{kind, position}] = group_->make_communicator(
+          fmt::format("mesh_{}_{}", kind == 'm' ? "model" : "data", position));
+    std::vector<comm::InProcessGroup*> groups;
+    for (const auto& [key, devs] : members) {
+      if (devs[0] / local_ != worker_ || devs.back() / local_ != worker_) continue;
+      local_groups_[key] = std::make_unique<comm::InProcessGroup>(static_cast<int>(devs.size()));
+      groups.push_back(local_groups_[key].get());
+    }
+    abort_ = std::make_unique<CollectiveAbort>(groups);
+    for (int j = 0; j < local_; ++j) {
+      const int g = worker_ * local_ + j;
       Device dev;
-      dev.data = batch_axis >= 0 ? static_cast<int>(c[static_cast<size_t>(batch_axis)]) : 0;
-      dev.model = model_axis >= 0 ? static_cast<int>(c[static_cast<size_t>(model_axis)]) : 0;
+      dev.global = g;
+      dev.data = data_of[g];
+      dev.model = model_of[g];
+      dev.model_comm = communicator('m', dev.data, dev.model, j);
+      dev.data_comm = communicator('d', dev.model, dev.data, j);
       devices_.push_back(std::move(dev));
     }
+    for (int g = static_cast<int>(mesh_.size()); g-- > 0;)
+      if (model_of[g] == 0) first_of_data_[data_of[g]] = g;
+    for (int g = 0; g < static_cast<int>(mesh_.size()); ++g)
+      if (data_of[g] == 0) batch_zero_.push_back(g);
   }
 
   std::vector<train::ReplicaOutput> train_step(const Tensor& x, const Tensor& y,
@@ -71,7 +127,6 @@ class ModelParallelExecutor final : public train::StepExecutor {
     abort_->run(workers_, [&](int i) {
       Device& dev = devices_[static_cast<size_t>(i)];
       if (data_size_ > 1) {
-        comm::Communicator& c = data_groups_[static_cast<size_t>(dev.model)]->rank(dev.data);
         for (Variable& v : dev.trainable) {
           if (!v.has_grad()) continue;
           Tensor g = v.grad();
@@ -79,12 +134,12 @@ class ModelParallelExecutor final : public train::StepExecutor {
             g = g.to(DType::float32).clone();
             v.set_grad(g);
           }
-          c.all_reduce(g, comm::ReduceOp::mean);
+          dev.data_comm->all_reduce(g, comm::ReduceOp::mean);
         }
       }
       dev.optimizer->apply(dev.trainable);
     });
-    return model_rank_zero(out);
+    return outputs_in_batch_order(out, shards.y, std::vector<bool>(data_size_, true));
   }
 
   std::vector<train::ReplicaOutput> run_forward(const Tensor& x, const Tensor& y,
@@ -92,6 +147,7 @@ class ModelParallelExecutor final : public train::StepExecutor {
     OSPREY_CHECK(x.defined() && x.ndim() >= 1,
                  "ModelParallel: the batch must be a tensor with a batch axis");
     const int64_t b = x.size(0);
+    // Too few rows for the mesh before it exists: the host copy, whole, on every worker.
     if (devices_[0].net == nullptr && b < data_size_) return {forward(*primary_, x, y)};
     // Data coordinate d gets rows [start(d), start(d + 1)): the first b % D one row more.
     const int64_t base = b / data_size_, extra = b % data_size_;
@@ -109,25 +165,23 @@ class ModelParallelExecutor final : public train::StepExecutor {
       const auto d = static_cast<size_t>(dev.data);
       if (xs[d].defined()) out[static_cast<size_t>(i)] = forward(*dev.net, xs[d], ys[d]);
     });
+    std::vector<bool> present;
+    for (const Tensor& t : xs) present.push_back(t.defined());
+    std::vector<train::ReplicaOutput> all = outputs_in_batch_order(out, ys, present);
     std::vector<train::ReplicaOutput> kept;
-    for (size_t i = 0; i < devices_.size(); ++i) {
-      if (devices_[i].model == 0 && xs[static_cast<size_t>(devices_[i].data)].defined())
-        kept.push_back(std::move(out[i]));
-    }
+    for (size_t d = 0; d < all.size(); ++d)
+      if (xs[d].defined()) kept.push_back(std::move(all[d]));
     return kept;
   }
 
   // Every device takes its shards of the host copy's variables (weights set or loaded between
-  // fits reach the devices).
+  // fits reach the devices), and of the optimizer's slots.
   void sync_replicas() override {
     if (devices_[0].net == nullptr) return;
     const nn::SeedStates seeds = nn::seed_states(*primary_);
     for (Device& dev : devices_) {
       nn::set_seed_states(*dev.net, seeds);
-      for (const Shard& s : dev.shards) {
-        Tensor dst = s.local.value();
-        dst.copy_(slice_of(s.host.value(), s.slice));
-      }
+      for (const Shard& s : dev.shards) copy_into(s.local, slice_of(s.host.value(), s.slice));
       scatter_optimizer_state(dev);
     }
   }
@@ -144,16 +198,34 @@ class ModelParallelExecutor final : public train::StepExecutor {
     ShardSlice slice;
   };
   struct Device {
-    int data = 0, model = 0;
+    int global = 0, data = 0, model = 0;
+    comm::Communicator* model_comm = nullptr;
+    comm::Communicator* data_comm = nullptr;
     std::shared_ptr<models::Network> net;
     std::vector<Variable> trainable;
     std::vector<Shard> shards;  // every variable of net
     std::shared_ptr<optim::Optimizer> optimizer;
   };
 
+  // The communicator of the group `kind` ('m': the model group of batch coordinate `key`; 'd':
+  // the data group of model coordinate `key`) for the device at rank `rank` in it.
+  comm::Communicator* communicator(char kind, int key, int rank, int position) {
+    auto local = local_groups_.find({kind, key});
+    if (local != local_groups_.end()) return &local->second->rank(rank);
+    return cross_.at({kind, position}).get();
+  }
+
+  comm::Communicator* outputs() const { return group_ ? group_->outputs() : nullptr; }
+  int owner(int global) const { return global / local_; }
+
   void create(const std::vector<Tensor>& xs) {
     autograd::NoGradGuard no_grad;
     if (primary_->variables().empty()) (*primary_)(Variable(xs[0]), false);
+    if (outputs() != nullptr) {
+      // Every worker starts from the chief's weights.
+      for (const Variable& v : primary_->variables())
+        copy_into(v, broadcast_tensor(*outputs(), v.value(), 0).to(v.dtype()));
+    }
     const std::vector<LayerShardPlan> plans = strategy_.plan(*primary_);
     std::map<std::string, Variable> host;
     for (const Variable& v : primary_->variables()) host.emplace(v.name(), v);
@@ -162,8 +234,7 @@ class ModelParallelExecutor final : public train::StepExecutor {
     const nlohmann::json opt_config = optim::serialize(*optimizer_);
     const nn::SeedStates seeds = nn::seed_states(*primary_);
     std::vector<Device> built = devices_;
-    for (size_t i = 0; i < built.size(); ++i) {
-      Device& dev = built[i];
+    for (Device& dev : built) {
       auto net = std::dynamic_pointer_cast<models::Network>(
           nn::layer_from_config(primary_->class_name(), config));
       OSPREY_CHECK(net != nullptr,
@@ -171,23 +242,20 @@ class ModelParallelExecutor final : public train::StepExecutor {
                    "does not rebuild a model",
                    primary_->name(), primary_->class_name());
       (*net)(Variable(xs[static_cast<size_t>(dev.data)]), false);
-      comm::Communicator& group = model_groups_[static_cast<size_t>(dev.data)]->rank(dev.model);
       for (const LayerShardPlan& p : plans) {
         const std::shared_ptr<nn::Layer> original = net->get_layer(p.layer);
-        net->replace_sublayer(p.layer, make_sharded_layer(*original, p.plan, group));
+        net->replace_sublayer(p.layer, make_sharded_layer(*original, p.plan, *dev.model_comm));
       }
       nn::set_seed_states(*net, seeds);
       for (const Variable& v : net->variables()) {
         auto it = host.find(v.name());
         OSPREY_ASSERT(it != host.end(), "device variable {} has no host variable", v.name());
         const Variable& h = it->second;
-        const TensorLayout layout = strategy_.layout_for(h.name(), h.shape());
-        Shard s{v, h, shard_slice(h.name(), h.shape(), layout, mesh_, static_cast<int64_t>(i))};
+        Shard s{v, h, slice(h, dev.global)};
         OSPREY_ASSERT(Shape(s.slice.length) == v.shape(),
-                      "device {} holds {} of shape {}, its layout {} asks for {}", i, v.name(),
-                      v.shape().to_string(), layout.to_string(), Shape(s.slice.length).to_string());
-        Tensor dst = v.value();
-        dst.copy_(slice_of(h.value(), s.slice));
+                      "device {} holds {} of shape {}, its layout asks for {}", dev.global,
+                      v.name(), v.shape().to_string(), Shape(s.slice.length).to_string());
+        copy_into(v, slice_of(h.value(), s.slice));
         dev.shards.push_back(std::move(s));
       }
       dev.trainable = net->trainable_variables();
@@ -196,6 +264,11 @@ class ModelParallelExecutor final : public train::StepExecutor {
       scatter_optimizer_state(dev);
     }
     devices_ = std::move(built);
+  }
+
+  ShardSlice slice(const Variable& host, int global) const {
+    return shard_slice(host.name(), host.shape(), strategy_.layout_for(host.name(), host.shape()),
+                       mesh_, global);
   }
 
   // The shard of `key` ("optimizer/<variable path>/<slot>") on `dev`, or null for iterations.
@@ -220,32 +293,6 @@ class ModelParallelExecutor final : public train::StepExecutor {
     dev.optimizer->load_state(mine);
   }
 
-  // The host optimizer takes the devices' slots, whole, and their iteration count, so save()
-  // writes the state an exact resume needs.
-  void gather_optimizer_state() const {
-    std::map<std::string, Tensor> whole;
-    std::vector<std::string> order;
-    for (const Device& dev : devices_) {
-      if (dev.data != 0) continue;
-      for (const auto& [key, tensor] : dev.optimizer->state()) {
-        const Shard* s = shard_of(dev, key);
-        auto [it, fresh] = whole.try_emplace(key);
-        if (fresh) {
-          order.push_back(key);
-          it->second =
-              s != nullptr ? Tensor::empty(s->host.shape(), {tensor.dtype()}) : tensor.clone();
-        }
-        if (s == nullptr) continue;
-        Tensor dst = slice_of(it->second, s->slice);
-        dst.copy_(tensor);
-      }
-    }
-    std::vector<std::pair<std::string, Tensor>> state;
-    state.reserve(order.size());
-    for (const std::string& k : order) state.emplace_back(k, whole[k]);
-    optimizer_->load_state(state);
-  }
-
   // A variable with a gradient on one device of a data group but none on another would make their
   // all-reduces disagree.
   void check_gradients() const {
@@ -263,38 +310,119 @@ class ModelParallelExecutor final : public train::StepExecutor {
     }
   }
 
-  // The outputs of the devices at model coordinate 0, in batch order: every row once.
-  std::vector<train::ReplicaOutput> model_rank_zero(std::vector<train::ReplicaOutput>& out) const {
+  // One output per batch shard, in batch order: each from its model-coordinate-0 device, sent to
+  // every worker when that device lives on another (so every worker's metrics see the whole
+  // batch). `ys` holds every shard's targets (or undefined tensors); `present` says which shards
+  // have rows (the same on every worker).
+  std::vector<train::ReplicaOutput> outputs_in_batch_order(std::vector<train::ReplicaOutput>& out,
+                                                           const std::vector<Tensor>& ys,
+                                                           const std::vector<bool>& present) {
     std::vector<train::ReplicaOutput> kept(static_cast<size_t>(data_size_));
-    for (size_t i = 0; i < devices_.size(); ++i) {
+    for (size_t i = 0; i < devices_.size(); ++i)
       if (devices_[i].model == 0) kept[static_cast<size_t>(devices_[i].data)] = std::move(out[i]);
+    if (outputs() == nullptr) return kept;
+    for (int d = 0; d < data_size_; ++d) {
+      if (!present[static_cast<size_t>(d)]) continue;
+      const int root = owner(first_of_data_.at(d));
+      train::ReplicaOutput& o = kept[static_cast<size_t>(d)];
+      float loss = static_cast<float>(o.loss);
+      outputs()->broadcast(&loss, 1, root);
+      const Tensor y_pred = broadcast_tensor(*outputs(), o.y_pred, root);
+      if (worker_ != root) o = {loss, y_pred, ys[static_cast<size_t>(d)]};
     }
     return kept;
   }
 
   // The host copy takes every device's shards (those of batch coordinate 0: the others hold the
-  // same values).
+  // same values), from whichever worker holds them, and the optimizer its slots.
   void gather_to_host() {
     if (devices_[0].net == nullptr) return;
-    for (const Device& dev : devices_) {
-      if (dev.data != 0) continue;
-      for (const Shard& s : dev.shards) {
-        Tensor dst = slice_of(s.host.value(), s.slice);
-        dst.copy_(s.local.value());
+    if (outputs() == nullptr) {
+      for (const Device& dev : devices_) {
+        if (dev.data != 0) continue;
+        for (const Shard& s : dev.shards) {
+          Tensor dst = slice_of(s.host.value(), s.slice);
+          dst.copy_(s.local.value());
+        }
+      }
+    } else {
+      for (const Variable& h : primary_->variables()) {
+        for (int g : batch_zero_) {
+          const ShardSlice sl = slice(h, g);
+          Tensor mine;
+          if (owner(g) == worker_) mine = local_shard(g, h.name())->local.value();
+          Tensor dst = slice_of(h.value(), sl);
+          dst.copy_(broadcast_tensor(*outputs(), mine, owner(g)).to(h.dtype()));
+        }
+        Variable(h).mark_modified();
       }
     }
     gather_optimizer_state();
+  }
+
+  const Shard* local_shard(int global, const std::string& path) const {
+    for (const Device& dev : devices_) {
+      if (dev.global != global) continue;
+      for (const Shard& s : dev.shards)
+        if (s.host.name() == path) return &s;
+    }
+    OSPREY_ASSERT(false, "device {} holds no {}", global, path);
+    return nullptr;
+  }
+
+  // The host optimizer takes the devices' slots, whole, and their iteration count, so save()
+  // writes the state an exact resume needs. Every device's optimizer has the same keys (every
+  // device holds a part of every variable), so every worker walks them alike.
+  void gather_optimizer_state() const {
+    const Device& any = devices_[0];
+    std::vector<std::pair<std::string, Tensor>> state;
+    for (const auto& [key, tensor] : any.optimizer->state()) {
+      const Shard* s = shard_of(any, key);
+      if (s == nullptr) {
+        state.emplace_back(key, tensor.clone());
+        continue;
+      }
+      Tensor whole = Tensor::empty(s->host.shape(), {tensor.dtype()});
+      for (int g : batch_zero_) {
+        const ShardSlice sl = slice(s->host, g);
+        Tensor dst = slice_of(whole, sl);
+        const Tensor mine = owner(g) == worker_ ? slot_of(device(g), key) : Tensor();
+        dst.copy_(outputs() == nullptr
+                      ? mine
+                      : broadcast_tensor(*outputs(), mine, owner(g)).to(tensor.dtype()));
+      }
+      state.emplace_back(key, whole);
+    }
+    optimizer_->load_state(state);
+  }
+
+  const Device& device(int global) const {
+    for (const Device& d : devices_)
+      if (d.global == global) return d;
+    OSPREY_ASSERT(false, "device {} is not on this worker", global);
+    return devices_[0];
+  }
+  static Tensor slot_of(const Device& dev, const std::string& key) {
+    for (const auto& [k, t] : dev.optimizer->state())
+      if (k == key) return t;
+    OSPREY_ASSERT(false, "device {} has no optimizer entry {}", dev.global, key);
+    return {};
   }
 
   const ModelParallel strategy_;
   std::shared_ptr<models::Network> primary_;
   std::shared_ptr<optim::Optimizer> optimizer_;
   DeviceMesh mesh_;
+  std::shared_ptr<WorkerGroup> group_;
+  int workers_count_, worker_, local_;
   int data_size_, model_size_;
   ReplicaWorkers workers_;
-  std::vector<std::unique_ptr<comm::InProcessGroup>> model_groups_, data_groups_;
+  std::map<std::pair<char, int>, std::unique_ptr<comm::InProcessGroup>> local_groups_;
+  std::map<std::pair<char, int>, std::unique_ptr<comm::Communicator>> cross_;
   std::unique_ptr<CollectiveAbort> abort_;
-  std::vector<Device> devices_;
+  std::vector<Device> devices_;       // this worker's, in mesh order
+  std::map<int, int> first_of_data_;  // batch coordinate -> its model-0 device
+  std::vector<int> batch_zero_;       // the devices of batch coordinate 0
 };
 
 }  // namespace

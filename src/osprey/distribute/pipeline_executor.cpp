@@ -16,6 +16,7 @@
 #include "osprey/distribute/communicator_replica_context.h"
 #include "osprey/distribute/devices.h"
 #include "osprey/distribute/replicas.h"
+#include "osprey/distribute/tensor_broadcast.h"
 #include "osprey/nn/seed_states.h"
 #include "osprey/optim/factory.h"
 #include "osprey/tensor/factory.h"
@@ -57,14 +58,22 @@ class PipelineExecutor final : public train::StepExecutor {
  public:
   PipelineExecutor(std::shared_ptr<models::Network> network,
                    std::shared_ptr<optim::Optimizer> optimizer, PipelineOptions options,
-                   std::shared_ptr<PipelineParallel::Shared> shared)
+                   std::shared_ptr<PipelineParallel::Shared> shared,
+                   std::shared_ptr<WorkerGroup> group)
       : o_(std::move(options)),
         shared_(std::move(shared)),
+        group_(std::move(group)),
         primary_(network),
         optimizer_(std::move(optimizer)),
         replicas_(std::move(network), o_.replicas, "PipelineParallel", o_.threads_per_stage),
-        workers_(o_.replicas * o_.stages, o_.threads_per_stage) {
+        workers_(group_ ? 1 : o_.replicas * o_.stages, o_.threads_per_stage) {
     std::vector<comm::InProcessGroup*> groups;
+    if (group_) {
+      // One stage per worker (the strategy checked stages == workers, one pipeline).
+      link_ = group_->make_communicator("pipeline");
+      abort_ = std::make_unique<CollectiveAbort>(groups);
+      return;
+    }
     for (int r = 0; r < o_.replicas; ++r) {
       links_.push_back(std::make_unique<comm::InProcessGroup>(o_.stages));
       groups.push_back(links_.back().get());
@@ -99,14 +108,18 @@ class PipelineExecutor final : public train::StepExecutor {
     std::vector<StageRecord> records(static_cast<size_t>(n * p));
     const Clock::time_point start = Clock::now();
     abort_->run(workers_, [&](int w) {
-      const int r = w / p, s = w % p;
+      // Across workers this worker runs one stage: its rank's.
+      const int r = group_ ? 0 : w / p, s = group_ ? group_->rank() : w % p;
       run_stage(r, s, micro[static_cast<size_t>(r)], step, outputs[static_cast<size_t>(r)],
-                records[static_cast<size_t>(w)]);
+                records[static_cast<size_t>(r * p + s)]);
     });
-    if (!pipedream) {
+    if (!pipedream && group_) {
+      optimizer_->apply(stage(0, group_->rank()).trainable_variables());
+    } else if (!pipedream) {
       for (int r = 0; r < n; ++r)
         optimizers_[static_cast<size_t>(r)]->apply(replicas_.trainable(r));
     }
+    if (group_) share_outputs(outputs[0], micro[0]);
     record_stats(seconds_since(start), records);
     std::vector<train::ReplicaOutput> out;
     for (auto& per_replica : outputs)
@@ -131,6 +144,10 @@ class PipelineExecutor final : public train::StepExecutor {
   // PipeDream's stage optimizers hold the slots: the compiled optimizer takes them (replica 0's),
   // so save() writes the state an exact resume needs.
   std::vector<train::ReplicaOutput> finish_epoch() override {
+    if (group_ && !stages_.empty()) {
+      gather_across_workers();
+      return {};
+    }
     if (o_.schedule != PipelineSchedule::pipedream || stage_optimizers_.empty()) return {};
     std::vector<std::pair<std::string, Tensor>> state;
     for (int s = 0; s < o_.stages; ++s) {
@@ -161,6 +178,69 @@ class PipelineExecutor final : public train::StepExecutor {
   optim::Optimizer& stage_optimizer(int r, int s) const {
     return *stage_optimizers_[static_cast<size_t>(r * o_.stages + s)];
   }
+  StageNetwork& stage(int r, int s) const {
+    return *stages_[static_cast<size_t>(r)][static_cast<size_t>(s)];
+  }
+  comm::Communicator& link(int r, int s) const {
+    return group_ ? *link_ : links_[static_cast<size_t>(r)]->rank(s);
+  }
+  // The optimizer that updates stage s (of pipeline 0) on this worker.
+  optim::Optimizer& updater(int s) const {
+    return o_.schedule == PipelineSchedule::pipedream ? stage_optimizer(0, s) : *optimizer_;
+  }
+
+  // Across workers: the last stage's outputs (loss and predictions of every micro-batch) go to
+  // every worker, so each one's metrics and logs see the whole batch.
+  void share_outputs(std::vector<train::ReplicaOutput>& outputs, const Shards& micro) {
+    const int last = o_.stages - 1;
+    comm::Communicator& c = *group_->outputs();
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      train::ReplicaOutput& o = outputs[i];
+      float loss = static_cast<float>(o.loss);
+      c.broadcast(&loss, 1, last);
+      const Tensor y_pred = broadcast_tensor(c, o.y_pred, last);
+      if (group_->rank() != last) o = {loss, y_pred, micro.y[i]};
+    }
+  }
+
+  // Across workers, at the end of each epoch: every worker's host copy takes each stage's
+  // weights from the worker that trains it, and the compiled optimizer every stage's slots, so
+  // the chief saves the whole model and state.
+  void gather_across_workers() {
+    comm::Communicator& c = *group_->outputs();
+    const std::vector<std::string> slots = optimizer_->slot_names();
+    std::vector<std::pair<std::string, Tensor>> state;
+    for (int s = 0; s < o_.stages; ++s) {
+      const bool mine = group_->rank() == s;
+      std::map<std::string, Tensor> own;
+      if (mine) {
+        for (auto& [k, t] : updater(s).state()) own.emplace(k, t);
+      }
+      float iterations = mine ? static_cast<float>(updater(s).iterations()) : 0.0F;
+      c.broadcast(&iterations, 1, s);
+      if (s == 0) {
+        state.emplace_back(
+            "optimizer/iterations",
+            osprey::from_vector<int64_t>({static_cast<int64_t>(iterations)}, Shape{}));
+      }
+      for (const Variable& v : stage(0, s).variables()) {
+        Variable h = v;
+        Tensor dst = h.value();
+        dst.copy_(broadcast_tensor(c, v.value(), s).to(v.dtype()));
+        h.mark_modified();
+        if (!v.requires_grad() || iterations == 0.0F) continue;
+        for (const std::string& slot : slots) {
+          const std::string key = "optimizer/" + v.name() + "/" + slot;
+          auto it = own.find(key);
+          float has = mine && it != own.end() ? 1.0F : 0.0F;
+          c.broadcast(&has, 1, s);
+          if (has == 0.0F) continue;
+          state.emplace_back(key, broadcast_tensor(c, mine ? it->second : Tensor(), s));
+        }
+      }
+    }
+    optimizer_->load_state(state);
+  }
 
   void create(const std::vector<Tensor>& shares, const Tensor& micro_batch) {
     OSPREY_CHECK(primary_->class_name() == "Sequential",
@@ -169,8 +249,25 @@ class PipelineExecutor final : public train::StepExecutor {
     replicas_.create(shares);
     const auto layers = primary_->layers();
     const int p = o_.stages;
+    if (group_) {
+      // Every worker starts from the chief's weights.
+      for (const Variable& v : primary_->variables()) {
+        Variable h = v;
+        Tensor dst = h.value();
+        dst.copy_(broadcast_tensor(*group_->outputs(), v.value(), 0).to(v.dtype()));
+        h.mark_modified();
+      }
+    }
     std::vector<int> starts = o_.split_points;
-    if (starts.empty()) starts = balance_stages(measure_layers(micro_batch), p);
+    if (starts.empty()) {
+      starts = balance_stages(measure_layers(micro_batch), p);
+      if (group_) {
+        // Workers time layers differently; the chief's split is everyone's.
+        std::vector<float> f(starts.begin(), starts.end());
+        group_->outputs()->broadcast(f.data(), static_cast<int64_t>(f.size()), 0);
+        starts.assign(f.begin(), f.end());
+      }
+    }
     OSPREY_CHECK(static_cast<int>(starts.size()) == p - 1,
                  "PipelineParallel: {} stages need {} split points. Received: {}", p, p - 1,
                  starts.size());
@@ -281,8 +378,8 @@ class PipelineExecutor final : public train::StepExecutor {
                  std::vector<train::ReplicaOutput>& outputs, StageRecord& record) {
     const int p = o_.stages, m = o_.micro_batches;
     const bool last = s == p - 1, pipedream = o_.schedule == PipelineSchedule::pipedream;
-    StageNetwork& net = *stages_[static_cast<size_t>(r)][static_cast<size_t>(s)];
-    comm::Communicator& link = links_[static_cast<size_t>(r)]->rank(s);
+    StageNetwork& net = stage(r, s);
+    comm::Communicator& link = this->link(r, s);
     const std::vector<Variable> trainable = net.trainable_variables();
     std::map<int, InFlight> live;
     // PipeDream: the stage's weight versions still needed by a micro-batch in flight.
@@ -436,6 +533,8 @@ class PipelineExecutor final : public train::StepExecutor {
 
   PipelineOptions o_;
   std::shared_ptr<PipelineParallel::Shared> shared_;
+  std::shared_ptr<WorkerGroup> group_;        // null: every stage in this process
+  std::unique_ptr<comm::Communicator> link_;  // across workers: stage s is worker s
   std::shared_ptr<models::Network> primary_;
   std::shared_ptr<optim::Optimizer> optimizer_;
   Replicas replicas_;
@@ -453,9 +552,10 @@ class PipelineExecutor final : public train::StepExecutor {
 
 std::unique_ptr<train::StepExecutor> make_pipeline_executor(
     std::shared_ptr<models::Network> network, std::shared_ptr<optim::Optimizer> optimizer,
-    const PipelineOptions& options, std::shared_ptr<PipelineParallel::Shared> shared) {
+    const PipelineOptions& options, std::shared_ptr<PipelineParallel::Shared> shared,
+    std::shared_ptr<WorkerGroup> group) {
   return std::make_unique<PipelineExecutor>(std::move(network), std::move(optimizer), options,
-                                            std::move(shared));
+                                            std::move(shared), std::move(group));
 }
 
 PipelineParallel::PipelineParallel(PipelineOptions options)
@@ -471,6 +571,18 @@ PipelineParallel::PipelineParallel(PipelineOptions options)
                    static_cast<int>(options_.split_points.size()) == options_.stages - 1,
                "PipelineParallel: {} stages need {} split points. Received: {}", options_.stages,
                options_.stages - 1, options_.split_points.size());
+  if (!options_.single_process) {
+    const ClusterResolver cluster = ClusterResolver::from_environment();
+    if (cluster.num_workers() > 1) {
+      OSPREY_CHECK(options_.stages == cluster.num_workers() && options_.replicas == 1,
+                   "PipelineParallel: across {} workers each worker runs one stage of one "
+                   "pipeline: set stages={} and replicas=1 (received stages={}, replicas={}), or "
+                   "single_process to keep every stage in this process",
+                   cluster.num_workers(), cluster.num_workers(), options_.stages,
+                   options_.replicas);
+      group_ = WorkerGroup::connect(cluster, {});
+    }
+  }
 }
 
 std::string PipelineParallel::describe() const {
@@ -481,7 +593,8 @@ std::string PipelineParallel::describe() const {
 
 std::unique_ptr<train::StepExecutor> PipelineParallel::make_executor(
     std::shared_ptr<models::Network> network, std::shared_ptr<optim::Optimizer> optimizer) const {
-  return make_pipeline_executor(std::move(network), std::move(optimizer), options_, shared_);
+  return make_pipeline_executor(std::move(network), std::move(optimizer), options_, shared_,
+                                group_);
 }
 
 PipelineStats PipelineParallel::stats() const {

@@ -5,7 +5,8 @@
 // per step and so give the single-device gradient of the same micro-batches; and PipeDream's
 // asynchronous 1F1B, where each stage updates after every micro-batch and weight stashing makes a
 // micro-batch's backward use the weight version its forward used. With replicas > 1, that many
-// pipelines train on shares of the batch and all-reduce each stage's gradients.
+// pipelines train on shares of the batch and all-reduce each stage's gradients. Launched as
+// several workers (mpirun, OSPREY_CONFIG), worker s runs stage s.
 //   PipelineParallel pipe({.stages = 2, .micro_batches = 8,
 //                          .schedule = PipelineSchedule::one_f_one_b});
 //   model.compile("adam", "mse", {}, {.strategy = std::make_shared<PipelineParallel>(pipe)});
@@ -20,6 +21,7 @@
 
 #include "osprey/distribute/pipeline_schedule.h"
 #include "osprey/distribute/strategy_base.h"
+#include "osprey/distribute/worker_group.h"
 
 namespace osprey::distribute {
 
@@ -32,6 +34,9 @@ struct PipelineOptions {
   std::vector<int> split_points{};
   int replicas = 1;           // data-parallel pipelines
   int threads_per_stage = 0;  // each stage's kernel threads; 0: num_threads() / devices
+  // Keep every stage in this process even when it was launched as one of several workers
+  // (mpirun, OSPREY_CONFIG); by default worker s runs stage s (stages must equal the workers).
+  bool single_process = false;
 };
 
 // What a pipeline did, summed over the steps since the last reset (stats() of the strategy).
@@ -60,6 +65,10 @@ class PipelineParallel final : public StrategyBase {
   std::string name() const override { return "PipelineParallel"; }
   std::string describe() const override;
   int num_replicas_in_sync() const override { return options_.replicas; }
+  int num_workers() const noexcept override { return group_ ? group_->size() : 1; }
+  int worker_rank() const noexcept override { return group_ ? group_->rank() : 0; }
+  // The workers the stages span (null: this process alone), connected at construction.
+  const std::shared_ptr<WorkerGroup>& worker_group() const noexcept { return group_; }
   const PipelineOptions& options() const noexcept { return options_; }
   std::unique_ptr<train::StepExecutor> make_executor(
       std::shared_ptr<models::Network> network,
@@ -79,6 +88,7 @@ class PipelineParallel final : public StrategyBase {
  private:
   PipelineOptions options_;
   std::shared_ptr<Shared> shared_;
+  std::shared_ptr<WorkerGroup> group_;  // the workers the stages span; null: this process
 };
 
 }  // namespace osprey::distribute

@@ -12,15 +12,18 @@ namespace osprey::distribute {
 namespace {
 
 // Strategies made one after another in a process (a second model, another compression) share the
-// process's Gloo group: rank 0's store owns the chief's port.
+// process's Gloo group: rank 0's store owns the chief's port. The group lives until the process
+// exits: were it closed when the last strategy goes, rank 0 would reopen the store on the same
+// port for the next one while a faster rank 1 could still reach the closing one ("lost the
+// rendezvous store"). Never destroyed, so no exit-time destructor races the store's thread.
 std::shared_ptr<comm::GlooGroup> shared_gloo_group(const comm::GlooOptions& options) {
   static std::mutex mutex;
-  static std::map<std::string, std::weak_ptr<comm::GlooGroup>> groups;
+  static auto* groups = new std::map<std::string, std::shared_ptr<comm::GlooGroup>>();
   std::lock_guard<std::mutex> lock(mutex);
-  std::shared_ptr<comm::GlooGroup> g = groups[options.rendezvous].lock();
+  std::shared_ptr<comm::GlooGroup> g = (*groups)[options.rendezvous];
   if (!g) {
     g = std::make_shared<comm::GlooGroup>(options);
-    groups[options.rendezvous] = g;
+    (*groups)[options.rendezvous] = g;
   }
   OSPREY_CHECK(g->rank() == options.rank && g->size() == options.size,
                "MultiWorkerMirroredStrategy: this process is already rank {} of {} at {}; it "
@@ -49,6 +52,7 @@ std::shared_ptr<WorkerGroup> WorkerGroup::connect(const ClusterResolver& cluster
   std::shared_ptr<WorkerGroup> g(new WorkerGroup());
   g->rank_ = cluster.worker_rank();
   g->size_ = cluster.num_workers();
+  g->timeout_ = options.timeout;
   if (g->size_ == 1) return g;
   const bool from_config = cluster.source() == "OSPREY_CONFIG" || cluster.source() == "TF_CONFIG";
   std::string backend = options.communication;
@@ -84,6 +88,13 @@ std::shared_ptr<WorkerGroup> WorkerGroup::connect(const ClusterResolver& cluster
   g->layers_ = g->gloo_->make_communicator("layers");
   g->outputs_ = g->gloo_->make_communicator("outputs");
   return g;
+}
+
+std::unique_ptr<comm::Communicator> WorkerGroup::make_communicator(const std::string& name) const {
+  if (size_ == 1) return nullptr;
+  if (backend_ == "mpi")
+    return comm::make_mpi_communicator({.check_calls = true, .timeout = timeout_, .name = name});
+  return gloo_->make_communicator(name);
 }
 
 WorkerGroup::~WorkerGroup() = default;

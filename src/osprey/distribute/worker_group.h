@@ -50,11 +50,16 @@ class WorkerGroup {
   comm::Communicator* gradients() const noexcept { return gradients_.get(); }
   comm::Communicator* layers() const noexcept { return layers_.get(); }
   comm::Communicator* outputs() const noexcept { return outputs_.get(); }
+  // A further communicator over every worker, on the group's backend, for a strategy that needs
+  // one per thread (ModelParallel: one per local mesh device and axis). A collective: every
+  // worker must make the same ones in the same order. Null when size() == 1.
+  std::unique_ptr<comm::Communicator> make_communicator(const std::string& name) const;
 
  private:
   WorkerGroup() = default;
   int rank_ = 0, size_ = 1;
   std::string backend_ = "none";
+  std::chrono::milliseconds timeout_{};
   // Declared first: destroyed after its communicators. One per process and rendezvous address
   // (rank 0 serves the store there), shared by every WorkerGroup of this process.
   std::shared_ptr<comm::GlooGroup> gloo_;
