@@ -43,12 +43,16 @@ class StageNetwork final : public models::Network {
       : Network("PipelineStage", {.name = "pipeline_stage"}), layers_(std::move(layers)) {}
   std::vector<std::shared_ptr<nn::Layer>> layers() const override { return layers_; }
   std::vector<Variable> call_all(const std::vector<Variable>& inputs, bool training) override {
+    if (output.defined()) return {output};
     Variable h = input.defined() ? input : inputs.at(0);
     for (const auto& layer : layers_) h = (*layer)(h, training);
     return {h};
   }
   std::vector<LayerRow> summary_rows() const override { return {}; }
   Variable input;
+  // When set, the stage's output, computed earlier (the last stage's forward in its F slot); the
+  // trainer's step then only adds the loss and runs backward through it.
+  Variable output;
 
  private:
   std::vector<std::shared_ptr<nn::Layer>> layers_;
@@ -113,6 +117,7 @@ class PipelineExecutor final : public train::StepExecutor {
       run_stage(r, s, micro[static_cast<size_t>(r)], step, outputs[static_cast<size_t>(r)],
                 records[static_cast<size_t>(r * p + s)]);
     });
+    const double wall = seconds_since(start);  // the schedule's span, F and B ops only
     if (!pipedream && group_) {
       optimizer_->apply(stage(0, group_->rank()).trainable_variables());
     } else if (!pipedream) {
@@ -120,7 +125,7 @@ class PipelineExecutor final : public train::StepExecutor {
         optimizers_[static_cast<size_t>(r)]->apply(replicas_.trainable(r));
     }
     if (group_) share_outputs(outputs[0], micro[0]);
-    record_stats(seconds_since(start), records);
+    record_stats(wall, records);
     std::vector<train::ReplicaOutput> out;
     for (auto& per_replica : outputs)
       for (auto& o : per_replica) out.push_back(std::move(o));
@@ -393,13 +398,14 @@ class PipelineExecutor final : public train::StepExecutor {
         const Clock::time_point t = Clock::now();
         InFlight f{.input_value = in, .version = version};
         if (pipedream && !stash.count(version)) stash.emplace(version, values(trainable));
-        if (!last) {
-          // PipeDream runs F without a graph: B recomputes it on the stashed version.
+        if (!last || !pipedream) {
+          // PipeDream runs F without a graph: B recomputes it on the stashed version. (Its last
+          // stage runs F and B back to back, both in the B slot.)
           std::optional<autograd::NoGradGuard> no_grad;
           if (pipedream) no_grad.emplace();
           f.input = Variable(in, s > 0 && !pipedream);
           f.output = net(f.input, true);
-          send(link, f.output.value(), s + 1, 2 * i);
+          if (!last) send(link, f.output.value(), s + 1, 2 * i);
         }
         live.emplace(i, std::move(f));
         record.max_live = std::max(record.max_live, static_cast<int>(live.size()));
@@ -419,7 +425,14 @@ class PipelineExecutor final : public train::StepExecutor {
         record.max_gap = std::max(record.max_gap, version - f.version);
       }
       Variable input;
-      if (last) {
+      if (last && !pipedream) {
+        // The forward ran in the F slot: the step adds the loss and backpropagates through it.
+        net.output = f.output;
+        outputs[static_cast<size_t>(i)] =
+            step(net, {}, f.input_value, micro.y[static_cast<size_t>(i)]);
+        net.output = Variable();
+        input = f.input;
+      } else if (last) {
         net.input = s > 0 ? Variable(f.input_value, true) : Variable();
         outputs[static_cast<size_t>(i)] =
             step(net, {}, f.input_value, micro.y[static_cast<size_t>(i)]);
@@ -443,7 +456,11 @@ class PipelineExecutor final : public train::StepExecutor {
       live.erase(i);
       if (pipedream) drop_unused(stash, live);
     }
-    if (!pipedream) finish_step(r, s, net, trainable);
+    if (!pipedream) {
+      const Clock::time_point t = Clock::now();
+      finish_step(r, s, net, trainable);
+      record.busy += seconds_since(t);
+    }
   }
 
   static std::vector<Tensor> values(const std::vector<Variable>& vars) {

@@ -42,7 +42,7 @@ struct PipelineOptions {
 // What a pipeline did, summed over the steps since the last reset (stats() of the strategy).
 struct PipelineStats {
   int64_t steps = 0;
-  double wall_seconds = 0.0;              // the steps' time, end to end
+  double wall_seconds = 0.0;              // the schedules' spans (the update after excluded)
   std::vector<double> busy_seconds;       // per stage: time inside F and B, not waiting
   std::vector<int> max_live_activations;  // per stage: micro-batches held between F and B
   std::vector<int> split_points;          // the stages' first layers the last step used
