@@ -89,6 +89,43 @@ TEST(ModelParallelAcrossWorkersTest, AMeshSpanningTwoWorkersMatchesOneDevice) {
   }
 }
 
+TEST(ModelParallelAcrossWorkersTest, ACnnSplitAcrossTwoWorkersMatchesOneDevice) {
+  auto make = [] {
+    nn::clear_session();
+    return Sequential(
+        {layers::Conv2D(4, {3, 3}, {.activation = "relu"}),
+         layers::Conv2D(4, {3, 3}, {.activation = "relu"}), layers::Flatten(), layers::Dense(3)},
+        {.input_shape = {6, 6, 2}});
+  };
+  const Tensor x = random_normal({40, 6, 6, 2}, {.seed = 21});
+  const Tensor y = random_normal({40, 3}, {.seed = 22});
+  static const std::vector<Tensor> init = make().get_weights();
+  auto train = [&](const StrategyPtr& strategy) {
+    Model m = make();
+    m.set_weights(init);
+    m.compile("adam", "mse", {}, {.strategy = strategy});
+    m.fit(x, y, {.batch_size = 4, .epochs = 1, .verbose = 0, .shuffle = false});  // 10 steps
+    return m;
+  };
+  const Model one = train(nullptr);
+  // Filters split (column) then input channels (row) over the workers; then the batch across
+  // the workers with the same split inside each.
+  LayoutMap column_row(DeviceMesh({2}, {"model"}));
+  column_row["sequential/conv2d/kernel"] = {std::nullopt, std::nullopt, std::nullopt, "model"};
+  column_row["sequential/conv2d_1/kernel"] = {std::nullopt, std::nullopt, "model", std::nullopt};
+  LayoutMap two_d(DeviceMesh({2, 2}, {"batch", "model"}));
+  two_d["sequential/conv2d/kernel"] = {std::nullopt, std::nullopt, std::nullopt, "model"};
+  two_d["sequential/conv2d/bias"] = {"model"};
+  two_d["sequential/conv2d_1/kernel"] = {std::nullopt, std::nullopt, "model", std::nullopt};
+  for (const auto& [name, layout, batch] :
+       {std::tuple{"column-row", column_row, ""}, std::tuple{"2-D", two_d, "batch"}}) {
+    auto mp = std::make_shared<ModelParallel>(layout, batch);
+    const Model m = train(mp);
+    EXPECT_LE(max_relative_difference(m.get_weights(), one.get_weights()), 1e-5) << name;
+    expect_same_on_every_worker(*mp->worker_group(), m.get_weights(), name);
+  }
+}
+
 TEST(ModelParallelAcrossWorkersTest, AGroupSpanningWorkersPartlyIsAnErrorNamingTheAxis) {
   // 4 devices on 2 workers with the model axis inside and a batch axis of 4: batch groups of 4
   // devices, 2 on each worker.
