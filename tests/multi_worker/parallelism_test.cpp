@@ -26,14 +26,8 @@ using testing::initial_weights;
 using testing::make_mlp;
 using testing::max_relative_difference;
 
-// 10 steps of global batch 8 from the fixture's initial weights.
 Model train_mlp(const StrategyPtr& strategy, const std::string& opt) {
-  Model m = make_mlp();
-  m.set_weights(initial_weights());
-  m.compile(opt, "mse", {}, {.strategy = strategy});
-  m.fit(data_x().narrow(0, 0, 80), data_y().narrow(0, 0, 80),
-        {.batch_size = 8, .epochs = 1, .verbose = 0, .shuffle = false});
-  return m;
+  return testing::train_steps(strategy, opt, 10);
 }
 
 // This worker's weights against every other worker's, bit for bit.
@@ -90,18 +84,11 @@ TEST(ModelParallelAcrossWorkersTest, AMeshSpanningTwoWorkersMatchesOneDevice) {
 }
 
 TEST(ModelParallelAcrossWorkersTest, ACnnSplitAcrossTwoWorkersMatchesOneDevice) {
-  auto make = [] {
-    nn::clear_session();
-    return Sequential(
-        {layers::Conv2D(4, {3, 3}, {.activation = "relu"}),
-         layers::Conv2D(4, {3, 3}, {.activation = "relu"}), layers::Flatten(), layers::Dense(3)},
-        {.input_shape = {6, 6, 2}});
-  };
   const Tensor x = random_normal({40, 6, 6, 2}, {.seed = 21});
   const Tensor y = random_normal({40, 3}, {.seed = 22});
-  static const std::vector<Tensor> init = make().get_weights();
+  static const std::vector<Tensor> init = testing::make_cnn().get_weights();
   auto train = [&](const StrategyPtr& strategy) {
-    Model m = make();
+    Model m = testing::make_cnn();
     m.set_weights(init);
     m.compile("adam", "mse", {}, {.strategy = strategy});
     m.fit(x, y, {.batch_size = 4, .epochs = 1, .verbose = 0, .shuffle = false});  // 10 steps

@@ -1,5 +1,7 @@
 #include "osprey/distribute/batch_split.h"
 
+#include <algorithm>
+
 #include "osprey/core/error.h"
 
 namespace osprey::distribute {
@@ -25,6 +27,19 @@ Shards split_batch(const Tensor& x, const Tensor& y, int replicas, std::string_v
   for (int r = 0; r < replicas; ++r) {
     s.x.push_back(replicas == 1 ? x : x.narrow(0, r * per, per));
     s.y.push_back(!y.defined() ? Tensor() : replicas == 1 ? y : y.narrow(0, r * per, per));
+  }
+  return s;
+}
+
+Shards split_batch_unevenly(const Tensor& x, const Tensor& y, int parts) {
+  const int64_t b = x.size(0);
+  const int64_t base = b / parts, extra = b % parts;
+  auto start = [&](int r) { return r * base + std::min<int64_t>(r, extra); };
+  Shards s;
+  for (int r = 0; r < parts; ++r) {
+    const int64_t len = start(r + 1) - start(r);
+    s.x.push_back(len > 0 ? x.narrow(0, start(r), len) : Tensor());
+    s.y.push_back(len > 0 && y.defined() ? y.narrow(0, start(r), len) : Tensor());
   }
   return s;
 }

@@ -22,6 +22,11 @@ struct Shards {
 // when x and y disagree on it.
 Shards split_batch(const Tensor& x, const Tensor& y, int replicas, std::string_view who);
 
+// For inference, where the batch need not divide: `parts` shares as even as possible, in order
+// (the first b % parts one row more); a share with no rows is an undefined tensor (as is every
+// y entry when y is).
+Shards split_batch_unevenly(const Tensor& x, const Tensor& y, int parts);
+
 // per_replica * replicas; ValueError when either is below 1.
 int64_t global_batch_size(int64_t per_replica, int64_t replicas);
 

@@ -150,14 +150,9 @@ class ModelParallelExecutor final : public train::StepExecutor {
     // Too few rows for the mesh before it exists: the host copy, whole, on every worker.
     if (devices_[0].net == nullptr && b < data_size_) return {forward(*primary_, x, y)};
     // Data coordinate d gets rows [start(d), start(d + 1)): the first b % D one row more.
-    const int64_t base = b / data_size_, extra = b % data_size_;
-    auto start = [&](int d) { return d * base + std::min<int64_t>(d, extra); };
-    std::vector<Tensor> xs, ys;
-    for (int d = 0; d < data_size_; ++d) {
-      const int64_t len = start(d + 1) - start(d);
-      xs.push_back(len > 0 ? x.narrow(0, start(d), len) : Tensor());
-      ys.push_back(len > 0 && y.defined() ? y.narrow(0, start(d), len) : Tensor());
-    }
+    const Shards shares = split_batch_unevenly(x, y, data_size_);
+    const std::vector<Tensor>& xs = shares.x;
+    const std::vector<Tensor>& ys = shares.y;
     if (devices_[0].net == nullptr) create(xs);
     std::vector<train::ReplicaOutput> out(devices_.size());
     abort_->run(workers_, [&](int i) {

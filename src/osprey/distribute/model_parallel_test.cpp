@@ -26,6 +26,7 @@ using testing::data_y;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using testing::initial_weights;
+using testing::make_cnn;
 using testing::make_mlp;
 using testing::max_abs_difference;
 using testing::max_relative_difference;
@@ -42,14 +43,8 @@ std::string error_of(F&& f) {
   return "no error";
 }
 
-// 10 steps of global batch 8 on the first 80 rows, from the fixture's initial weights.
 Model train_mlp(const StrategyPtr& strategy, const std::string& optimizer) {
-  Model m = make_mlp();
-  m.set_weights(initial_weights());
-  m.compile(optimizer, "mse", {}, {.strategy = strategy});
-  m.fit(data_x().narrow(0, 0, 80), data_y().narrow(0, 0, 80),
-        {.batch_size = 8, .epochs = 1, .verbose = 0, .shuffle = false});
-  return m;
+  return testing::train_steps(strategy, optimizer, 10);
 }
 
 std::shared_ptr<ModelParallel> model_parallel(const LayoutMap& layout,
@@ -109,14 +104,6 @@ TEST(ModelParallelTest, ColumnLayersThatFeedRowLayersLeaveTheirOutputSplit) {
   EXPECT_TRUE(plans[0].plan.output_split);
   EXPECT_EQ(plans[1].plan.mode, ShardMode::row);
   EXPECT_TRUE(plans[1].plan.input_split);
-}
-
-Model make_cnn() {
-  nn::clear_session();
-  return Sequential(
-      {layers::Conv2D(4, {3, 3}, {.activation = "relu"}),
-       layers::Conv2D(4, {3, 3}, {.activation = "relu"}), layers::Flatten(), layers::Dense(3)},
-      {.input_shape = {6, 6, 2}});
 }
 
 TEST(ModelParallelTest, CnnMatchesOneDeviceForColumnRowAnd2DLayouts) {

@@ -82,15 +82,10 @@ TEST(PipelineScheduleTest, BalancingMinimizesTheSlowestStage) {
   }
 }
 
-// 10 steps of global batch 8 from the fixture's initial weights.
+// 10 steps of global batch 8 (rows / 8 steps) from the fixture's initial weights.
 Model train_mlp(const std::shared_ptr<const train::Strategy>& strategy, const std::string& opt,
                 int rows = 80) {
-  Model m = make_mlp();
-  m.set_weights(initial_weights());
-  m.compile(opt, "mse", {}, {.strategy = strategy});
-  m.fit(data_x().narrow(0, 0, rows), data_y().narrow(0, 0, rows),
-        {.batch_size = 8, .epochs = 1, .verbose = 0, .shuffle = false});
-  return m;
+  return testing::train_steps(strategy, opt, rows / 8);
 }
 
 std::shared_ptr<PipelineParallel> pipeline(PipelineOptions o) {

@@ -4,6 +4,7 @@
 
 #include "osprey/autograd/grad_mode.h"
 #include "osprey/core/error.h"
+#include "osprey/distribute/batch_split.h"
 #include "osprey/nn/layer_registry.h"
 #include "osprey/nn/seed_states.h"
 
@@ -72,14 +73,9 @@ std::vector<train::ReplicaOutput> Replicas::forward(const Tensor& x, const Tenso
   const int64_t b = x.size(0);
   if (count_ == 1 || (!ready() && b < count_)) return {fn(*primary_, x, y)};
   // Replica r gets rows [start(r), start(r + 1)): the first b % n replicas one row more.
-  const int64_t base = b / count_, extra = b % count_;
-  auto start = [&](int r) { return r * base + std::min<int64_t>(r, extra); };
-  std::vector<Tensor> xs, ys;
-  for (int r = 0; r < count_; ++r) {
-    const int64_t len = start(r + 1) - start(r);
-    xs.push_back(len > 0 ? x.narrow(0, start(r), len) : Tensor());
-    ys.push_back(len > 0 && y.defined() ? y.narrow(0, start(r), len) : Tensor());
-  }
+  const Shards shares = split_batch_unevenly(x, y, count_);
+  const std::vector<Tensor>& xs = shares.x;
+  const std::vector<Tensor>& ys = shares.y;
   if (!ready()) create(xs);
   std::vector<train::ReplicaOutput> out(static_cast<size_t>(count_));
   run([&](int r) {

@@ -48,4 +48,26 @@ inline Model train_20_steps(const std::shared_ptr<const train::Strategy>& strate
   return m;
 }
 
+// `steps` steps of global batch 8 on the first 8 * steps rows, in order, from the same initial
+// weights: the model- and pipeline-parallel tests' 10-step comparisons.
+inline Model train_steps(const std::shared_ptr<const train::Strategy>& strategy,
+                         const std::string& optimizer, int steps = 10) {
+  Model m = make_mlp();
+  m.set_weights(initial_weights());
+  m.compile(optimizer, "mse", {}, {.strategy = strategy});
+  m.fit(data_x().narrow(0, 0, 8 * steps), data_y().narrow(0, 0, 8 * steps),
+        {.batch_size = 8, .epochs = 1, .verbose = 0, .shuffle = false});
+  return m;
+}
+
+// A small CNN whose convolutions can be split on filters and input channels: sequential/conv2d
+// (2 -> 4 channels, relu), conv2d_1 (4 -> 4, relu), flatten, dense (-> 3), on 6 x 6 x 2 images.
+inline Model make_cnn() {
+  nn::clear_session();
+  return Sequential(
+      {layers::Conv2D(4, {3, 3}, {.activation = "relu"}),
+       layers::Conv2D(4, {3, 3}, {.activation = "relu"}), layers::Flatten(), layers::Dense(3)},
+      {.input_shape = {6, 6, 2}});
+}
+
 }  // namespace osprey::distribute::testing
