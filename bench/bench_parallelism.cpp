@@ -35,6 +35,7 @@ constexpr int64_t kWidth = 1024, kBatch = 256;
 os::Model make_model() {
   os::nn::clear_session();
   std::vector<std::shared_ptr<os::nn::Layer>> layers;
+  layers.reserve(5);
   for (int i = 0; i < 4; ++i) layers.push_back(os::layers::Dense(kWidth, "relu"));
   layers.push_back(os::layers::Dense(10));
   return os::Sequential(layers, {.input_shape = {kWidth}});
@@ -124,6 +125,7 @@ int main(int argc, char** argv) {
   double gpipe_peak = 0.0;
   for (const auto schedule : {dist::PipelineSchedule::gpipe, dist::PipelineSchedule::one_f_one_b}) {
     std::vector<double> peaks;
+    peaks.reserve(static_cast<size_t>(repeats));
     for (int r = 0; r < repeats; ++r)
       peaks.push_back(static_cast<double>(train(pipeline(schedule, 8), steps).activation_bytes));
     const double p = median(peaks);

@@ -188,7 +188,7 @@ TEST(PipelineParallelAcrossWorkersTest, PipeDreamWithOneMicroBatchIsPlainSgdAcro
 
 TEST(PipelineParallelAcrossWorkersTest, StagesMustEqualTheWorkers) {
   try {
-    PipelineParallel({.stages = 3});
+    const PipelineParallel three({.stages = 3});
     FAIL() << "no error";
   } catch (const ValueError& e) {
     EXPECT_STREQ(e.what(),

@@ -161,6 +161,7 @@ class ModelParallelExecutor final : public train::StepExecutor {
       if (xs[d].defined()) out[static_cast<size_t>(i)] = forward(*dev.net, xs[d], ys[d]);
     });
     std::vector<bool> present;
+    present.reserve(xs.size());
     for (const Tensor& t : xs) present.push_back(t.defined());
     std::vector<train::ReplicaOutput> all = outputs_in_batch_order(out, ys, present);
     std::vector<train::ReplicaOutput> kept;

@@ -115,7 +115,7 @@ class PipelineExecutor final : public train::StepExecutor {
       // Across workers this worker runs one stage: its rank's.
       const int r = group_ ? 0 : w / p, s = group_ ? group_->rank() : w % p;
       run_stage(r, s, micro[static_cast<size_t>(r)], step, outputs[static_cast<size_t>(r)],
-                records[static_cast<size_t>(r * p + s)]);
+                records[static_cast<size_t>(r) * static_cast<size_t>(p) + static_cast<size_t>(s)]);
     });
     const double wall = seconds_since(start);  // the schedule's span, F and B ops only
     if (!pipedream && group_) {
@@ -181,7 +181,8 @@ class PipelineExecutor final : public train::StepExecutor {
   };
 
   optim::Optimizer& stage_optimizer(int r, int s) const {
-    return *stage_optimizers_[static_cast<size_t>(r * o_.stages + s)];
+    return *stage_optimizers_[static_cast<size_t>(r) * static_cast<size_t>(o_.stages) +
+                              static_cast<size_t>(s)];
   }
   StageNetwork& stage(int r, int s) const {
     return *stages_[static_cast<size_t>(r)][static_cast<size_t>(s)];
@@ -492,7 +493,7 @@ class PipelineExecutor final : public train::StepExecutor {
   // (the last stage's loss included it), and replicated pipelines average each stage's.
   void finish_step(int r, int s, StageNetwork& net, const std::vector<Variable>& trainable) {
     const double scale = 1.0 / o_.micro_batches;
-    for (Variable v : trainable) {
+    for (const Variable& v : trainable) {
       if (!v.has_grad()) continue;
       Tensor g = v.grad();
       g.copy_(osprey::mul(g, scale));

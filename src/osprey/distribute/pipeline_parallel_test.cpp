@@ -192,6 +192,7 @@ TEST(PipelineParallelTest, PipeDreamMatchesAHandWrittenStashedSchedule) {
   };
   auto leaves = [](const std::vector<Tensor>& t) {
     std::vector<Variable> v;
+    v.reserve(t.size());
     for (const Tensor& x : t) v.emplace_back(x.clone(), true);
     return v;
   };
