@@ -11,6 +11,7 @@
 #include "osprey/core/error.h"
 #include "osprey/distribute/batch_split.h"
 #include "osprey/distribute/communicator_replica_context.h"
+#include "osprey/distribute/replicas.h"
 #include "osprey/distribute/tensor_broadcast.h"
 #include "osprey/nn/layer_registry.h"
 #include "osprey/nn/seed_states.h"
@@ -28,13 +29,6 @@ Tensor slice_of(const Tensor& full, const ShardSlice& s) {
   for (size_t d = 0; d < s.start.size(); ++d)
     t = t.narrow(static_cast<int>(d), s.start[d], s.length[d]);
   return t;
-}
-
-void copy_into(const Variable& v, const Tensor& src) {
-  Variable var = v;
-  Tensor dst = var.value();
-  dst.copy_(src);
-  var.mark_modified();
 }
 
 class ModelParallelExecutor final : public train::StepExecutor {
@@ -177,7 +171,7 @@ class ModelParallelExecutor final : public train::StepExecutor {
     const nn::SeedStates seeds = nn::seed_states(*primary_);
     for (Device& dev : devices_) {
       nn::set_seed_states(*dev.net, seeds);
-      for (const Shard& s : dev.shards) copy_into(s.local, slice_of(s.host.value(), s.slice));
+      for (const Shard& s : dev.shards) assign_in_place(s.local, slice_of(s.host.value(), s.slice));
       scatter_optimizer_state(dev);
     }
   }
@@ -220,7 +214,7 @@ class ModelParallelExecutor final : public train::StepExecutor {
     if (outputs() != nullptr) {
       // Every worker starts from the chief's weights.
       for (const Variable& v : primary_->variables())
-        copy_into(v, broadcast_tensor(*outputs(), v.value(), 0).to(v.dtype()));
+        assign_in_place(v, broadcast_tensor(*outputs(), v.value(), 0));
     }
     const std::vector<LayerShardPlan> plans = strategy_.plan(*primary_);
     std::map<std::string, Variable> host;
@@ -251,7 +245,7 @@ class ModelParallelExecutor final : public train::StepExecutor {
         OSPREY_ASSERT(Shape(s.slice.length) == v.shape(),
                       "device {} holds {} of shape {}, its layout asks for {}", dev.global,
                       v.name(), v.shape().to_string(), Shape(s.slice.length).to_string());
-        copy_into(v, slice_of(h.value(), s.slice));
+        assign_in_place(v, slice_of(h.value(), s.slice));
         dev.shards.push_back(std::move(s));
       }
       dev.trainable = net->trainable_variables();
@@ -339,6 +333,7 @@ class ModelParallelExecutor final : public train::StepExecutor {
         for (const Shard& s : dev.shards) {
           Tensor dst = slice_of(s.host.value(), s.slice);
           dst.copy_(s.local.value());
+          Variable(s.host).mark_modified();
         }
       }
     } else {

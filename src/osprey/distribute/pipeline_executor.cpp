@@ -1,7 +1,5 @@
 #include "osprey/distribute/pipeline_executor.h"
 
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <chrono>
 #include <map>
@@ -14,7 +12,6 @@
 #include "osprey/core/error.h"
 #include "osprey/distribute/batch_split.h"
 #include "osprey/distribute/communicator_replica_context.h"
-#include "osprey/distribute/devices.h"
 #include "osprey/distribute/replicas.h"
 #include "osprey/distribute/tensor_broadcast.h"
 #include "osprey/nn/seed_states.h"
@@ -230,10 +227,7 @@ class PipelineExecutor final : public train::StepExecutor {
             osprey::from_vector<int64_t>({static_cast<int64_t>(iterations)}, Shape{}));
       }
       for (const Variable& v : stage(0, s).variables()) {
-        Variable h = v;
-        Tensor dst = h.value();
-        dst.copy_(broadcast_tensor(c, v.value(), s).to(v.dtype()));
-        h.mark_modified();
+        assign_in_place(v, broadcast_tensor(c, v.value(), s));
         if (!v.requires_grad() || iterations == 0.0F) continue;
         for (const std::string& slot : slots) {
           const std::string key = "optimizer/" + v.name() + "/" + slot;
@@ -258,10 +252,7 @@ class PipelineExecutor final : public train::StepExecutor {
     if (group_) {
       // Every worker starts from the chief's weights.
       for (const Variable& v : primary_->variables()) {
-        Variable h = v;
-        Tensor dst = h.value();
-        dst.copy_(broadcast_tensor(*group_->outputs(), v.value(), 0).to(v.dtype()));
-        h.mark_modified();
+        assign_in_place(v, broadcast_tensor(*group_->outputs(), v.value(), 0));
       }
     }
     std::vector<int> starts = o_.split_points;
@@ -471,12 +462,7 @@ class PipelineExecutor final : public train::StepExecutor {
     return out;
   }
   static void load(const std::vector<Variable>& vars, const std::vector<Tensor>& values) {
-    for (size_t k = 0; k < vars.size(); ++k) {
-      Variable v = vars[k];
-      Tensor dst = v.value();
-      dst.copy_(values[k]);
-      v.mark_modified();
-    }
+    for (size_t k = 0; k < vars.size(); ++k) assign_in_place(vars[k], values[k]);
   }
   // Versions no micro-batch in flight uses any more.
   static void drop_unused(std::map<int64_t, std::vector<Tensor>>& stash,

@@ -10,6 +10,13 @@
 
 namespace osprey::distribute {
 
+void assign_in_place(const autograd::Variable& v, const Tensor& src) {
+  autograd::Variable var = v;
+  Tensor dst = var.value();  // a handle on the variable's storage
+  dst.copy_(src.to(dst.dtype()));
+  var.mark_modified();
+}
+
 Replicas::Replicas(std::shared_ptr<models::Network> primary, int count, std::string owner,
                    int threads_per_replica)
     : primary_(std::move(primary)),
@@ -60,8 +67,7 @@ void Replicas::copy_from_primary() {
   for (size_t r = 1; r < nets_.size(); ++r) {
     nn::set_seed_states(*nets_[r], seeds);
     for (size_t i = 0; i < src.size(); ++i) {
-      Tensor dst = variables_[r][i].value();  // a handle on the replica's storage
-      dst.copy_(src[i].value());
+      assign_in_place(variables_[r][i], src[i].value());
     }
   }
 }

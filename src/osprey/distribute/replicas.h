@@ -18,6 +18,11 @@
 
 namespace osprey::distribute {
 
+// v's value becomes src (same shape; cast to v's dtype), in place, and v is marked modified, so
+// what is derived from its value (a layer's compute-dtype copy) is rebuilt: how every strategy
+// copies weights between a network and its replicas, shards or stages.
+void assign_in_place(const autograd::Variable& v, const Tensor& src);
+
 class Replicas {
  public:
   // threads_per_replica: each replica's thread limit, 0 for num_threads() / count (at least 1).
