@@ -24,7 +24,9 @@ void add_examples(CLI::App& app) {
        "osprey tune --tuner hyperband --hypermodel cnn --epochs 9 --directory studies "
        "--project-name cnn"},
       {"quantize", "osprey quantize fmnist_cnn --mode int8 --output fmnist_cnn_int8"},
-      {"launch", "osprey launch -n 2 --max-restarts 3 -- osprey train --strategy multi_worker"},
+      {"launch",
+       "osprey launch -n 2 --max-restarts 3 -- osprey train --strategy multi_worker\n"
+       "  osprey launch --tuners 2 -- osprey tune --tuner asha --epochs 9 --max-trials 30"},
       {"run", "osprey run --budget 15m --output osprey_run    (rerun the same line to resume)"},
       {"ensemble",
        "osprey ensemble --from-tuner studies/cnn --hypermodel cnn --top-k 3 --combiner "

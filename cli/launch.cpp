@@ -25,6 +25,7 @@
 #include <thread>
 
 #include "cli/launch_ps.h"
+#include "cli/launch_tuners.h"
 #include "cli/launch_util.h"
 #include "cli/process.h"
 #include "cli/subcommands.h"
@@ -43,6 +44,9 @@ struct LaunchArgs {
   int ps_workers = 0;
   int num_ps = 1;
   std::string ps_checkpoint_dir;
+  // A tuning study (launch_tuners.h): --tuners N.
+  int tuners = 0;
+  int trials_per_process = 1;
   std::vector<std::string> hosts;
   int threads_per_worker = 0;
   std::string launcher = "auto";
@@ -224,6 +228,16 @@ LauncherResult run_attempt(const std::string& exe, Launcher launcher, const Laun
 }
 
 void run_launch(const LaunchArgs& a) {
+  if (a.tuners > 0) {
+    OSPREY_CHECK_T(cli::UsageError, a.num_workers == 0 && a.ps_workers == 0 && a.hosts.empty(),
+                   "osprey launch: --tuners starts a tuning study on this host; -n, --workers "
+                   "and --hosts start training workers: use one or the other");
+    std::exit(run_tuner_study({.num_tuners = a.tuners,
+                               .threads_per_tuner = a.threads_per_worker,
+                               .trials_per_process = a.trials_per_process,
+                               .max_restarts = a.max_restarts,
+                               .command = a.command}));
+  }
   if (a.ps_workers > 0) {
     OSPREY_CHECK_T(cli::UsageError, a.num_workers == 0 && a.hosts.empty(),
                    "osprey launch: --workers starts a parameter-server cluster on this host; -n "
@@ -329,6 +343,15 @@ void add_launch(CLI::App& app) {
   cmd->add_option("--ps-checkpoint-dir", args->ps_checkpoint_dir,
                   "With --workers: each ps checkpoints its shard to DIR/ps-<i> and a restarted ps "
                   "restores it");
+  cmd->add_option("--tuners", args->tuners,
+                  "Start a tuning study on this host instead: a chief serving the oracle and N "
+                  "tuner workers of PROGRAM (a Tuner program or `osprey tune`), each on its own "
+                  "cores, one trial per process")
+      ->check(CLI::Range(1, 1024));
+  cmd->add_option("--trials-per-process", args->trials_per_process,
+                  "With --tuners: trials a worker process runs before a fresh one takes its "
+                  "place (0: no limit)")
+      ->check(CLI::Range(0, 1000000));
   cmd->add_option("--hosts", args->hosts,
                   "Comma-separated hosts; the workers are spread over them round robin")
       ->delimiter(',')

@@ -18,7 +18,8 @@ extern char** environ;
 namespace osprey::cli {
 
 Child spawn(const std::string& exe, const std::vector<std::string>& argv,
-            const std::vector<std::string>& env, std::atomic<pid_t>* publish) {
+            const std::vector<std::string>& env, std::atomic<pid_t>* publish,
+            const cpu_set_t* cpus) {
   std::vector<char*> cargv, cenv;
   for (const std::string& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
   for (const std::string& e : env) cenv.push_back(const_cast<char*>(e.c_str()));
@@ -41,6 +42,7 @@ Child spawn(const std::string& exe, const std::vector<std::string>& argv,
     setpgid(0, 0);
     prctl(PR_SET_PDEATHSIG, SIGTERM);
     if (getppid() != parent) _exit(1);  // the parent died before prctl
+    if (cpus != nullptr) sched_setaffinity(0, sizeof(*cpus), cpus);
     dup2(out[1], STDOUT_FILENO);
     dup2(err[1], STDERR_FILENO);
     signal(SIGINT, SIG_DFL);

@@ -3,6 +3,7 @@
 // (launch.cpp) and the local parameter-server cluster (launch_ps.cpp).
 #pragma once
 
+#include <sched.h>
 #include <sys/types.h>
 
 #include <atomic>
@@ -23,8 +24,10 @@ struct Child {
 // dies without passing a signal on (SIGKILL), PR_SET_PDEATHSIG stops the child. When `publish`
 // is given, the pid is stored there before SIGINT and SIGTERM are unblocked again, so a signal
 // handler forwarding to it never misses the child. Throws osprey::Error when fork or pipe fail.
+// With `cpus`, the child runs only on those cores (a tuner worker's core group).
 Child spawn(const std::string& exe, const std::vector<std::string>& argv,
-            const std::vector<std::string>& env, std::atomic<pid_t>* publish = nullptr);
+            const std::vector<std::string>& env, std::atomic<pid_t>* publish = nullptr,
+            const cpu_set_t* cpus = nullptr);
 
 // This process's environment with `overrides` (NAME, VALUE) replacing or adding variables.
 std::vector<std::string> child_environment(

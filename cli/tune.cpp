@@ -7,6 +7,8 @@
 // replace the hypermodel's declarations of the same names). The study lives in
 // DIRECTORY/PROJECT; rerunning with the same directory resumes it (finished trials are kept).
 // --train-samples / --val-samples cut the data down for quick runs and tests.
+// --command "PROGRAM {name} ..." tunes any program's metric instead (cli/tune_command.h): no
+// model and no data, a --space file is required, and --metric names what the program reports.
 //
 // A TOML space (tune/search_space_toml.h) has one table per hyperparameter; names the model
 // does not read are refused, and built-in hyperparameters the file leaves out stay at their
@@ -23,6 +25,7 @@
 
 #include "cli/saved_model_command.h"
 #include "cli/subcommands.h"
+#include "cli/tune_command.h"
 #include "cli/usage_error.h"
 #include "cli/validators.h"
 #include "osprey/core/error.h"
@@ -32,6 +35,7 @@
 #include "osprey/optim/factory.h"
 #include "osprey/tune/hyper_cnn.h"
 #include "osprey/tune/hyper_mlp.h"
+#include "osprey/tune/random_search.h"
 #include "osprey/tune/search_space_toml.h"
 #include "osprey/tune/tuners.h"
 
@@ -58,6 +62,13 @@ struct TuneArgs {
   int64_t train_samples = 0;  // 0: all 50,000
   int64_t val_samples = 0;    // 0: all 10,000 (or train_samples / 5 when that is set)
   bool overwrite = false;
+  std::string pruner = "none";  // or "median" (tune/oracle.h PrunerOptions)
+  int max_consecutive_failed_trials = 3;
+  // --command mode (cli/tune_command.h).
+  std::string command;
+  std::string metric;
+  double trial_timeout = 0;
+  bool quiet = false;
 };
 
 constexpr std::array<std::string_view, 5> kModelHyperparameters = {"units", "layers", "dropout",
@@ -139,8 +150,69 @@ std::shared_ptr<tune::HyperModel> prebuilt_hypermodel(const TuneArgs& a) {
   });
 }
 
+// The objective `name` names, in `direction` ("": inferred from the name); a name whose
+// direction cannot be inferred is a usage error naming `flag`.
+tune::Objective make_objective(const std::string& name, const char* flag,
+                               const std::string& direction) {
+  if (!direction.empty()) return tune::Objective(name, direction);
+  try {
+    return tune::Objective(name);
+  } catch (const ValueError&) {
+    OSPREY_THROW(cli::UsageError,
+                 "osprey tune: cannot tell whether to minimize or maximize {} {}; add --direction "
+                 "min or --direction max",
+                 flag, name);
+  }
+}
+
+// --command: each trial runs the program; the oracle is the --tuner's, persisted in
+// DIRECTORY/PROJECT so that a rerun resumes the study.
+void run_command(const TuneArgs& a) {
+  set_global_seed(a.seed);
+  const tune::HyperParameters space =
+      as_usage_error([&] { return tune::hyperparameters_from_toml(a.space); });
+  check_command_template(a.command, space);
+  const tune::PrunerOptions pruner{.kind = tune::parse_pruner_kind(a.pruner, "--pruner")};
+  const tune::OracleOptions oo{.objective = make_objective(a.metric, "--metric", a.direction),
+                               .max_trials = a.max_trials,
+                               .seed = a.seed,
+                               .hyperparameters = space,
+                               .pruner = pruner};
+  std::unique_ptr<tune::Oracle> oracle;
+  if (a.tuner == "random") {
+    oracle = std::make_unique<tune::RandomSearchOracle>(oo);
+  } else if (a.tuner == "bayesian") {
+    oracle = std::make_unique<tune::BayesianOptimizationOracle>(oo);
+  } else if (a.tuner == "hyperband") {
+    oracle = std::make_unique<tune::HyperbandOracle>(
+        oo, tune::HyperbandOracleOptions{
+                .max_epochs = a.epochs, .factor = a.factor, .sampler = a.sampler});
+  } else {
+    oracle = std::make_unique<tune::AshaOracle>(
+        oo, tune::AshaOracleOptions{.max_epochs = a.epochs, .min_epochs = 1, .factor = a.factor});
+  }
+  const std::filesystem::path project_dir = std::filesystem::path(a.directory) / a.project;
+  if (a.overwrite) std::filesystem::remove_all(project_dir);
+  oracle->set_directory(project_dir);
+  oracle->reload();
+  fmt::print("osprey tune: {} over {}, objective {} ({}), command: {}\n", a.tuner, a.space,
+             oracle->objective().name(), oracle->objective().direction(), a.command);
+  if (!oracle->trials().empty()) {
+    fmt::print("resuming {}: {} trials already there\n", project_dir.string(),
+               oracle->trials().size());
+  }
+  fmt::print("{}", oracle->hyperparameters().summary());
+  std::fflush(stdout);
+  run_command_study(*oracle, {.command = a.command,
+                              .epochs = a.epochs,
+                              .trial_timeout = a.trial_timeout,
+                              .max_consecutive_failed_trials = a.max_consecutive_failed_trials,
+                              .verbose = !a.quiet});
+}
+
 void run(const TuneArgs& a) {
   set_global_seed(a.seed);
+  const tune::PrunerOptions pruner{.kind = tune::parse_pruner_kind(a.pruner, "--pruner")};
   // A --space file the command cannot use is a usage error, as an option value would be. With
   // --hypermodel the file goes to the hypermodel, and the oracle starts from no space.
   std::shared_ptr<tune::HyperModel> prebuilt;
@@ -151,17 +223,7 @@ void run(const TuneArgs& a) {
     space = a.space.empty() ? builtin_space() : as_usage_error([&] { return read_space(a.space); });
   }
   // Before the data loads: a metric whose direction cannot be inferred is the user's to give.
-  const tune::Objective objective = [&] {
-    if (!a.direction.empty()) return tune::Objective(a.objective, a.direction);
-    try {
-      return tune::Objective(a.objective);
-    } catch (const ValueError&) {
-      OSPREY_THROW(cli::UsageError,
-                   "osprey tune: cannot tell whether to minimize or maximize --objective {}; add "
-                   "--direction min or --direction max",
-                   a.objective);
-    }
-  }();
+  const tune::Objective objective = make_objective(a.objective, "--objective", a.direction);
   auto data = datasets::fashion_mnist::load({.directory = a.data});
   auto [train, val] = data.train.split_tail(10000);
   if (a.train_samples > 0) train = train.slice(0, std::min(a.train_samples, train.size()));
@@ -178,38 +240,63 @@ void run(const TuneArgs& a) {
   std::unique_ptr<tune::Tuner> tuner;
   if (a.tuner == "random") {
     tuner = std::make_unique<tune::RandomSearch>(
-        build, tune::RandomSearchOptions{.objective = objective,
-                                         .max_trials = a.max_trials,
-                                         .executions_per_trial = a.executions_per_trial,
-                                         .directory = a.directory,
-                                         .project_name = a.project,
-                                         .overwrite = a.overwrite,
-                                         .seed = a.seed,
-                                         .hyperparameters = space});
+        build,
+        tune::RandomSearchOptions{.objective = objective,
+                                  .max_trials = a.max_trials,
+                                  .executions_per_trial = a.executions_per_trial,
+                                  .max_consecutive_failed_trials = a.max_consecutive_failed_trials,
+                                  .directory = a.directory,
+                                  .project_name = a.project,
+                                  .overwrite = a.overwrite,
+                                  .seed = a.seed,
+                                  .hyperparameters = space,
+                                  .pruner = pruner});
   } else if (a.tuner == "bayesian") {
     tuner = std::make_unique<tune::BayesianOptimization>(
-        build, tune::BayesianOptimizationOptions{.objective = objective,
-                                                 .max_trials = a.max_trials,
-                                                 .executions_per_trial = a.executions_per_trial,
-                                                 .directory = a.directory,
-                                                 .project_name = a.project,
-                                                 .overwrite = a.overwrite,
-                                                 .seed = a.seed,
-                                                 .hyperparameters = space});
+        build, tune::BayesianOptimizationOptions{
+                   .objective = objective,
+                   .max_trials = a.max_trials,
+                   .executions_per_trial = a.executions_per_trial,
+                   .max_consecutive_failed_trials = a.max_consecutive_failed_trials,
+                   .directory = a.directory,
+                   .project_name = a.project,
+                   .overwrite = a.overwrite,
+                   .seed = a.seed,
+                   .hyperparameters = space,
+                   .pruner = pruner});
+  } else if (a.tuner == "asha") {
+    // ASHA's rungs go from 1 epoch up to --epochs, factor times more each; --max-trials ends it.
+    tuner = std::make_unique<tune::Asha>(
+        build, tune::AshaOptions{.objective = objective,
+                                 .max_epochs = a.epochs,
+                                 .min_epochs = 1,
+                                 .factor = a.factor,
+                                 .max_trials = a.max_trials,
+                                 .executions_per_trial = a.executions_per_trial,
+                                 .max_consecutive_failed_trials = a.max_consecutive_failed_trials,
+                                 .directory = a.directory,
+                                 .project_name = a.project,
+                                 .overwrite = a.overwrite,
+                                 .seed = a.seed,
+                                 .hyperparameters = space,
+                                 .pruner = pruner});
   } else {
     // Hyperband's budget is its brackets; --epochs is max_epochs and --max-trials caps the trials.
     tuner = std::make_unique<tune::Hyperband>(
-        build, tune::HyperbandOptions{.objective = objective,
-                                      .max_epochs = a.epochs,
-                                      .factor = a.factor,
-                                      .max_trials = a.max_trials,
-                                      .executions_per_trial = a.executions_per_trial,
-                                      .directory = a.directory,
-                                      .project_name = a.project,
-                                      .overwrite = a.overwrite,
-                                      .seed = a.seed,
-                                      .hyperparameters = space,
-                                      .sampler = a.sampler});
+        build,
+        tune::HyperbandOptions{.objective = objective,
+                               .max_epochs = a.epochs,
+                               .factor = a.factor,
+                               .max_trials = a.max_trials,
+                               .executions_per_trial = a.executions_per_trial,
+                               .max_consecutive_failed_trials = a.max_consecutive_failed_trials,
+                               .directory = a.directory,
+                               .project_name = a.project,
+                               .overwrite = a.overwrite,
+                               .seed = a.seed,
+                               .hyperparameters = space,
+                               .pruner = pruner,
+                               .sampler = a.sampler});
   }
   const size_t already = tuner->oracle().trials().size();
   if (already > 0)
@@ -233,12 +320,13 @@ void run(const TuneArgs& a) {
 void add_tune(CLI::App& app) {
   auto a = std::make_shared<TuneArgs>();
   auto* cmd = app.add_subcommand("tune", "Tune a Fashion-MNIST model's hyperparameters");
-  cmd->add_option("--tuner", a->tuner, "random, bayesian or hyperband")
-      ->check(CLI::IsMember({"random", "bayesian", "hyperband"}));
+  cmd->add_option("--tuner", a->tuner, "random, bayesian, hyperband or asha")
+      ->check(CLI::IsMember({"random", "bayesian", "hyperband", "asha"}));
   cmd->add_option("--max-trials", a->max_trials,
                   "Trials to run (hyperband: a cap, 0 for its full schedule)")
       ->check(kNonNegative);
-  cmd->add_option("--epochs", a->epochs, "Epochs per trial (hyperband: max_epochs)")
+  cmd->add_option("--epochs", a->epochs,
+                  "Epochs per trial (hyperband, asha: max_epochs; with --command: {epochs})")
       ->check(kPositive);
   cmd->add_option("--directory", a->directory,
                   "Where the study lives; rerun with the same one to resume");
@@ -261,7 +349,8 @@ void add_tune(CLI::App& app) {
   cmd->add_option("--executions-per-trial", a->executions_per_trial,
                   "Models trained per trial, metrics averaged")
       ->check(kPositive);
-  cmd->add_option("--factor", a->factor, "Hyperband's reduction factor")->check(CLI::Range(2, 100));
+  cmd->add_option("--factor", a->factor, "Hyperband's and ASHA's reduction factor")
+      ->check(CLI::Range(2, 100));
   cmd->add_option("--sampler", a->sampler,
                   "Hyperband's new configurations: random (Li et al.) or bayesian (BOHB, from a "
                   "Gaussian process)")
@@ -276,17 +365,69 @@ void add_tune(CLI::App& app) {
                   "Use only N validation images (default: train-samples / 5)")
       ->check(kNonNegative);
   cmd->add_flag("--overwrite", a->overwrite, "Start the study over instead of resuming it");
+  cmd->add_option("--pruner", a->pruner,
+                  "Stop unpromising trials early: median (a trial worse than the median of the "
+                  "others at the same epoch) or none")
+      ->check(CLI::IsMember({"none", "median"}));
+  cmd->add_option("--max-consecutive-failed-trials", a->max_consecutive_failed_trials,
+                  "Stop the search after this many failed trials in a row")
+      ->check(kPositive);
+  cmd->add_option("--command", a->command,
+                  "Tune a program instead of a model: run under /bin/sh -c per trial, with "
+                  "{NAME} for each hyperparameter of --space and {epochs}, {initial_epoch}, "
+                  "{trial_id}, {trial_dir} replaced by shell-quoted values ({{ and }} are "
+                  "braces). It reports on stdout 'osprey-metric NAME=VALUE epoch=E' or as JSON "
+                  "lines in $OSPREY_METRIC_FILE (= $CLOUD_ML_HP_METRIC_FILE, as cloudml-hypertune "
+                  "writes)");
+  cmd->add_option("--metric", a->metric,
+                  "With --command: the metric the program reports that the search optimizes");
+  cmd->add_option("--trial-timeout", a->trial_timeout,
+                  "With --command: seconds a trial may run before it is stopped and failed")
+      ->check(kPositive);
+  cmd->add_flag("--quiet", a->quiet, "With --command: do not echo the trials' output");
   auto* project = cmd->get_option("--project-name");
-  cmd->callback([a, project] {
+  auto* objective = cmd->get_option("--objective");
+  cmd->callback([a, cmd, project, objective] {
     if (!a->hypermodel.empty() && project->count() == 0)
       a->project = "fmnist_hyper_" + a->hypermodel;
+    const auto given = [cmd](const char* flag) { return cmd->get_option(flag)->count() > 0; };
+    if (a->command.empty()) {
+      for (const char* flag : {"--metric", "--trial-timeout", "--quiet"}) {
+        OSPREY_CHECK_T(cli::UsageError, !given(flag),
+                       "osprey tune: {} is for --command; a model's objective is --objective",
+                       flag);
+      }
+    } else {
+      for (const char* flag : {"--hypermodel", "--executions-per-trial", "--batch-size", "--data",
+                               "--train-samples", "--val-samples"}) {
+        OSPREY_CHECK_T(cli::UsageError, !given(flag),
+                       "osprey tune: {} is for tuning a model; with --command the program trains "
+                       "its own",
+                       flag);
+      }
+      OSPREY_CHECK_T(cli::UsageError, !a->space.empty(),
+                     "osprey tune: --command needs --space SPACE.toml, the hyperparameters to "
+                     "substitute into it");
+      if (a->metric.empty() && objective->count() > 0) a->metric = a->objective;
+      OSPREY_CHECK_T(cli::UsageError, !a->metric.empty(),
+                     "osprey tune: --command needs --metric NAME, the metric the program reports");
+      OSPREY_CHECK_T(cli::UsageError, objective->count() == 0 || a->objective == a->metric,
+                     "osprey tune: --metric {} and --objective {} differ; with --command give "
+                     "--metric only",
+                     a->metric, a->objective);
+      if (project->count() == 0) a->project = "command_study";
+    }
     OSPREY_CHECK_T(cli::UsageError, a->tuner == "hyperband" || a->max_trials > 0,
                    "osprey tune: --max-trials must be positive for the {} tuner", a->tuner);
     OSPREY_CHECK_T(cli::UsageError, a->tuner == "hyperband" || a->sampler == "random",
                    "osprey tune: --sampler is Hyperband's; the {} tuner has its own way of "
                    "choosing values",
                    a->tuner);
-    run(*a);
+    if (a->command.empty()) {
+      run(*a);
+    } else {
+      run_command(*a);
+    }
   });
 }
 

@@ -55,3 +55,34 @@ function(osprey_add_module_tests)
     endif()
   endforeach()
 endfunction()
+
+# osprey_grpc_proto(TARGET path/to/x.proto): generates x.pb.{h,cc} and x.grpc.pb.{h,cc} into the
+# build tree (generated/osprey/<module>/...) and compiles them into TARGET, without osprey's
+# warnings (generated code). protoc runs with src/ as its only import root, so the proto's path
+# is osprey/<module>/x.proto and the generated files include each other by that path (CMake
+# 3.25's protobuf_generate puts the current source directory first on the import path, which
+# would make it x.proto and the includes "x.pb.h"). Shared by the parameter servers' ps.proto and
+# the tuner's oracle.proto.
+function(osprey_grpc_proto target proto)
+  get_filename_component(_abs ${proto} ABSOLUTE)
+  file(RELATIVE_PATH _rel ${PROJECT_SOURCE_DIR}/src ${_abs})
+  get_filename_component(_dir ${_rel} DIRECTORY)
+  get_filename_component(_stem ${_rel} NAME_WE)
+  set(_gen ${PROJECT_BINARY_DIR}/generated)
+  set(_out ${_gen}/${_dir})
+  file(MAKE_DIRECTORY ${_out})
+  set(_files ${_out}/${_stem}.pb.h ${_out}/${_stem}.pb.cc ${_out}/${_stem}.grpc.pb.h
+    ${_out}/${_stem}.grpc.pb.cc)
+  add_custom_command(
+    OUTPUT ${_files}
+    COMMAND protobuf::protoc
+    ARGS --cpp_out=${_gen} --grpc_out=${_gen}
+         --plugin=protoc-gen-grpc=$<TARGET_FILE:gRPC::grpc_cpp_plugin>
+         -I ${PROJECT_SOURCE_DIR}/src ${_abs}
+    DEPENDS ${_abs} protobuf::protoc gRPC::grpc_cpp_plugin
+    COMMENT "protoc: ${_rel}"
+    VERBATIM)
+  target_sources(${target} PRIVATE ${_files})
+  set_source_files_properties(${_out}/${_stem}.pb.cc ${_out}/${_stem}.grpc.pb.cc
+    PROPERTIES COMPILE_OPTIONS "-w")
+endfunction()

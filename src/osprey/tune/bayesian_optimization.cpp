@@ -193,6 +193,12 @@ Oracle::Proposal BayesianOptimizationOracle::populate_space(const std::string& t
     const double sign =
         objective().maximize() ? -1.0 : 1.0;  // the GP models a quantity to minimize
     for (const Trial* t : done) gp.observe(t->hyperparameters, sign * *t->score);
+    // Parallel tuners: a trial still running enters the GP at the GP's own prediction (the
+    // "kriging believer" form of the constant liar, Ginsbourger et al. 2010), so proposals made
+    // while it runs spread out instead of piling onto the same optimum.
+    for (const Trial& t : trials()) {
+      if (t.status == TrialStatus::running) gp.pend(t.hyperparameters);
+    }
     values = gp.propose([this] { return next_uniform(); },
                         [this](const HyperParameters& hp) { return !seen(hp); });
   }

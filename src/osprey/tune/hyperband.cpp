@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 
 #include "osprey/core/error.h"
 #include "osprey/tune/tuners.h"
@@ -85,9 +86,13 @@ HyperParameters HyperbandOracle::new_configuration() {
     return budget_of(t.hyperparameters.get(kTunerEpochs).as_int());
   };
   for (const Trial* t : done) gp.observe(t->hyperparameters, sign * *t->score, budget(*t));
-  for (const std::string& id : round_trials_) {
-    const Trial& t = get_trial(id);
-    if (!(t.status == TrialStatus::completed && t.score)) gp.pend(t.hyperparameters, budget(t));
+  // Every running bracket's current round: with parallel workers their unscored trials are the
+  // ones the new configuration should stay away from.
+  for (const ActiveBracket& b : active_) {
+    for (const std::string& id : b.round_trials) {
+      const Trial& t = get_trial(id);
+      if (!(t.status == TrialStatus::completed && t.score)) gp.pend(t.hyperparameters, budget(t));
+    }
   }
   auto values = gp.propose([this] { return next_uniform(); },
                            [this](const HyperParameters& hp) { return !seen(hp); },
@@ -95,67 +100,99 @@ HyperParameters HyperbandOracle::new_configuration() {
   return values ? std::move(*values) : random();
 }
 
-Oracle::Proposal HyperbandOracle::populate_space(const std::string& trial_id) {
-  while (iteration_ < hb_.hyperband_iterations) {
-    const HyperbandBracket& bracket = schedule_[bracket_];
-    const HyperbandRung& rung = bracket.rungs[round_];
-    const size_t wanted = round_ == 0 ? static_cast<size_t>(rung.num_trials)
-                                      : std::min<size_t>(rung.num_trials, promote_.size());
-    if (round_trials_.size() < wanted) {
+bool HyperbandOracle::done(const ActiveBracket& b) const {
+  return b.round >= static_cast<int>(schedule_[b.bracket].rungs.size());
+}
+
+std::optional<HyperParameters> HyperbandOracle::next_in(ActiveBracket& b) {
+  const HyperbandBracket& bracket = schedule_[b.bracket];
+  while (!done(b)) {
+    const HyperbandRung& rung = bracket.rungs[b.round];
+    const size_t wanted = b.round == 0 ? static_cast<size_t>(rung.num_trials)
+                                       : std::min<size_t>(rung.num_trials, b.promote.size());
+    if (b.round_trials.size() < wanted) {
       HyperParameters hp;
-      if (round_ == 0) {
+      if (b.round == 0) {
         hp = new_configuration();
         hp.set(kTunerInitialEpoch, int64_t{0});
       } else {
-        const std::string& parent = promote_[round_trials_.size()];
+        const std::string& parent = b.promote[b.round_trials.size()];
         hp = get_trial(parent).hyperparameters;
         hp.set(kTunerTrialId, parent);
-        hp.set(kTunerInitialEpoch, int64_t{bracket.rungs[round_ - 1].epochs});
+        hp.set(kTunerInitialEpoch, int64_t{bracket.rungs[b.round - 1].epochs});
       }
       hp.set(kTunerEpochs, int64_t{rung.epochs});
       hp.set(kTunerBracket, int64_t{bracket.s});
-      hp.set(kTunerRound, int64_t{round_});
-      round_trials_.push_back(trial_id);
-      return {TrialStatus::running, std::move(hp)};
+      hp.set(kTunerRound, int64_t{b.round});
+      return hp;
     }
-    for (const std::string& id : round_trials_) {
-      if (!get_trial(id).ended()) return {TrialStatus::idle, {}};
+    // Successive halving ranks the whole rung: no promotion while one of its trials runs.
+    for (const std::string& id : b.round_trials) {
+      if (!get_trial(id).ended()) return std::nullopt;
     }
-    // The round is over: promote its best 1/factor into the next rung, or move on.
-    std::vector<const Trial*> done;
-    for (const std::string& id : round_trials_) {
+    // The round is over: promote its best 1/factor into the next rung, or end the bracket.
+    std::vector<const Trial*> scored;
+    for (const std::string& id : b.round_trials) {
       const Trial& t = get_trial(id);
-      if (t.status == TrialStatus::completed && t.score) done.push_back(&t);
+      if (t.status == TrialStatus::completed && t.score) scored.push_back(&t);
     }
-    std::stable_sort(done.begin(), done.end(), [&](const Trial* a, const Trial* b) {
-      return objective().better(*a->score, *b->score);
+    std::stable_sort(scored.begin(), scored.end(), [&](const Trial* x, const Trial* y) {
+      return objective().better(*x->score, *y->score);
     });
-    promote_.clear();
-    for (const Trial* t : done) promote_.push_back(t->trial_id);
-    round_trials_.clear();
-    ++round_;
-    if (round_ >= static_cast<int>(bracket.rungs.size()) || promote_.empty()) {
-      round_ = 0;
-      promote_.clear();
-      if (++bracket_ >= static_cast<int>(schedule_.size())) {
-        bracket_ = 0;
-        ++iteration_;
-      }
+    b.promote.clear();
+    for (const Trial* t : scored) b.promote.push_back(t->trial_id);
+    b.round_trials.clear();
+    ++b.round;
+    if (b.promote.empty()) b.round = static_cast<int>(bracket.rungs.size());
+  }
+  b.promote.clear();
+  return std::nullopt;
+}
+
+Oracle::Proposal HyperbandOracle::populate_space(const std::string& trial_id) {
+  // The oldest bracket first, so promotions go ahead of new configurations and one worker
+  // runs the brackets in order, one at a time.
+  for (size_t i = 0; i < active_.size();) {
+    if (auto hp = next_in(active_[i])) {
+      active_[i].round_trials.push_back(trial_id);
+      return {TrialStatus::running, std::move(*hp)};
+    }
+    if (done(active_[i])) {
+      active_.erase(active_.begin() + static_cast<std::ptrdiff_t>(i));
+    } else {
+      ++i;  // waits for its running trials
     }
   }
-  return {TrialStatus::stopped, {}};
+  // Every bracket under way waits (or none is): start the next one.
+  while (next_iteration_ < hb_.hyperband_iterations) {
+    active_.push_back({.iteration = next_iteration_, .bracket = next_bracket_});
+    if (++next_bracket_ >= static_cast<int>(schedule_.size())) {
+      next_bracket_ = 0;
+      ++next_iteration_;
+    }
+    ActiveBracket& b = active_.back();
+    if (auto hp = next_in(b)) {
+      b.round_trials.push_back(trial_id);
+      return {TrialStatus::running, std::move(*hp)};
+    }
+    if (done(b)) active_.pop_back();
+  }
+  return {active_.empty() ? TrialStatus::stopped : TrialStatus::idle, {}};
 }
 
 nlohmann::json HyperbandOracle::algorithm_state() const {
-  return {{"max_epochs", hb_.max_epochs},
-          {"factor", hb_.factor},
-          {"sampler", hb_.sampler},
-          {"hyperband_iterations", hb_.hyperband_iterations},
-          {"iteration", iteration_},
-          {"bracket", bracket_},
-          {"round", round_},
-          {"round_trials", round_trials_},
-          {"promote", promote_}};
+  nlohmann::json brackets = nlohmann::json::array();
+  for (const ActiveBracket& b : active_) {
+    brackets.push_back({{"iteration", b.iteration},
+                        {"bracket", b.bracket},
+                        {"round", b.round},
+                        {"round_trials", b.round_trials},
+                        {"promote", b.promote}});
+  }
+  return {{"max_epochs", hb_.max_epochs}, {"factor", hb_.factor},
+          {"sampler", hb_.sampler},       {"hyperband_iterations", hb_.hyperband_iterations},
+          {"brackets", brackets},         {"next_iteration", next_iteration_},
+          {"next_bracket", next_bracket_}};
 }
 
 void HyperbandOracle::set_algorithm_state(const nlohmann::json& s) {
@@ -172,11 +209,44 @@ void HyperbandOracle::set_algorithm_state(const nlohmann::json& s) {
                  "project_name or "
                  "overwrite=true",
                  sampler, hb_.sampler);
-  iteration_ = s.at("iteration").get<int>();
-  bracket_ = s.at("bracket").get<int>();
-  round_ = s.at("round").get<int>();
-  round_trials_ = s.at("round_trials").get<std::vector<std::string>>();
-  promote_ = s.at("promote").get<std::vector<std::string>>();
+  const int num_brackets = static_cast<int>(schedule_.size());
+  auto check_bracket = [&](int bracket) {
+    OSPREY_CHECK_T(IoError, bracket >= 0 && bracket < num_brackets,
+                   "Hyperband: the saved search names bracket {}, the schedule has {}", bracket,
+                   num_brackets);
+  };
+  active_.clear();
+  if (s.contains("brackets")) {
+    for (const auto& bj : s.at("brackets")) {
+      ActiveBracket b{.iteration = bj.at("iteration").get<int>(),
+                      .bracket = bj.at("bracket").get<int>(),
+                      .round = bj.at("round").get<int>(),
+                      .round_trials = bj.at("round_trials").get<std::vector<std::string>>(),
+                      .promote = bj.at("promote").get<std::vector<std::string>>()};
+      check_bracket(b.bracket);
+      active_.push_back(std::move(b));
+    }
+    next_iteration_ = s.at("next_iteration").get<int>();
+    next_bracket_ = s.at("next_bracket").get<int>();
+    check_bracket(next_bracket_);
+    return;
+  }
+  // A study saved before brackets could overlap: one bracket at a time, its round at the top
+  // level. It becomes the one active bracket, and the next is the one after it.
+  const int iteration = s.at("iteration").get<int>(), bracket = s.at("bracket").get<int>();
+  check_bracket(bracket);
+  next_iteration_ = iteration;
+  next_bracket_ = bracket;
+  if (iteration >= hb_.hyperband_iterations) return;
+  active_.push_back({.iteration = iteration,
+                     .bracket = bracket,
+                     .round = s.at("round").get<int>(),
+                     .round_trials = s.at("round_trials").get<std::vector<std::string>>(),
+                     .promote = s.at("promote").get<std::vector<std::string>>()});
+  if (++next_bracket_ >= num_brackets) {
+    next_bracket_ = 0;
+    ++next_iteration_;
+  }
 }
 
 // The Hyperband tuner: KerasTuner's Hyperband.run_trial, a trial trains from its
@@ -199,11 +269,13 @@ void Hyperband::prepare_model(const Trial& trial, Model& model) {
   if (hp.has_value(kTunerTrialId)) load_end_state(hp.get(kTunerTrialId).as_string(), model);
 }
 
-// Successive halving promotes out of every round of a bracket but its last.
+// Successive halving (Hyperband's brackets, ASHA's rungs) may promote every trial that stopped
+// short of max_epochs; the last rung of every bracket is max_epochs exactly, so this is Hyperband's
+// "every round of a bracket but its last". Asked of the trial's values and the tuner's max_epochs,
+// not of the oracle, so it holds on a worker whose oracle is a client of the chief's.
 bool Hyperband::keeps_end_state(const Trial& trial) const {
   const HyperParameters& hp = trial.hyperparameters;
-  return hp.has_value(kTunerRound) && hp.has_value(kTunerBracket) &&
-         hp.get(kTunerRound).as_int() < hp.get(kTunerBracket).as_int();
+  return hp.has_value(kTunerEpochs) && hp.get(kTunerEpochs).as_int() < max_epochs_;
 }
 
 }  // namespace osprey::tune

@@ -16,11 +16,18 @@
 // input (log epochs, 1 at max_epochs), proposes by expected improvement at max_epochs, once
 // num_initial_points trials are scored (0: dimensions + 1). A random_fraction of the new
 // configurations stay random so the model cannot lock the search out of a region; values
-// proposed in the current round and not yet scored enter the GP at its own prediction, so one
-// round's proposals spread out. Promotion is unchanged: successive halving still decides which
-// configurations train longer.
+// proposed in a running bracket's current round and not yet scored enter the GP at its own
+// prediction, so one round's proposals spread out. Promotion is unchanged: successive halving
+// still decides which configurations train longer.
+//
+// With parallel workers a round cannot promote until every one of its trials ended; rather than
+// leave workers idle, the oracle then starts the next bracket not started yet (the next s, or the
+// next iteration's first), so several brackets may run at once, each with its own round. It
+// answers idle only when every running bracket waits and none is left to start. One worker (each
+// trial ended before the next is asked for) sees exactly the serial schedule above.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -71,15 +78,26 @@ class HyperbandOracle : public Oracle {
   void set_algorithm_state(const nlohmann::json& state) override;
 
  private:
-  // A new configuration for the current round: from the model when the sampler is bayesian and
-  // a budget has enough scored trials, else random.
+  // A bracket under way: where it is in the schedule and its current round.
+  struct ActiveBracket {
+    int iteration = 0, bracket = 0;           // bracket: its index in schedule_
+    int round = 0;                            // == its rung count once it is done
+    std::vector<std::string> round_trials{};  // trials created in its current round
+    std::vector<std::string> promote{};  // parents to promote into its current round, best first
+  };
+
+  // The values of the next trial of b's current round, moving b on through rounds that are over;
+  // nullopt when b waits for running trials or is done.
+  std::optional<HyperParameters> next_in(ActiveBracket& b);
+  bool done(const ActiveBracket& b) const;
+  // A new configuration for a round 0: from the model when the sampler is bayesian and a budget
+  // has enough scored trials, else random.
   HyperParameters new_configuration();
 
   HyperbandOracleOptions hb_;
   std::vector<HyperbandBracket> schedule_;
-  int iteration_ = 0, bracket_ = 0, round_ = 0;
-  std::vector<std::string> round_trials_;  // trials created in the current round
-  std::vector<std::string> promote_;       // parents to promote into the current round, best first
+  std::vector<ActiveBracket> active_;          // started and not done, oldest first
+  int next_iteration_ = 0, next_bracket_ = 0;  // the next bracket to start
 };
 
 }  // namespace osprey::tune

@@ -1,12 +1,14 @@
 // Hyperband's schedule against Table 1 of Li et al. (max_epochs 81, factor 3), and the oracle
 // running its brackets: round sizes, epochs, promotion of the best with their parent named;
-// the bayesian (BOHB) sampler: same schedule, new configurations nearer the optimum, resumable.
+// the bayesian (BOHB) sampler: same schedule, new configurations nearer the optimum, resumable;
+// parallel workers: brackets overlap instead of idling, and every rung of the schedule still runs.
 #include "osprey/tune/hyperband.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <map>
+#include <random>
 #include <set>
 
 #include "osprey/core/error.h"
@@ -111,23 +113,188 @@ TEST(HyperbandOracleTest, RunsEveryBracketAndPromotesTheBest) {
   }
 }
 
-TEST(HyperbandOracleTest, WaitsIdleWhileItsRoundIsRunning) {
+// max_epochs 3, factor 3: s=1: 3 trials at 1 epoch, then 1 on to 3; s=0: 2 trials at 3 epochs.
+// Two workers' worth of running trials and more: a bracket whose round waits for a running trial
+// lets the next bracket start, and the oracle is idle only when no bracket is left to start.
+TEST(HyperbandOracleTest, ABlockedBracketLetsTheNextOneStartInsteadOfIdling) {
   HyperParameters hp;
   hp.Float("x", 0.0, 1.0);
   HyperbandOracle oracle({.max_trials = 0, .seed = 1, .hyperparameters = hp},
                          {.max_epochs = 3, .factor = 3});
-  // s=1: 3 trials at 1 epoch, then 1 at 3.
+  auto finish = [&](const Trial& t) {
+    const auto& v = t.hyperparameters;
+    for (int64_t e = v.get(kTunerInitialEpoch).as_int(); e < v.get(kTunerEpochs).as_int(); ++e)
+      oracle.update_trial(t.trial_id, {{"val_loss", v.get("x").as_double()}}, static_cast<int>(e));
+    oracle.end_trial(t.trial_id, TrialStatus::completed);
+  };
+  auto where = [](const Trial& t) {
+    return std::make_pair(t.hyperparameters.get(kTunerBracket).as_int(),
+                          t.hyperparameters.get(kTunerRound).as_int());
+  };
   std::vector<Trial> first;
-  first.reserve(3);
   for (int i = 0; i < 3; ++i) first.push_back(oracle.create_trial("t"));
+  for (const Trial& t : first) EXPECT_EQ(where(t), std::make_pair(int64_t{1}, int64_t{0}));
+  // s=1's round waits for its three trials: s=0 starts.
+  finish(first[1]);
+  const Trial s0a = oracle.create_trial("t");
+  ASSERT_EQ(s0a.status, TrialStatus::running);
+  EXPECT_EQ(where(s0a), std::make_pair(int64_t{0}, int64_t{0}));
+  EXPECT_EQ(s0a.hyperparameters.get(kTunerEpochs).as_int(), 3);
+  const Trial s0b = oracle.create_trial("t");
+  EXPECT_EQ(where(s0b), std::make_pair(int64_t{0}, int64_t{0}));
+  // Both brackets wait and none is left: idle.
   EXPECT_EQ(oracle.create_trial("t").status, TrialStatus::idle);
-  for (auto& t : first) {
-    oracle.update_trial(t.trial_id, {{"val_loss", t.hyperparameters.get("x").as_double()}}, 0);
+  // Out of order: the last of s=1's round ends before the first; only then does it promote.
+  finish(first[2]);
+  EXPECT_EQ(oracle.create_trial("t").status, TrialStatus::idle);
+  finish(first[0]);
+  const Trial promoted = oracle.create_trial("t");
+  ASSERT_EQ(promoted.status, TrialStatus::running);
+  EXPECT_EQ(where(promoted), std::make_pair(int64_t{1}, int64_t{1}));
+  EXPECT_EQ(promoted.hyperparameters.get(kTunerEpochs).as_int(), 3);
+  const Trial* best = &first[0];
+  for (const Trial& t : first) {
+    if (t.hyperparameters.get("x").as_double() < best->hyperparameters.get("x").as_double())
+      best = &t;
+  }
+  EXPECT_EQ(promoted.hyperparameters.get(kTunerTrialId).as_string(), best->trial_id);
+  // s=0 ends: still idle while the promoted trial runs, stopped once it ended.
+  finish(s0b);
+  finish(s0a);
+  EXPECT_EQ(oracle.create_trial("t").status, TrialStatus::idle);
+  finish(promoted);
+  EXPECT_EQ(oracle.create_trial("t").status, TrialStatus::stopped);
+}
+
+// Workers in parallel: up to `workers` trials run at once and the one that ends next is drawn at
+// random. Returns the trials per (bracket, round).
+std::map<std::pair<int64_t, int64_t>, int> run_in_parallel(HyperbandOracle& oracle, int workers,
+                                                           uint32_t seed, int* idles) {
+  std::mt19937 gen(seed);
+  std::vector<Trial> running;
+  std::map<std::pair<int64_t, int64_t>, int> per_rung;
+  while (true) {
+    bool stopped = false;
+    while (static_cast<int>(running.size()) < workers) {
+      Trial t = oracle.create_trial("w");
+      if (t.status == TrialStatus::idle) {
+        // Idle only while something runs: a running trial must end before anything can start.
+        if (running.empty()) {
+          ADD_FAILURE() << "idle with no trial running";
+          return per_rung;
+        }
+        ++*idles;
+        break;
+      }
+      if (t.status == TrialStatus::stopped) {
+        EXPECT_TRUE(running.empty()) << "stopped while trials still run";
+        stopped = true;
+        break;
+      }
+      const auto& v = t.hyperparameters;
+      if (v.has_value(kTunerTrialId)) {
+        // Promoted from a completed trial of the same bracket's previous round.
+        const Trial& parent = oracle.get_trial(v.get(kTunerTrialId).as_string());
+        EXPECT_EQ(parent.status, TrialStatus::completed);
+        EXPECT_EQ(parent.hyperparameters.get(kTunerBracket).as_int(),
+                  v.get(kTunerBracket).as_int());
+        EXPECT_EQ(parent.hyperparameters.get(kTunerRound).as_int() + 1,
+                  v.get(kTunerRound).as_int());
+        EXPECT_EQ(parent.hyperparameters.get(kTunerEpochs).as_int(),
+                  v.get(kTunerInitialEpoch).as_int());
+      }
+      per_rung[{v.get(kTunerBracket).as_int(), v.get(kTunerRound).as_int()}]++;
+      running.push_back(std::move(t));
+    }
+    if (stopped) break;
+    const size_t i = std::uniform_int_distribution<size_t>(0, running.size() - 1)(gen);
+    const Trial t = running[i];
+    running.erase(running.begin() + static_cast<std::ptrdiff_t>(i));
+    const auto& v = t.hyperparameters;
+    for (int64_t e = v.get(kTunerInitialEpoch).as_int(); e < v.get(kTunerEpochs).as_int(); ++e)
+      oracle.update_trial(t.trial_id, {{"val_loss", v.get("x").as_double()}}, static_cast<int>(e));
     oracle.end_trial(t.trial_id, TrialStatus::completed);
   }
-  const Trial promoted = oracle.create_trial("t");
-  EXPECT_EQ(promoted.status, TrialStatus::running);
-  EXPECT_EQ(promoted.hyperparameters.get(kTunerEpochs).as_int(), 3);
+  return per_rung;
+}
+
+TEST(HyperbandOracleTest, ParallelWorkersRunEveryRungOfTheSerialSchedule) {
+  HyperParameters hp;
+  hp.Float("x", 0.0, 1.0);
+  for (const int workers : {2, 5, 40}) {
+    HyperbandOracle oracle({.max_trials = 0, .seed = 3, .hyperparameters = hp},
+                           {.max_epochs = 27, .factor = 3, .hyperband_iterations = 2});
+    int idles = 0;
+    const auto per_rung = run_in_parallel(oracle, workers, 11 + workers, &idles);
+    std::map<std::pair<int64_t, int64_t>, int> expected;
+    for (const HyperbandBracket& b : oracle.schedule()) {
+      for (size_t i = 0; i < b.rungs.size(); ++i) expected[{b.s, i}] = 2 * b.rungs[i].num_trials;
+    }
+    EXPECT_EQ(per_rung, expected) << workers << " workers";
+    // 40 workers start every bracket of both iterations at once and then wait on promotions.
+    if (workers == 40) {
+      EXPECT_GT(idles, 0);
+    }
+  }
+}
+
+// A study saved before brackets could overlap keeps its round at the top level of the state:
+// it loads as one active bracket and goes on as the serial search would have.
+TEST(HyperbandOracleTest, AStudySavedInTheOldFormatResumes) {
+  HyperParameters hp;
+  hp.Float("x", 0.0, 1.0);
+  const HyperbandOracleOptions hb{.max_epochs = 9, .factor = 3};
+  auto run = [](HyperbandOracle& o, int n) {
+    for (int i = 0; i < n; ++i) {
+      Trial t = o.create_trial("t");
+      ASSERT_EQ(t.status, TrialStatus::running);
+      const auto& v = t.hyperparameters;
+      for (int64_t e = v.get(kTunerInitialEpoch).as_int(); e < v.get(kTunerEpochs).as_int(); ++e)
+        o.update_trial(t.trial_id, {{"val_loss", v.get("x").as_double()}}, static_cast<int>(e));
+      o.end_trial(t.trial_id, TrialStatus::completed);
+    }
+  };
+  HyperbandOracle whole({.max_trials = 0, .seed = 8, .hyperparameters = hp}, hb);
+  run(whole, 22);
+  HyperbandOracle a({.max_trials = 0, .seed = 8, .hyperparameters = hp}, hb);
+  run(a, 11);  // into the second round of s=2: 9 at 1 epoch ended, 2 of 3 promoted trials ended
+  nlohmann::json state = a.get_state();
+  const nlohmann::json now = state.at("algorithm");  // a copy: state is changed below
+  ASSERT_EQ(now.at("brackets").size(), 1u);
+  const nlohmann::json& b = now.at("brackets")[0];
+  EXPECT_EQ(b.at("round").get<int>(), 1);
+  nlohmann::json old = {{"max_epochs", 9},
+                        {"factor", 3},
+                        {"sampler", "random"},
+                        {"hyperband_iterations", 1},
+                        {"iteration", 0},
+                        {"bracket", 0},
+                        {"round", b.at("round")},
+                        {"round_trials", b.at("round_trials")},
+                        {"promote", b.at("promote")}};
+  state["algorithm"] = old;
+  HyperbandOracle c({.max_trials = 0, .seed = 8, .hyperparameters = hp}, hb);
+  c.set_state(state);
+  EXPECT_EQ(c.get_state().at("algorithm"), now);
+  run(c, 11);
+  ASSERT_EQ(c.trials().size(), 22u);
+  for (size_t i = 11; i < 22; ++i) {
+    const auto& want = whole.trials()[i].hyperparameters;
+    const auto& got = c.trials()[i].hyperparameters;
+    EXPECT_EQ(got.get("x").as_double(), want.get("x").as_double()) << i;
+    EXPECT_EQ(got.get(kTunerBracket).as_int(), want.get(kTunerBracket).as_int()) << i;
+    EXPECT_EQ(got.get(kTunerRound).as_int(), want.get(kTunerRound).as_int()) << i;
+  }
+  EXPECT_EQ(c.create_trial("t").status, TrialStatus::stopped);
+  // An old study that had run its last bracket loads as done.
+  old["iteration"] = 1;
+  old["round"] = 0;
+  old["round_trials"] = nlohmann::json::array();
+  old["promote"] = nlohmann::json::array();
+  state["algorithm"] = old;
+  HyperbandOracle d({.max_trials = 0, .seed = 8, .hyperparameters = hp}, hb);
+  d.set_state(state);
+  EXPECT_EQ(d.create_trial("t").status, TrialStatus::stopped);
 }
 
 TEST(HyperbandOracleTest, StateSurvivesAReload) {

@@ -11,11 +11,26 @@
 
 namespace osprey::tune {
 
+PrunerKind parse_pruner_kind(const std::string& name, const std::string& where) {
+  if (name == "none") return PrunerKind::none;
+  if (name == "median") return PrunerKind::median;
+  OSPREY_THROW(ValueError, "{}: the pruner must be none or median. Received: '{}'", where, name);
+}
+
+const char* pruner_kind_name(PrunerKind kind) {
+  return kind == PrunerKind::median ? "median" : "none";
+}
+
 Oracle::Oracle(OracleOptions options)
     : options_(std::move(options)), space_(options_.hyperparameters.copy_space()) {
   OSPREY_CHECK(options_.max_trials >= 0,
                "Oracle: max_trials must be >= 0 (0: no limit). Received: {}", options_.max_trials);
   seed_ = options_.seed ? *options_.seed : next_seed();
+  const PrunerOptions& p = options_.pruner;
+  OSPREY_CHECK(p.min_trials >= 1, "Oracle: pruner min_trials must be >= 1. Received: {}",
+               p.min_trials);
+  OSPREY_CHECK(p.warmup_epochs >= 0, "Oracle: pruner warmup_epochs must be >= 0. Received: {}",
+               p.warmup_epochs);
 }
 
 void Oracle::set_directory(std::filesystem::path project_dir) {
@@ -87,8 +102,9 @@ Trial Oracle::create_trial(const std::string& tuner_id) {
     Trial* t = find_trial(retry_.front());
     retry_.pop_front();
     OSPREY_ASSERT(t != nullptr, "retry queue names an unknown trial");
+    // Its records stay: the tuner resumes each execution from its backup, and epochs it trains
+    // again replace theirs (update_trial).
     t->status = TrialStatus::running;
-    t->executions.clear();
     t->metrics.clear();
     t->score.reset();
     t->best_step = -1;
@@ -125,9 +141,70 @@ TrialStatus Oracle::update_trial(const std::string& trial_id, const MetricValues
                class_name(), trial_id, status_name(t->status));
   OSPREY_CHECK(execution >= 0, "{}: update_trial: execution must be >= 0", class_name());
   if (static_cast<int>(t->executions.size()) <= execution) t->executions.resize(execution + 1);
-  t->executions[execution].push_back({epoch, metrics});
+  auto& records = t->executions[execution];
+  std::erase_if(records, [&](const EpochRecord& r) { return r.epoch >= epoch; });
+  records.push_back({epoch, metrics});
+  std::optional<std::string> pruned = prune(*t, execution, epoch);
+  if (pruned) t->message = *pruned;
   save_trial(*t);
-  return TrialStatus::running;
+  return pruned ? TrialStatus::stopped : TrialStatus::running;
+}
+
+std::optional<std::string> Oracle::prune(const Trial& t, int execution, int epoch) const {
+  const PrunerOptions& p = options_.pruner;
+  if (p.kind == PrunerKind::none || epoch < p.warmup_epochs) return std::nullopt;
+  const Objective& obj = options_.objective;
+  // The best finite objective value of `records` up to `epoch`; nullopt without one or when the
+  // records do not reach `epoch`.
+  auto best_up_to = [&](const std::vector<EpochRecord>& records) -> std::optional<double> {
+    std::optional<double> best;
+    bool reached = false;
+    for (const EpochRecord& r : records) {
+      if (r.epoch > epoch) continue;
+      reached = reached || r.epoch == epoch;
+      for (const auto& [k, v] : r.metrics) {
+        if (k == obj.name() && std::isfinite(v) && (!best || obj.better(v, *best))) best = v;
+      }
+    }
+    return reached ? best : std::nullopt;
+  };
+  const auto mine = best_up_to(t.executions[execution]);
+  if (!mine) return std::nullopt;
+  std::vector<double> others;
+  for (const Trial& o : trials_) {
+    if (o.trial_id == t.trial_id || o.status == TrialStatus::failed ||
+        o.status == TrialStatus::invalid) {
+      continue;
+    }
+    for (const auto& e : o.executions) {
+      if (const auto b = best_up_to(e)) others.push_back(*b);
+    }
+  }
+  if (static_cast<int>(others.size()) < p.min_trials) return std::nullopt;
+  std::sort(others.begin(), others.end());
+  const size_t n = others.size();
+  const double median = n % 2 == 1 ? others[n / 2] : 0.5 * (others[n / 2 - 1] + others[n / 2]);
+  if (!obj.better(median, *mine)) return std::nullopt;
+  return fmt::format(
+      "pruned after epoch {}: its best {} so far, {:.6g}, is worse than the median {:.6g} of {} "
+      "other runs at that epoch (median pruner)",
+      epoch + 1, obj.name(), *mine, median, n);
+}
+
+void Oracle::requeue_trial(const std::string& trial_id) {
+  Trial* t = find_trial(trial_id);
+  OSPREY_CHECK(t != nullptr, "{}: requeue_trial: no trial '{}'", class_name(), trial_id);
+  OSPREY_CHECK(t->status == TrialStatus::running,
+               "{}: requeue_trial: trial '{}' is {}, not running", class_name(), trial_id,
+               status_name(t->status));
+  if (std::find(retry_.begin(), retry_.end(), trial_id) == retry_.end())
+    retry_.push_front(trial_id);
+}
+
+std::vector<std::string> Oracle::take_requeued() {
+  std::vector<std::string> out(retry_.begin(), retry_.end());
+  retry_.clear();
+  return out;
 }
 
 Trial Oracle::end_trial(const std::string& trial_id, TrialStatus status,
@@ -139,7 +216,8 @@ Trial Oracle::end_trial(const std::string& trial_id, TrialStatus status,
                "{}: end_trial('{}'): status must be completed, failed or invalid, not {}",
                class_name(), trial_id, status_name(status));
   t->status = status;
-  t->message = message;
+  // A pruned trial keeps the pruner's note unless the tuner says more.
+  if (!message.empty() || status != TrialStatus::completed) t->message = message;
   if (status == TrialStatus::completed && !t->compute_score(options_.objective)) {
     std::set<std::string> keys;
     for (const auto& e : t->executions) {

@@ -9,7 +9,12 @@
 //   auto best = oracle.get_best_trials(3);
 // With a directory the oracle persists itself after every change (oracle.json, and
 // trial_<id>/trial.json per trial, written atomically) and reload() resumes it: ended trials
-// are kept, a trial found running (its process died) is handed out again with the same values.
+// are kept, a trial found running (its process died) is handed out again with the same values
+// and the epochs it reported, so a tuner can resume it from its last backup.
+// The calls a tuner makes (create/update/end_trial, update_space, refresh) are virtual: a tuner
+// worker's oracle forwards them to the chief's oracle service (oracle_service.h).
+// A pruner (PrunerOptions) may answer update_trial with stopped: the median rule stops a trial
+// whose best value so far is worse than the median of other trials' best values at that epoch.
 // Subclasses implement populate_space(); random numbers come from one Philox stream whose
 // position is part of the state, so a resumed search proposes what the uninterrupted one would.
 #pragma once
@@ -29,11 +34,32 @@
 
 namespace osprey::tune {
 
+// Early stopping of unpromising trials (Golovin et al., "Google Vizier", KDD 2017: the median
+// stopping rule; Optuna's MedianPruner). After epoch e (e >= warmup_epochs) a trial is stopped
+// when its best objective value up to e is worse than the median of the best values up to e of
+// the other trials that reported epoch e, once at least min_trials of them did. A stopped trial
+// ends completed with what it trained, and its message says it was pruned.
+// An enum, not a string: GCC 12 warns (-Wmaybe-uninitialized, a false positive) about a string
+// in this struct nested in the flat tuner options when a designated initializer skips it.
+enum class PrunerKind { none, median };
+// "none" / "median" <-> PrunerKind; ValueError naming `where` for another name.
+PrunerKind parse_pruner_kind(const std::string& name, const std::string& where);
+const char* pruner_kind_name(PrunerKind kind);
+
+struct PrunerOptions {
+  PrunerKind kind = PrunerKind::none;
+  int min_trials = 3;
+  int warmup_epochs = 1;  // epochs every trial trains before it may be stopped
+
+  bool operator==(const PrunerOptions&) const = default;
+};
+
 struct OracleOptions {
   Objective objective = "val_loss";
   int max_trials = 10;                // trials created, failed ones included; 0: no limit
   std::optional<uint64_t> seed{};     // default: drawn from the global seed
   HyperParameters hyperparameters{};  // a space given up front (the build function may add to it)
+  PrunerOptions pruner{};
 
   bool operator==(const OracleOptions&) const = default;
 };
@@ -56,17 +82,29 @@ class Oracle {
   bool reload();
 
   // Adds hyperparameters a build function declared that the space lacks.
-  void update_space(const HyperParameters& hp);
+  virtual void update_space(const HyperParameters& hp);
   // A running trial with values to try; status stopped when the search is over, idle when the
-  // oracle must wait for running trials to end first.
-  Trial create_trial(const std::string& tuner_id);
-  // Metrics of one epoch of one execution. Returns running, or stopped when the oracle wants the
-  // trial cut short (none of the built-in oracles do yet).
-  TrialStatus update_trial(const std::string& trial_id, const MetricValues& metrics, int epoch,
-                           int execution = 0);
+  // oracle must wait for running trials to end first. An interrupted trial (requeue_trial, or
+  // found running by reload) comes first, with the epochs it already reported.
+  virtual Trial create_trial(const std::string& tuner_id);
+  // Metrics of one epoch of one execution; a report for an epoch already recorded replaces it
+  // and the later ones (a resumed trial trains them again). Returns running, or stopped when the
+  // pruner wants the trial cut short.
+  virtual TrialStatus update_trial(const std::string& trial_id, const MetricValues& metrics,
+                                   int epoch, int execution = 0);
   // Ends a trial. A completed trial without one finite objective value becomes failed, with the
   // reason in its message. Returns the ended trial.
-  Trial end_trial(const std::string& trial_id, TrialStatus status, const std::string& message = "");
+  virtual Trial end_trial(const std::string& trial_id, TrialStatus status,
+                          const std::string& message = "");
+  // Brings the read-only view (trials(), get_best_trials, ...) up to date: a no-op here; a
+  // worker's oracle fetches the chief's state.
+  virtual void refresh() {}
+  // Puts a running trial back in line, ahead of new ones, keeping what it reported (its worker
+  // died or lost its lease): the next create_trial hands it out to resume.
+  void requeue_trial(const std::string& trial_id);
+  // The interrupted trials waiting to be handed out again, removed from the line: an oracle
+  // service that restarts leases them to the workers still running them instead.
+  std::vector<std::string> take_requeued();
 
   // Completed trials, best first (ties: the earlier trial).
   std::vector<Trial> get_best_trials(int n = 1) const;
@@ -75,6 +113,7 @@ class Oracle {
   const HyperParameters& hyperparameters() const { return space_; }
   const Objective& objective() const { return options_.objective; }
   int max_trials() const { return options_.max_trials; }
+  const OracleOptions& options() const { return options_; }
   // Failed trials since the last completed one.
   int consecutive_failures() const;
 
@@ -104,13 +143,16 @@ class Oracle {
   // Completed trials with a score, in creation order.
   std::vector<const Trial*> completed_trials() const;
   Trial* find_trial(const std::string& trial_id);
+  // Writes one trial's file and oracle.json (nothing without a directory).
+  void save_trial(const Trial& t) const;
+  void save_oracle() const;
 
   OracleOptions options_;
   HyperParameters space_;
 
  private:
-  void save_trial(const Trial& t) const;
-  void save_oracle() const;
+  // The pruner's verdict on trial t after `epoch` of `execution`: a message when it stops it.
+  std::optional<std::string> prune(const Trial& t, int execution, int epoch) const;
 
   std::filesystem::path dir_;
   uint64_t seed_ = 0;

@@ -111,6 +111,103 @@ TEST(OracleTest, SeededOraclesProposeTheSameValues) {
   EXPECT_NE(ta.hyperparameters.values(), tc.hyperparameters.values());
 }
 
+TEST(OracleTest, AReportedEpochReplacesItsRecordAndTheLaterOnes) {
+  RandomSearchOracle oracle({.max_trials = 1, .seed = 3, .hyperparameters = space_xy()});
+  const Trial t = oracle.create_trial("t0");
+  for (int e = 0; e < 3; ++e) oracle.update_trial(t.trial_id, {{"val_loss", 1.0 + e}}, e);
+  // A resumed run whose backup was taken after epoch 0 trains epochs 1 and 2 again.
+  oracle.update_trial(t.trial_id, {{"val_loss", 0.5}}, 1);
+  const auto& records = oracle.get_trial(t.trial_id).executions[0];
+  ASSERT_EQ(records.size(), 2u);
+  EXPECT_EQ(records[0].epoch, 0);
+  EXPECT_EQ(records[1].epoch, 1);
+  EXPECT_EQ(records[1].metrics[0].second, 0.5);
+}
+
+TEST(OracleTest, RequeuedTrialComesFirstWithItsRecords) {
+  RandomSearchOracle oracle({.max_trials = 3, .seed = 3, .hyperparameters = space_xy()});
+  const Trial a = oracle.create_trial("t0");
+  const Trial b = oracle.create_trial("t1");
+  oracle.update_trial(b.trial_id, {{"val_loss", 2.0}}, 0);
+  oracle.requeue_trial(b.trial_id);
+  oracle.requeue_trial(b.trial_id);  // twice is once
+  const Trial again = oracle.create_trial("t2");
+  EXPECT_EQ(again.trial_id, b.trial_id);
+  ASSERT_EQ(again.executions.size(), 1u);
+  EXPECT_EQ(again.executions[0][0].metrics[0].second, 2.0);
+  EXPECT_EQ(oracle.create_trial("t2").trial_id, "0002");  // then new ones
+  oracle.requeue_trial(a.trial_id);
+  EXPECT_EQ(oracle.take_requeued(), std::vector<std::string>{a.trial_id});
+  EXPECT_EQ(oracle.create_trial("t0").status, TrialStatus::stopped);  // the line is empty
+  oracle.end_trial(a.trial_id, TrialStatus::completed);
+  try {
+    oracle.requeue_trial(a.trial_id);
+    FAIL() << "requeued an ended trial";
+  } catch (const ValueError& e) {
+    EXPECT_STREQ(e.what(), "RandomSearch: requeue_trial: trial '0000' is failed, not running");
+  }
+}
+
+// The median rule on a hand-made history: three trials report 4, 3, 2 at epoch 0 and 3, 2, 1 at
+// epoch 1. A fourth trial's best so far is compared with the median of the others' best so far
+// at the same epoch: 3 at epoch 0, 2 at epoch 1.
+TEST(OracleTest, MedianPrunerStopsATrialWorseThanTheMedianAtItsEpoch) {
+  RandomSearchOracle oracle(
+      {.max_trials = 6,
+       .seed = 5,
+       .hyperparameters = space_xy(),
+       .pruner = {.kind = PrunerKind::median, .min_trials = 3, .warmup_epochs = 1}});
+  for (double base : {4.0, 3.0, 2.0}) {
+    const Trial t = oracle.create_trial("t0");
+    EXPECT_EQ(oracle.update_trial(t.trial_id, {{"val_loss", base}}, 0), TrialStatus::running);
+    EXPECT_EQ(oracle.update_trial(t.trial_id, {{"val_loss", base - 1}}, 1), TrialStatus::running);
+    oracle.end_trial(t.trial_id, TrialStatus::completed);
+  }
+  // Epoch 0 is warm-up: never stopped there, however bad.
+  const Trial bad = oracle.create_trial("t0");
+  EXPECT_EQ(oracle.update_trial(bad.trial_id, {{"val_loss", 100.0}}, 0), TrialStatus::running);
+  // Best so far 2.5 at epoch 1 against the median 2 (of 3, 2, 1): stopped.
+  EXPECT_EQ(oracle.update_trial(bad.trial_id, {{"val_loss", 2.5}}, 1), TrialStatus::stopped);
+  const Trial ended = oracle.end_trial(bad.trial_id, TrialStatus::completed);
+  EXPECT_EQ(ended.status, TrialStatus::completed);
+  EXPECT_EQ(ended.message,
+            "pruned after epoch 2: its best val_loss so far, 2.5, is worse than the median 2 of 3 "
+            "other runs at that epoch (median pruner)");
+  // Equal to the median is not worse: it goes on.
+  const Trial fair = oracle.create_trial("t0");
+  oracle.update_trial(fair.trial_id, {{"val_loss", 3.0}}, 0);
+  // Others at epoch 1 now: 3, 2, 1 and the pruned trial's 2.5 -> median 2.25; 2.0 beats it.
+  EXPECT_EQ(oracle.update_trial(fair.trial_id, {{"val_loss", 2.0}}, 1), TrialStatus::running);
+}
+
+TEST(OracleTest, MedianPrunerWaitsForMinTrialsAndChecksItsOptions) {
+  RandomSearchOracle oracle(
+      {.max_trials = 3,
+       .seed = 5,
+       .hyperparameters = space_xy(),
+       .pruner = {.kind = PrunerKind::median, .min_trials = 2, .warmup_epochs = 0}});
+  const Trial a = oracle.create_trial("t0");
+  oracle.update_trial(a.trial_id, {{"val_loss", 1.0}}, 0);
+  const Trial b = oracle.create_trial("t1");
+  // One other run at epoch 0: fewer than min_trials, so no verdict however bad.
+  EXPECT_EQ(oracle.update_trial(b.trial_id, {{"val_loss", 50.0}}, 0), TrialStatus::running);
+  const Trial c = oracle.create_trial("t2");
+  EXPECT_EQ(oracle.update_trial(c.trial_id, {{"val_loss", 60.0}}, 0), TrialStatus::stopped);
+  try {
+    RandomSearchOracle bad({.hyperparameters = space_xy(), .pruner = {.min_trials = 0}});
+    FAIL() << "accepted min_trials 0";
+  } catch (const ValueError& e) {
+    EXPECT_STREQ(e.what(), "Oracle: pruner min_trials must be >= 1. Received: 0");
+  }
+  EXPECT_EQ(parse_pruner_kind("median", "--pruner"), PrunerKind::median);
+  try {
+    parse_pruner_kind("mean", "--pruner");
+    FAIL() << "accepted an unknown pruner";
+  } catch (const ValueError& e) {
+    EXPECT_STREQ(e.what(), "--pruner: the pruner must be none or median. Received: 'mean'");
+  }
+}
+
 TEST(OracleTest, ReloadKeepsEndedTrialsAndHandsOutTheInterruptedOneAgain) {
   const auto dir = fresh_dir("reload");
   std::string interrupted;
@@ -138,9 +235,14 @@ TEST(OracleTest, ReloadKeepsEndedTrialsAndHandsOutTheInterruptedOneAgain) {
   const Trial retry = again.create_trial("t0");
   EXPECT_EQ(retry.trial_id, interrupted);
   EXPECT_EQ(retry.hyperparameters.values(), interrupted_values.values());
-  EXPECT_TRUE(retry.executions.empty());  // its partial metrics are dropped
+  // What it reported is kept for the resumed run; an epoch trained again replaces its record.
+  ASSERT_EQ(retry.executions.size(), 1u);
+  ASSERT_EQ(retry.executions[0].size(), 1u);
+  EXPECT_EQ(retry.executions[0][0].metrics[0].second, 9.0);
   again.update_trial(retry.trial_id, {{"val_loss", 0.1}}, 0);
+  EXPECT_EQ(again.get_trial(retry.trial_id).executions[0].size(), 1u);
   again.end_trial(retry.trial_id, TrialStatus::completed);
+  EXPECT_EQ(*again.get_trial(retry.trial_id).score, 0.1);
   const Trial last = again.create_trial("t0");
   EXPECT_EQ(last.trial_id, "0003");
   again.end_trial(last.trial_id, TrialStatus::completed);

@@ -5,12 +5,15 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <optional>
+#include <thread>
 
 #include "osprey/core/error.h"
 #include "osprey/io/safetensors.h"
 #include "osprey/nn/name_scope.h"
 #include "osprey/tensor/ops.h"
+#include "osprey/train/callbacks/backup_and_restore.h"
 #include "osprey/train/trainer.h"
 #include "osprey/tune/trial_checkpoint.h"
 
@@ -90,6 +93,7 @@ class TrialReporter : public train::Callback {
  public:
   struct Best {
     double value;
+    int execution = -1;              // the execution that reached it; -1 before any
     TrialPredictions predictions{};  // of the state in the checkpoint; undefined without any
   };
   TrialReporter(Oracle& oracle, std::string trial_id, int execution,
@@ -101,21 +105,26 @@ class TrialReporter : public train::Callback {
         checkpoint_(std::move(checkpoint)),
         end_state_(std::move(end_state)),
         best_(std::move(best)),
-        validation_(std::move(validation)) {}
+        validation_(std::move(validation)),
+        holds_best_(best_->execution == execution) {}
 
+  // The checkpoint is written before the epoch is reported: a trial killed in between has the
+  // checkpoint of an epoch the oracle lacks, which its resumed run trains and reports again,
+  // never an oracle record whose checkpoint is missing.
   void on_epoch_end(int epoch, const train::Logs& logs) override {
-    MetricValues values(logs.items().begin(), logs.items().end());
-    const TrialStatus status = oracle_.update_trial(trial_id_, values, epoch, execution_);
     const auto v = logs.get(oracle_.objective().name());
     best_at_last_epoch_ = v && std::isfinite(*v) && oracle_.objective().better(*v, best_->value);
     if (best_at_last_epoch_) {
       best_->value = *v;
+      best_->execution = execution_;
       save_trial_checkpoint(checkpoint_, model());
       // Once per improvement, on the state just saved: the only moment it exists in memory.
       best_->predictions =
           validation_.defined() ? predict_rows(model(), validation_) : TrialPredictions{};
       holds_best_ = true;
     }
+    MetricValues values(logs.items().begin(), logs.items().end());
+    const TrialStatus status = oracle_.update_trial(trial_id_, values, epoch, execution_);
     if (status == TrialStatus::stopped) model().stop_training() = true;
   }
 
@@ -137,7 +146,7 @@ class TrialReporter : public train::Callback {
   std::filesystem::path end_state_;
   std::shared_ptr<Best> best_;
   ValidationRows validation_;
-  bool holds_best_ = false;  // this execution set the trial's best: its end state pairs with it
+  bool holds_best_;  // this execution set the trial's best: its end state pairs with it
   bool best_at_last_epoch_ = false;  // so the checkpoint already is the end state
 };
 
@@ -172,11 +181,24 @@ Tuner::Tuner(HyperModelArg hypermodel, std::unique_ptr<Oracle> oracle, TunerOpti
                "Tuner: max_consecutive_failed_trials must be >= 1. Received: {}",
                options_.max_consecutive_failed_trials);
   OSPREY_CHECK(!options_.project_name.empty(), "Tuner: project_name is empty");
+  role_ = tuner_role_from_env();
   project_dir_ = std::filesystem::path(options_.directory) / options_.project_name;
-  if (options_.overwrite && std::filesystem::exists(project_dir_))
+  // Only the chief owns the study's files; a chief restarted by `osprey launch` resumes them.
+  const char* restarted = std::getenv("OSPREY_TUNER_RESTARTED");
+  const bool resume = restarted != nullptr && std::string_view(restarted) == "1";
+  if (options_.overwrite && !role_.is_worker() && !resume && std::filesystem::exists(project_dir_))
     std::filesystem::remove_all(project_dir_);
-  oracle_->set_directory(project_dir_);
-  oracle_->reload();
+  if (role_.is_worker()) {
+    options_.tuner_id = role_.tuner_id;
+    oracle_ = connect_oracle(
+        std::move(oracle_),
+        {.address = role_.oracle_address, .tuner_id = role_.tuner_id, .token = role_.token});
+    oracle_->set_directory(project_dir_);
+    oracle_->refresh();
+  } else {
+    oracle_->set_directory(project_dir_);
+    oracle_->reload();
+  }
 }
 
 std::filesystem::path Tuner::checkpoint_path(const std::string& trial_id) const {
@@ -279,12 +301,77 @@ void Tuner::print_row(const Trial& t, double seconds) {
   std::fflush(stdout);
 }
 
+namespace {
+
+// OSPREY_TUNER_TRIALS_PER_PROCESS: trials a worker process runs before it exits with
+// kExitNextTrial for its launcher to start a fresh one (0: no limit).
+int trials_per_process() {
+  const char* v = std::getenv("OSPREY_TUNER_TRIALS_PER_PROCESS");
+  if (v == nullptr || *v == '\0') return 0;
+  char* end = nullptr;
+  const long n = std::strtol(v, &end, 10);
+  OSPREY_CHECK(*end == '\0' && n >= 0 && n <= 1000000,
+               "OSPREY_TUNER_TRIALS_PER_PROCESS must be a count >= 0. Received: '{}'", v);
+  return static_cast<int>(n);
+}
+
+double lease_seconds_from_env() {
+  const char* v = std::getenv("OSPREY_ORACLE_LEASE_SECONDS");
+  if (v == nullptr || *v == '\0') return OracleServiceOptions{}.lease_seconds;
+  char* end = nullptr;
+  const double s = std::strtod(v, &end);
+  OSPREY_CHECK(*end == '\0' && s > 0,
+               "OSPREY_ORACLE_LEASE_SECONDS must be a positive number of seconds. Received: '{}'",
+               v);
+  return s;
+}
+
+}  // namespace
+
+void Tuner::serve_study() {
+  if (oracle_->hyperparameters().space().empty()) populate_initial_space();
+  search_start_ = std::chrono::steady_clock::now();
+  auto last_end = search_start_;
+  search_trials_ = 0;
+  search_trial_seconds_ = 0.0;
+  // Called under the server's lock as each trial ends. The chief does not see a trial's own
+  // time, so a row shows the time since the previous trial ended: with N workers that is the
+  // study's pace, which is what the estimate of what is left needs.
+  OracleServer server(*oracle_,
+                      {.listen = role_.oracle_address,
+                       .token = role_.token,
+                       .lease_seconds = lease_seconds_from_env(),
+                       .verbose = options_.verbose >= 1},
+                      [&](const Trial& t) {
+                        const auto now = std::chrono::steady_clock::now();
+                        const double seconds =
+                            std::chrono::duration<double>(now - last_end).count();
+                        last_end = now;
+                        ++search_trials_;
+                        search_trial_seconds_ += seconds;
+                        print_row(t, seconds);
+                      });
+  if (options_.verbose >= 1) {
+    fmt::print("chief: serving the {} oracle of {} at {}; waiting for tuners\n",
+               oracle_->class_name(), project_dir_.string(), server.address());
+    std::fflush(stdout);
+  }
+  server.wait_until_done();
+  server.shutdown();
+}
+
 void Tuner::run_search(const TrainData& data, const train::FitOptions& options) {
+  if (role_.is_chief()) {
+    serve_study();
+    check_search_scored();
+    return;
+  }
   if (oracle_->hyperparameters().space().empty()) populate_initial_space();
   deadline_.reset();
   search_start_ = std::chrono::steady_clock::now();
   search_trials_ = 0;
   search_trial_seconds_ = 0.0;
+  const int per_process = role_.is_worker() ? trials_per_process() : 0;
   if (options_.max_seconds > 0) {
     deadline_ = std::chrono::steady_clock::now() +
                 std::chrono::duration_cast<std::chrono::steady_clock::duration>(
@@ -299,8 +386,13 @@ void Tuner::run_search(const TrainData& data, const train::FitOptions& options) 
     }
     const Trial trial = oracle_->create_trial(options_.tuner_id);
     if (trial.status == TrialStatus::stopped) break;
-    OSPREY_ASSERT(trial.status != TrialStatus::idle,
-                  "{}: idle with no other trial running (one tuner)", oracle_->class_name());
+    if (trial.status == TrialStatus::idle) {
+      // Other workers' trials must end first (a Hyperband round, the study's last trials).
+      OSPREY_ASSERT(role_.is_worker(), "{}: idle with no other trial running (one tuner)",
+                    oracle_->class_name());
+      std::this_thread::sleep_for(std::chrono::milliseconds(250));
+      continue;
+    }
     if (options_.verbose >= 2) {
       fmt::print("Search: running trial {}: {}\n", trial.trial_id,
                  values_text(trial.hyperparameters, "{}={}", " "));
@@ -310,12 +402,19 @@ void Tuner::run_search(const TrainData& data, const train::FitOptions& options) 
     // bad_alloc stops the search, the trial left running so that a resumed search re-runs it.
     Trial ended;
     try {
-      run_trial(trial, data, options);
-      ended = oracle_->end_trial(trial.trial_id, TrialStatus::completed);
-    } catch (const TrialFailed& e) {
-      ended = oracle_->end_trial(trial.trial_id, TrialStatus::failed, e.what());
-    } catch (const ValueError& e) {
-      ended = oracle_->end_trial(trial.trial_id, TrialStatus::failed, e.what());
+      try {
+        run_trial(trial, data, options);
+        ended = oracle_->end_trial(trial.trial_id, TrialStatus::completed);
+      } catch (const TrialFailed& e) {
+        ended = oracle_->end_trial(trial.trial_id, TrialStatus::failed, e.what());
+      } catch (const ValueError& e) {
+        ended = oracle_->end_trial(trial.trial_id, TrialStatus::failed, e.what());
+      }
+    } catch (const TrialLost& e) {
+      // This worker went silent too long (the chief re-queued the trial): whoever has it now
+      // reports for it; this one moves on.
+      if (options_.verbose >= 1) fmt::print("trial {}: dropped: {}\n", trial.trial_id, e.what());
+      continue;
     }
     // A failed trial keeps no predictions, even one the oracle failed after it trained.
     if (ended.status == TrialStatus::failed)
@@ -324,6 +423,7 @@ void Tuner::run_search(const TrainData& data, const train::FitOptions& options) 
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     ++search_trials_;
     search_trial_seconds_ += seconds;
+    oracle_->refresh();  // a worker's view of the study, for the row
     print_row(ended, seconds);
     if (ended.status != TrialStatus::failed) {
       consecutive_failures = 0;
@@ -334,7 +434,19 @@ void Tuner::run_search(const TrainData& data, const train::FitOptions& options) 
                    consecutive_failures, options_.max_consecutive_failed_trials, ended.trial_id,
                    ended.message);
     }
+    if (per_process > 0 && search_trials_ >= per_process) {
+      // Its share done, the process makes way for a fresh one (launch --tuners): memory a trial
+      // leaves behind never reaches the next.
+      std::fflush(stdout);
+      std::fflush(stderr);
+      std::_Exit(kExitNextTrial);
+    }
   }
+  check_search_scored();
+}
+
+void Tuner::check_search_scored() {
+  oracle_->refresh();
   // A search that scored nothing has no best trial to give; saying so here beats an empty
   // get_best_hyperparameters() that the caller indexes.
   if (oracle_->get_best_trials(1).empty()) {
@@ -354,7 +466,21 @@ void Tuner::run_search(const TrainData& data, const train::FitOptions& options) 
 void Tuner::run_trial(const Trial& trial, const TrainData& data, const train::FitOptions& options) {
   auto best =
       std::make_shared<TrialReporter::Best>(TrialReporter::Best{oracle_->objective().worst()});
+  // A resumed trial starts from the best it reported before it was cut short (its checkpoint
+  // holds that state: it is written before an epoch is reported).
+  const Objective& objective = oracle_->objective();
+  for (size_t e = 0; e < trial.executions.size(); ++e) {
+    for (const EpochRecord& r : trial.executions[e]) {
+      for (const auto& [k, v] : r.metrics) {
+        if (k == objective.name() && std::isfinite(v) && objective.better(v, best->value)) {
+          best->value = v;
+          best->execution = static_cast<int>(e);
+        }
+      }
+    }
+  }
   const std::filesystem::path checkpoint = checkpoint_path(trial.trial_id);
+  const std::filesystem::path backups = oracle_->trial_dir(trial.trial_id) / "backup";
   const std::filesystem::path end_state =
       keeps_end_state(trial) ? end_state_path(trial.trial_id) : std::filesystem::path();
   const std::filesystem::path predictions = validation_predictions_path(trial.trial_id);
@@ -380,8 +506,30 @@ void Tuner::run_trial(const Trial& trial, const TrainData& data, const train::Fi
     fo.callbacks.push_back(std::make_shared<TrialReporter>(*oracle_, trial.trial_id, execution,
                                                            checkpoint, end_state, best,
                                                            validation_rows(data, fo)));
+    // Last, so an epoch is reported before it is backed up. Kept at the end of fit: an
+    // execution that finished restores to its end and trains nothing when the trial resumes.
+    auto backup = std::make_shared<train::BackupAndRestore>(
+        backups / fmt::format("execution_{}", execution),
+        train::BackupAndRestoreOptions{.delete_checkpoint = false});
+    fo.callbacks.push_back(backup);
     hypermodel_->fit(hp, model, data, fo);
+    if (backup->restored_from() && options_.verbose >= 1) {
+      fmt::print("trial {}: execution {} resumed from its backup {}\n", trial.trial_id, execution,
+                 backup->restored_from()->string());
+    }
   }
+  // A resumed trial whose best epoch came before the interruption: its predictions are made
+  // from the checkpoint now.
+  const ValidationRows rows = validation_rows(data, options);
+  if (!best->predictions.predictions.defined() && best->execution >= 0 && rows.defined() &&
+      std::filesystem::exists(checkpoint)) {
+    nn::NameScope names;
+    HyperParameters hp = trial.hyperparameters;
+    Model model = hypermodel_->build(hp);
+    load_trial_weights(checkpoint, model);
+    best->predictions = predict_rows(model, rows);
+  }
+  std::filesystem::remove_all(backups);
   // Written once, atomically, when every execution is done: a trial cut short keeps none.
   if (best->predictions.predictions.defined()) {
     io::save_safetensors(predictions, {{"predictions", best->predictions.predictions},
@@ -390,12 +538,14 @@ void Tuner::run_trial(const Trial& trial, const TrainData& data, const train::Fi
 }
 
 std::vector<HyperParameters> Tuner::get_best_hyperparameters(int n) const {
+  oracle_->refresh();
   std::vector<HyperParameters> out;
   for (const Trial& t : oracle_->get_best_trials(n)) out.push_back(t.hyperparameters);
   return out;
 }
 
 std::vector<Model> Tuner::get_best_models(int n) {
+  oracle_->refresh();
   std::vector<Model> out;
   for (const Trial& t : oracle_->get_best_trials(n)) {
     nn::NameScope names;  // the paths the trial's checkpoint was written with
@@ -408,6 +558,7 @@ std::vector<Model> Tuner::get_best_models(int n) {
 }
 
 std::string Tuner::results_summary(int n, bool print) const {
+  oracle_->refresh();
   int failed = 0;
   for (const Trial& t : oracle_->trials()) failed += t.status == TrialStatus::failed ? 1 : 0;
   const auto best = oracle_->get_best_trials(n);

@@ -16,6 +16,13 @@
 //                                          .directory = "kt", .project_name = "fmnist"});
 //   tuner.search(x, y, {.epochs = 10, .validation_data = train::ValidationData(xv, yv)});
 //   auto best = tuner.get_best_hyperparameters(1)[0];
+// Each execution of a trial is backed up at every epoch end (trial_<id>/backup/, BackupAndRestore)
+// until the trial ends, so a trial cut short (a killed process, a worker that lost its lease)
+// resumes at its last epoch, with the epochs it reported kept.
+// Distributed tuning (oracle_service.h): with OSPREY_TUNER_ID and OSPREY_ORACLE_IP/PORT set, the
+// same program is the chief, whose search() serves the oracle and returns when the study is over,
+// or a worker, whose search() trains the trials the chief hands out. Workers share the study's
+// directory (one host, or a shared filesystem) for trial checkpoints and backups.
 #pragma once
 
 #include <chrono>
@@ -28,6 +35,7 @@
 #include "osprey/data/labeled_arrays.h"
 #include "osprey/tune/hypermodel.h"
 #include "osprey/tune/oracle.h"
+#include "osprey/tune/oracle_service.h"
 
 namespace osprey::tune {
 
@@ -90,6 +98,8 @@ class Tuner {
   // trial kept none: it failed, did not finish, or ran without validation data.
   TrialPredictions validation_predictions(const std::string& trial_id) const;
 
+  // This process's part in a distributed study (not distributed: neither chief nor worker).
+  const TunerRole& role() const { return role_; }
   Oracle& oracle() { return *oracle_; }
   const Oracle& oracle() const { return *oracle_; }
   HyperModel& hypermodel() { return *hypermodel_; }
@@ -118,9 +128,14 @@ class Tuner {
 
  private:
   void run_search(const TrainData& data, const train::FitOptions& options);
+  // The chief's search(): serves the oracle until the study is over.
+  void serve_study();
+  // Error unless the study has a completed trial.
+  void check_search_scored();
   void populate_initial_space();
   void print_row(const Trial& t, double seconds);
 
+  TunerRole role_;
   std::shared_ptr<HyperModel> hypermodel_;
   std::unique_ptr<Oracle> oracle_;
   TunerOptions options_;

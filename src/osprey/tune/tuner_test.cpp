@@ -194,6 +194,70 @@ TEST(TunerDeathTest, ResumeAfterAKillRepeatsNoFinishedTrial) {
   std::filesystem::remove_all(dir);
 }
 
+struct KillAtEpochBegin : train::Callback {
+  explicit KillAtEpochBegin(int n) : left(n) {}
+  void on_epoch_begin(int, const train::Logs&) override {
+    if (--left == 0) std::_Exit(3);
+  }
+  int left;
+};
+
+// A trial killed between epochs resumes from its backup at the next epoch, keeps the epochs it
+// reported, and ends exactly as the same search run without the kill (scores equal bit for bit:
+// the backup holds weights, optimizer state, seeds and the data position).
+TEST(TunerDeathTest, AKilledTrialResumesFromItsLastEpochAndEndsAsIfUninterrupted) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  const Data d = make_data();
+  const auto dir = std::filesystem::temp_directory_path() / "osprey_tuner_test_epoch_resume";
+  const auto reference_dir = fresh_dir("epoch_resume_reference");
+  std::filesystem::remove_all(dir);
+  RandomSearchOptions options{.objective = "val_loss",
+                              .max_trials = 2,
+                              .directory = dir.string(),
+                              .project_name = "p",
+                              .seed = 21,
+                              .verbose = 0};
+  EXPECT_EXIT(
+      {
+        set_global_seed(77);  // the reference below starts from the same initial weights
+        RandomSearch tuner(build_model, options);
+        auto fo = fit_options(d, 3);
+        // Trial 0: epochs 0-2; trial 1: epoch 0, then killed as epoch 1 begins.
+        fo.callbacks.push_back(std::make_shared<KillAtEpochBegin>(5));
+        tuner.search(d.x, d.y, fo);
+      },
+      ::testing::ExitedWithCode(3), "");
+  const auto p = dir / "p";
+  const auto cut = io::read_json_file(p / "trial_0001" / "trial.json");
+  ASSERT_EQ(cut.at("status"), "running");
+  ASSERT_EQ(cut.at("executions").at(0).size(), 1u);  // epoch 0 reported
+  ASSERT_TRUE(std::filesystem::exists(p / "trial_0001" / "backup" / "execution_0"));
+
+  RandomSearch resumed(build_model, options);
+  resumed.search(d.x, d.y, fit_options(d, 3));
+  const Trial& t1 = resumed.oracle().get_trial("0001");
+  ASSERT_EQ(t1.status, TrialStatus::completed);
+  ASSERT_EQ(t1.executions.at(0).size(), 3u);
+  for (int e = 0; e < 3; ++e) EXPECT_EQ(t1.executions[0][e].epoch, e);
+  EXPECT_FALSE(std::filesystem::exists(p / "trial_0001" / "backup"));  // gone once it ended
+
+  options.directory = reference_dir.string();
+  set_global_seed(77);
+  RandomSearch reference(build_model, options);
+  reference.search(d.x, d.y, fit_options(d, 3));
+  const Trial& r1 = reference.oracle().get_trial("0001");
+  EXPECT_EQ(r1.hyperparameters.to_json(), t1.hyperparameters.to_json());
+  for (int e = 0; e < 3; ++e) {
+    const auto& a = r1.executions[0][e].metrics;
+    const auto& b = t1.executions[0][e].metrics;
+    using Metrics = std::map<std::string, double>;
+    EXPECT_EQ(Metrics(a.begin(), a.end()), Metrics(b.begin(), b.end())) << "epoch " << e;
+  }
+  EXPECT_EQ(*r1.score, *t1.score);
+  std::filesystem::remove_all(dir);
+  std::filesystem::remove_all(reference_dir);
+}
+
 TEST(TunerTest, FailedTrialsAreRecordedAndTheSearchGoesOn) {
   const Data d = make_data();
   const auto dir = fresh_dir("failed");

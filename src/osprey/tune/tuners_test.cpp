@@ -22,6 +22,7 @@ void expect_every_shared_field_forwarded() {
   o.max_trials = 17;
   o.seed = 1234;
   o.hyperparameters = a_space();
+  o.pruner = {.kind = PrunerKind::median, .min_trials = 2, .warmup_epochs = 3};
   o.executions_per_trial = 3;
   o.max_consecutive_failed_trials = 5;
   o.directory = "/tmp/kt";
@@ -30,10 +31,12 @@ void expect_every_shared_field_forwarded() {
   o.verbose = 2;
   o.tuner_id = "tuner7";
   o.max_seconds = 42.5;
-  const OracleOptions oracle{.objective = Objective("val_accuracy", "max"),
-                             .max_trials = 17,
-                             .seed = 1234,
-                             .hyperparameters = a_space()};
+  const OracleOptions oracle{
+      .objective = Objective("val_accuracy", "max"),
+      .max_trials = 17,
+      .seed = 1234,
+      .hyperparameters = a_space(),
+      .pruner = {.kind = PrunerKind::median, .min_trials = 2, .warmup_epochs = 3}};
   const TunerOptions tuner{.executions_per_trial = 3,
                            .max_consecutive_failed_trials = 5,
                            .directory = "/tmp/kt",
@@ -53,6 +56,7 @@ TEST(TunerOptionsTest, FlatOptionsForwardEverySharedField) {
   expect_every_shared_field_forwarded<RandomSearchOptions>();
   expect_every_shared_field_forwarded<BayesianOptimizationOptions>();
   expect_every_shared_field_forwarded<HyperbandOptions>();
+  expect_every_shared_field_forwarded<AshaOptions>();
 }
 
 }  // namespace

@@ -155,13 +155,14 @@ std::unique_ptr<grpc::Server> start_server(const std::string& listen,
   return server;
 }
 
-grpc::Status check_token(const grpc::ServerContext& context, const std::string& token) {
+grpc::Status check_token(const grpc::ServerContext& context, const std::string& token,
+                         std::string_view token_variable) {
   if (token.empty()) return grpc::Status::OK;
   const auto& metadata = context.client_metadata();
   const auto it = metadata.find(kTokenKey);
   if (it == metadata.end()) {
     return {grpc::StatusCode::UNAUTHENTICATED,
-            "missing token: this server requires OSPREY_PS_TOKEN"};
+            fmt::format("missing token: this server requires {}", token_variable)};
   }
   const std::string_view sent(it->second.data(), it->second.size());
   if (!constant_time_equal(sent, token)) {
@@ -171,8 +172,8 @@ grpc::Status check_token(const grpc::ServerContext& context, const std::string& 
 }
 
 grpc::Status serve(const grpc::ServerContext& context, const std::string& token,
-                   const std::function<void()>& fn) {
-  grpc::Status auth = check_token(context, token);
+                   const std::function<void()>& fn, std::string_view token_variable) {
+  grpc::Status auth = check_token(context, token, token_variable);
   if (!auth.ok()) return auth;
   try {
     fn();

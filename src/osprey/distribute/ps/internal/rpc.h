@@ -1,10 +1,11 @@
 // What every osprey gRPC service and client shares (the parameter servers, the workers' step
-// service, later the tuner's oracle): secure defaults and errors that name the peer.
+// service, the tuner's oracle service in tune/oracle_service.cpp): secure defaults and errors that
+// name the peer.
 //  - Servers bind only the address they are given (loopback unless told otherwise), cap the size
 //    of the messages they accept, and check a shared token on every call when one is set.
 //  - Clients send the token, put a deadline on every call and turn a failed status into the
 //    matching osprey error with the peer's name and address.
-// Internal to distribute/ (it exposes gRPC types); not installed.
+// Internal to osprey (it exposes gRPC types): distribute/ and tune/ use it; not installed.
 #pragma once
 
 #include <grpcpp/grpcpp.h>
@@ -46,13 +47,16 @@ std::unique_ptr<grpc::Server> start_server(const std::string& listen,
 
 // OK when `token` is empty or the call carries it (compared in constant time); otherwise
 // UNAUTHENTICATED saying whether the token was missing or wrong (never echoing either).
-grpc::Status check_token(const grpc::ServerContext& context, const std::string& token);
+// token_variable names the setting the message tells the caller to set.
+grpc::Status check_token(const grpc::ServerContext& context, const std::string& token,
+                         std::string_view token_variable = "OSPREY_PS_TOKEN");
 
 // Runs fn and maps what it throws to a status: NotFoundError -> NOT_FOUND, ValueError ->
 // INVALID_ARGUMENT, DistributedError -> UNAVAILABLE, anything else -> INTERNAL, each with the
 // exception's message. Checks the token first.
 grpc::Status serve(const grpc::ServerContext& context, const std::string& token,
-                   const std::function<void()>& fn);
+                   const std::function<void()>& fn,
+                   std::string_view token_variable = "OSPREY_PS_TOKEN");
 
 // A channel to address that sends and accepts messages up to max_message_bytes.
 std::shared_ptr<grpc::Channel> make_channel(const std::string& address, int64_t max_message_bytes);
