@@ -47,7 +47,7 @@ struct EnsembleArgs {
   std::string data;
 };
 
-// Reopens a study as the tuner that wrote it: the oracle's class, objective and (Hyperband)
+// Reopens a study as the tuner that wrote it: the oracle's class, objective and (Hyperband, ASHA)
 // schedule come from its oracle.json, so nothing has to be repeated on the command line.
 std::unique_ptr<tune::Tuner> open_study(const fs::path& dir,
                                         std::shared_ptr<tune::HyperModel> hypermodel) {
@@ -68,6 +68,18 @@ std::unique_ptr<tune::Tuner> open_study(const fs::path& dir,
                                            .project_name = project,
                                            .verbose = 0,
                                            .sampler = alg.value("sampler", std::string("random"))});
+  }
+  if (cls == "ASHA") {
+    const nlohmann::json& alg = state.at("algorithm");
+    return std::make_unique<tune::Asha>(
+        hypermodel, tune::AshaOptions{.objective = objective,
+                                      .max_epochs = alg.at("max_epochs").get<int>(),
+                                      .min_epochs = alg.at("min_epochs").get<int>(),
+                                      .factor = alg.at("factor").get<int>(),
+                                      .max_trials = state.at("max_trials").get<int>(),
+                                      .directory = directory,
+                                      .project_name = project,
+                                      .verbose = 0});
   }
   if (cls == "RandomSearch") {
     return std::make_unique<tune::RandomSearch>(

@@ -22,7 +22,11 @@ void add_examples(CLI::App& app) {
       {"predict", "osprey predict fmnist_cnn --count 5"},
       {"tune",
        "osprey tune --tuner hyperband --hypermodel cnn --epochs 9 --directory studies "
-       "--project-name cnn"},
+       "--project-name cnn\n"
+       "  osprey tune --tuner asha --epochs 27 --max-trials 40 --space space.toml --metric "
+       "val_loss \\\n"
+       "    --command \"python3 train.py --lr {lr} --epochs {epochs} --initial-epoch "
+       "{initial_epoch} --resume-from {parent_trial_dir} --save-to {trial_dir}\""},
       {"quantize", "osprey quantize fmnist_cnn --mode int8 --output fmnist_cnn_int8"},
       {"launch",
        "osprey launch -n 2 --max-restarts 3 -- osprey train --strategy multi_worker\n"

@@ -35,6 +35,7 @@
 #include "osprey/optim/factory.h"
 #include "osprey/tune/hyper_cnn.h"
 #include "osprey/tune/hyper_mlp.h"
+#include "osprey/tune/oracle_service.h"
 #include "osprey/tune/random_search.h"
 #include "osprey/tune/search_space_toml.h"
 #include "osprey/tune/tuners.h"
@@ -192,9 +193,40 @@ void run_command(const TuneArgs& a) {
         oo, tune::AshaOracleOptions{.max_epochs = a.epochs, .min_epochs = 1, .factor = a.factor});
   }
   const std::filesystem::path project_dir = std::filesystem::path(a.directory) / a.project;
-  if (a.overwrite) std::filesystem::remove_all(project_dir);
-  oracle->set_directory(project_dir);
-  oracle->reload();
+  // In a distributed study (OSPREY_TUNER_ID, OSPREY_ORACLE_IP/PORT; `osprey launch --tuners N`)
+  // the chief owns the study and serves its oracle; a worker runs trials it asks the chief for.
+  const tune::TunerRole role = tune::tuner_role_from_env();
+  if (a.overwrite && !role.is_worker() && !tune::restarted_by_launcher())
+    std::filesystem::remove_all(project_dir);
+  if (role.is_worker()) {
+    oracle = tune::connect_oracle(
+        std::move(oracle),
+        {.address = role.oracle_address, .tuner_id = role.tuner_id, .token = role.token});
+    oracle->set_directory(project_dir);
+    oracle->refresh();
+  } else {
+    oracle->set_directory(project_dir);
+    oracle->reload();
+  }
+  if (role.is_chief()) {
+    tune::OracleServer server(
+        *oracle, tune::chief_service_options(role, true), [](const tune::Trial& t) {
+          fmt::print("trial {} {}{}\n", t.trial_id, tune::status_name(t.status),
+                     t.score ? fmt::format(" score {:.6g}", *t.score) : "");
+          std::fflush(stdout);
+        });
+    fmt::print("chief: serving the {} oracle of {} at {}; waiting for tuners\n",
+               oracle->class_name(), project_dir.string(), server.address());
+    std::fflush(stdout);
+    server.wait_until_done();
+    server.shutdown();
+    const auto best = oracle->get_best_trials(1);
+    OSPREY_CHECK_T(Error, !best.empty(), "osprey tune: no trial completed ({} trials)",
+                   oracle->trials().size());
+    fmt::print("\nbest trial {}: score {:.6g}\nbest hyperparameters: {}\n", best[0].trial_id,
+               *best[0].score, best[0].hyperparameters.to_json().at("values").dump());
+    return;
+  }
   fmt::print("osprey tune: {} over {}, objective {} ({}), command: {}\n", a.tuner, a.space,
              oracle->objective().name(), oracle->objective().direction(), a.command);
   if (!oracle->trials().empty()) {
@@ -207,7 +239,8 @@ void run_command(const TuneArgs& a) {
                               .epochs = a.epochs,
                               .trial_timeout = a.trial_timeout,
                               .max_consecutive_failed_trials = a.max_consecutive_failed_trials,
-                              .verbose = !a.quiet});
+                              .verbose = !a.quiet,
+                              .tuner_id = role.is_worker() ? role.tuner_id : "tuner0"});
 }
 
 void run(const TuneArgs& a) {
@@ -375,10 +408,12 @@ void add_tune(CLI::App& app) {
   cmd->add_option("--command", a->command,
                   "Tune a program instead of a model: run under /bin/sh -c per trial, with "
                   "{NAME} for each hyperparameter of --space and {epochs}, {initial_epoch}, "
-                  "{trial_id}, {trial_dir} replaced by shell-quoted values ({{ and }} are "
-                  "braces). It reports on stdout 'osprey-metric NAME=VALUE epoch=E' or as JSON "
-                  "lines in $OSPREY_METRIC_FILE (= $CLOUD_ML_HP_METRIC_FILE, as cloudml-hypertune "
-                  "writes)");
+                  "{trial_id}, {trial_dir}, {parent_trial_dir} replaced by shell-quoted values "
+                  "({{ and }} are braces). A trial hyperband or asha promoted gets its parent "
+                  "trial's folder as {parent_trial_dir} and $OSPREY_PARENT_TRIAL_DIR (else empty) "
+                  "to resume from it. It reports on stdout 'osprey-metric NAME=VALUE epoch=E' or "
+                  "as JSON lines in $OSPREY_METRIC_FILE (= $CLOUD_ML_HP_METRIC_FILE, as "
+                  "cloudml-hypertune writes)");
   cmd->add_option("--metric", a->metric,
                   "With --command: the metric the program reports that the search optimizes");
   cmd->add_option("--trial-timeout", a->trial_timeout,

@@ -1,11 +1,19 @@
 // Unit tests of `osprey launch`'s pure parts (cli/launch_util.h): the launcher's command line,
 // the workers' thread share, the rank-tagged output and the failure summaries, using the exact
-// text Open MPI 4.1 prints. tests/launch_test.sh runs the real thing under mpirun.
+// text Open MPI 4.1 prints. tests/launch_test.sh runs the real thing under mpirun. And those of
+// `osprey tune --command` (cli/tune_command.h, cli/command_trial.h): its command templates and a
+// trial's placeholder values; tests/tune_command_test.sh runs the real thing.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
 
+#include "cli/command_trial.h"
 #include "cli/launch_util.h"
+#include "cli/tune_command.h"
+#include "cli/usage_error.h"
+#include "osprey/tune/hyperband.h"
+#include "osprey/tune/random_search.h"
 
 namespace osprey::cli {
 namespace {
@@ -216,6 +224,140 @@ TEST(FailureParserTest, IgnoresOtherLines) {
   p.feed("srun: error: Unable to create step for job 12: task 1 of nothing");
   p.feed("2 total processes failed to start");
   EXPECT_FALSE(p.failure());
+}
+
+// The message of the error of type E that `f` throws; "no error" when it throws none.
+template <class E, class F>
+std::string error_of(F f) {
+  try {
+    f();
+  } catch (const E& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+std::string template_error(const std::string& command) {
+  return error_of<ValueError>([&] { command_placeholders(command); });
+}
+
+TEST(CommandPlaceholdersTest, NamesEachPlaceholderInOrderWithRepeats) {
+  EXPECT_EQ(command_placeholders("python3 t.py --lr {lr} --x {x} --again {lr}"),
+            (Args{"lr", "x", "lr"}));
+  EXPECT_EQ(command_placeholders("echo no placeholders"), Args{});
+}
+
+TEST(CommandPlaceholdersTest, DoubledBracesAreLiteralBraces) {
+  EXPECT_EQ(command_placeholders("awk '{{print $1}}' {file} {{x}} }}{{"), Args{"file"});
+  EXPECT_EQ(command_placeholders("{{{x}}}"), Args{"x"});
+}
+
+TEST(CommandPlaceholdersTest, AnUnmatchedBraceOrAnEmptyPlaceholderNamesItsPosition) {
+  EXPECT_EQ(template_error("echo {x"),
+            "--command: unmatched '{' at position 5 of 'echo {x' (write {{ for a literal brace)");
+  EXPECT_EQ(template_error("echo {a{b}"),
+            "--command: unmatched '{' at position 5 of 'echo {a{b}' (write {{ for a literal "
+            "brace)");
+  EXPECT_EQ(template_error("echo x}"),
+            "--command: unmatched '}' at position 6 of 'echo x}' (write }} for a literal brace)");
+  EXPECT_EQ(template_error("echo }}}"),
+            "--command: unmatched '}' at position 7 of 'echo }}}' (write }} for a literal brace)");
+  EXPECT_EQ(template_error("echo {}"),
+            "--command: empty placeholder {} at position 5 of 'echo {}'");
+}
+
+TEST(ShellQuoteTest, SingleQuotesWithEmbeddedQuotesClosedAndReopened) {
+  EXPECT_EQ(shell_quote(""), "''");
+  EXPECT_EQ(shell_quote("0.01"), "'0.01'");
+  EXPECT_EQ(shell_quote("it's"), R"('it'\''s')");
+}
+
+TEST(ShellQuoteTest, TheShellReadsBackExactlyTheValue) {
+  for (const std::string v :
+       {"a b", "it's", R"("q" \n $HOME `id` $(id) ; | & * ~)", "''", "x\ny"}) {
+    FILE* sh = popen(("printf '%s' " + shell_quote(v)).c_str(), "r");
+    ASSERT_NE(sh, nullptr);
+    std::string out;
+    for (int c; (c = std::fgetc(sh)) != EOF;) out += static_cast<char>(c);
+    EXPECT_EQ(pclose(sh), 0);
+    EXPECT_EQ(out, v);
+  }
+}
+
+TEST(SubstituteCommandTest, QuotesEachValueAndUnescapesBraces) {
+  EXPECT_EQ(substitute_command("t.py --lr {lr} --name {name} --empty {e} {{literal}}",
+                               {{"lr", "0.01"}, {"name", "it's a \"b\""}, {"e", ""}}),
+            R"(t.py --lr '0.01' --name 'it'\''s a "b"' --empty '' {literal})");
+}
+
+TEST(SubstituteCommandTest, AnUnknownPlaceholderListsTheKnownOnes) {
+  EXPECT_EQ(error_of<ValueError>([] {
+              substitute_command("echo {z}", {{"x", "1"}, {"y", "2"}});
+            }),
+            "--command: unknown placeholder {z}; the placeholders are {x}, {y}");
+}
+
+tune::HyperParameters xy_space() {
+  tune::HyperParameters space;
+  space.Int("x", 0, 6);
+  space.Choice("y", {0.25, 0.5, 0.75});
+  return space;
+}
+
+TEST(CheckCommandTemplateTest, TakesTheSpacesNamesAndOspreysOwn) {
+  EXPECT_NO_THROW(check_command_template(
+      "t {x} {y} {epochs} {initial_epoch} {trial_id} {trial_dir} {parent_trial_dir} {{z}}",
+      xy_space()));
+}
+
+TEST(CheckCommandTemplateTest, AnUnknownPlaceholderIsAUsageErrorListingTheValidOnes) {
+  EXPECT_EQ(error_of<UsageError>([] { check_command_template("echo {x} {z}", xy_space()); }),
+            "osprey tune: --command: unknown placeholder {z}; the placeholders are {epochs}, "
+            "{initial_epoch}, {trial_id}, {trial_dir}, {parent_trial_dir}, {x}, {y} ({{ and }} "
+            "are literal braces)");
+}
+
+TEST(CheckCommandTemplateTest, ATemplateThatDoesNotParseIsAUsageError) {
+  EXPECT_EQ(error_of<UsageError>([] { check_command_template("echo {x", xy_space()); }),
+            "--command: unmatched '{' at position 5 of 'echo {x' (write {{ for a literal brace)");
+}
+
+TEST(CheckCommandTemplateTest, ASpaceMayNotDeclareAPlaceholderOspreyFillsIn) {
+  tune::HyperParameters space = xy_space();
+  space.Int("parent_trial_dir", 0, 1);
+  EXPECT_EQ(error_of<UsageError>([&] { check_command_template("echo {x}", space); }),
+            "osprey tune: the search space declares 'parent_trial_dir', a placeholder osprey "
+            "fills in itself; rename the hyperparameter (e.g. num_parent_trial_dir)");
+}
+
+TEST(TrialPlaceholderValuesTest, APromotedTrialNamesItsParentsFolder) {
+  tune::RandomSearchOracle oracle({.objective = "loss", .hyperparameters = xy_space()});
+  tune::Trial trial;
+  trial.trial_id = "0004";
+  trial.hyperparameters = xy_space();
+  trial.hyperparameters.set("x", 3);
+  trial.hyperparameters.set(tune::kTunerEpochs, 9);
+  trial.hyperparameters.set(tune::kTunerInitialEpoch, 3);
+  trial.hyperparameters.set(tune::kTunerTrialId, "0001");
+  EXPECT_EQ(trial_placeholder_values(oracle, trial, /*default_epochs=*/5),
+            (std::map<std::string, std::string>{{"x", "3"},
+                                                {"y", "0.25"},  // the space's default
+                                                {"epochs", "9"},
+                                                {"initial_epoch", "3"},
+                                                {"trial_id", "0004"},
+                                                {"trial_dir", "trial_0004"},
+                                                {"parent_trial_dir", "trial_0001"}}));
+}
+
+TEST(TrialPlaceholderValuesTest, ATrialWithoutAParentHasAnEmptyParentFolder) {
+  tune::RandomSearchOracle oracle({.objective = "loss", .hyperparameters = xy_space()});
+  tune::Trial trial;
+  trial.trial_id = "0000";
+  trial.hyperparameters = xy_space();
+  const auto v = trial_placeholder_values(oracle, trial, /*default_epochs=*/5);
+  EXPECT_EQ(v.at("parent_trial_dir"), "");
+  EXPECT_EQ(v.at("epochs"), "5");
+  EXPECT_EQ(v.at("initial_epoch"), "0");
 }
 
 }  // namespace

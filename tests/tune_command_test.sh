@@ -10,7 +10,11 @@
 #   pruner         --pruner median kills slow, bad trials: a pruned trial's "finished" marker is
 #                  absent and its trial.json says pruned;
 #   timeout_resume --trial-timeout fails a trial that runs too long; SIGTERM to osprey stops the
-#                  running trial's program and a rerun resumes that trial.
+#                  running trial's program and a rerun resumes that trial;
+#   parent         hyperband: a promoted trial gets its parent's folder as {parent_trial_dir} and
+#                  $OSPREY_PARENT_TRIAL_DIR, a trial without a parent an empty one;
+#   distributed    osprey launch --tuners 2: a chief serves the oracle, two workers run 8 trials
+#                  between them, each with other values.
 # Usage: tune_command_test.sh OSPREY TRIAL_PROGRAM CASE WORK_PARENT
 set -u
 osprey=$1
@@ -18,6 +22,8 @@ cxx_trial=$2
 case_name=$3
 here=$(cd "$(dirname "$0")" && pwd)
 py_trial="$here/data/tune_command_trial.py"
+# The interpreter itself, not a wrapper (a pyenv shim takes half a second a trial).
+python=$(python3 -c 'import sys; print(sys.executable)')
 space="$here/data/tune_command_space.toml"
 mkdir -p "$4"
 tmp=$(mktemp -d "$4/tune_command_${case_name}.XXXXXX")
@@ -30,7 +36,7 @@ common=(--metric loss --space "$space" --seed 7)
 # and `d` (DIR); it prints what is wrong, nothing when all is well.
 check_study() {
   local problems
-  problems=$(python3 - "$1" "$2" <<'EOF'
+  problems=$("$python" - "$1" "$2" <<'EOF'
 import glob, json, math, os, sys
 d, code = sys.argv[1], sys.argv[2]
 trials = {}
@@ -64,7 +70,7 @@ elif values(b) != {"x": 3, "y": 0.5} or abs(b["score"] - 1 / 3) > 1e-12 or b["be
 
 case "$case_name" in
 stdout)
-  cmd="python3 $py_trial --x {x} --y {y} --epochs {epochs} --trial-dir {trial_dir} --crash-x 5 && echo 'literal {{braces}}'"
+  cmd="$python $py_trial --x {x} --y {y} --epochs {epochs} --trial-dir {trial_dir} --crash-x 5 && echo 'literal {{braces}}'"
   "$osprey" tune --command "$cmd" "${common[@]}" --tuner random --max-trials 21 --epochs 3 \
     --max-consecutive-failed-trials 5 --directory "$tmp/s" >"$tmp/out" 2>&1 || fail "stdout run: exit code $?"
   check_optimum stdout "$tmp/s/command_study"
@@ -86,7 +92,7 @@ for t in trials.values():
   grep -q '^best hyperparameters: {"x":3,"y":0.5}$' "$tmp/out" || fail "the rerun lost the best"
   ;;
 hypertune)
-  cmd="python3 $py_trial --x {x} --y {y} --epochs {epochs} --trial-dir {trial_dir} --report hypertune"
+  cmd="$python $py_trial --x {x} --y {y} --epochs {epochs} --trial-dir {trial_dir} --report hypertune"
   "$osprey" tune --command "$cmd" "${common[@]}" --tuner random --max-trials 21 --epochs 3 --quiet \
     --directory "$tmp/h" >"$tmp/out" 2>&1 || fail "hypertune run: exit code $?"
   check_optimum hypertune "$tmp/h/command_study"
@@ -117,7 +123,7 @@ report_metric)
   ;;
 pruner)
   # Trials with loss above 2 (most of them) train 5 x slower: 6 epochs of 0.25 s.
-  cmd="python3 $py_trial --x {x} --y {y} --epochs {epochs} --trial-dir {trial_dir} --sleep 0.05 --slow-above 2"
+  cmd="$python $py_trial --x {x} --y {y} --epochs {epochs} --trial-dir {trial_dir} --sleep 0.05 --slow-above 2"
   "$osprey" tune --command "$cmd" "${common[@]}" --pruner median --max-trials 10 --epochs 6 \
     --directory "$tmp/p" >"$tmp/out" 2>&1 || fail "pruner run: exit code $?"
   check_study "$tmp/p/command_study" '
@@ -133,7 +139,7 @@ for t in trials.values():
   ;;
 timeout_resume)
   start=$(date +%s)
-  "$osprey" tune --command "python3 $py_trial --x {x} --y {y} --epochs 1 --trial-dir {trial_dir} --sleep 60" \
+  "$osprey" tune --command "$python $py_trial --x {x} --y {y} --epochs 1 --trial-dir {trial_dir} --sleep 60" \
     "${common[@]}" --max-trials 1 --trial-timeout 1 --directory "$tmp/t" >"$tmp/out" 2>&1
   rc=$?
   [ $rc = 1 ] || fail "a study whose only trial timed out: exit code $rc, expected 1"
@@ -146,7 +152,7 @@ if t["status"] != "failed" or not t["message"].startswith("timed out after 1 s")
 '
   # SIGTERM to osprey mid-trial: the program stops too, the trial stays running, a rerun
   # resumes it to the end.
-  cmd="python3 $py_trial --x {x} --y {y} --epochs {epochs} --trial-dir {trial_dir} --sleep 1"
+  cmd="$python $py_trial --x {x} --y {y} --epochs {epochs} --trial-dir {trial_dir} --sleep 1"
   "$osprey" tune --command "$cmd" "${common[@]}" --max-trials 1 --epochs 3 --directory "$tmp/k" \
     >"$tmp/out" 2>&1 &
   pid=$!
@@ -172,6 +178,48 @@ if t["status"] != "completed" or len(t["executions"][0]) != 3 or len(trials) != 
     print("resumed trial:", t["status"], len(t["executions"][0]), "epochs", len(trials), "trials")
 if not os.path.exists(os.path.join(d, "trial_0000", "finished")): print("the resumed trial did not finish")
 '
+  ;;
+parent)
+  # Unquoted: a placeholder's value arrives shell-quoted.
+  cmd='printf "%s|%s" {parent_trial_dir} "$OSPREY_PARENT_TRIAL_DIR" >{trial_dir}/parent && '
+  cmd+="$python $py_trial --x {x} --y {y} --epochs {epochs} --trial-dir {trial_dir}"
+  "$osprey" tune --command "$cmd" "${common[@]}" --tuner hyperband --epochs 3 --quiet \
+    --directory "$tmp/b" >"$tmp/out" 2>&1 || fail "hyperband run: exit code $?"
+  check_study "$tmp/b/command_study" '
+promoted = 0
+for t in trials.values():
+    parent = values(t).get("tuner/trial_id")
+    want = "" if parent is None else os.path.join(d, "trial_" + parent)
+    got = open(os.path.join(d, "trial_" + t["trial_id"], "parent")).read()
+    if got != want + "|" + want: print("trial", t["trial_id"], "parent", repr(got), "expected", repr(want))
+    if t["status"] != "completed": print("trial", t["trial_id"], t["status"], repr(t["message"]))
+    promoted += parent is not None
+if not promoted: print("hyperband promoted no trial")
+'
+  ;;
+distributed)
+  # A barrier: no trial trains before two have started (or 30 s have passed), so neither worker
+  # can run all 8 while the other is still starting.
+  mkdir "$tmp/started"
+  cmd="touch $tmp/started/{trial_id} && for i in \$(seq 300); do "
+  cmd+="[ \$(ls $tmp/started | wc -l) -ge 2 ] && break; sleep 0.1; done && "
+  cmd+="$python $py_trial --x {x} --y {y} --epochs {epochs} --trial-dir {trial_dir}"
+  "$osprey" launch --tuners 2 -- "$osprey" tune --command "$cmd" "${common[@]}" --tuner random \
+    --max-trials 8 --epochs 2 --directory "$tmp/d" >"$tmp/out" 2>&1 || fail "launch: exit code $?"
+  check_study "$tmp/d/command_study" '
+if len(trials) != 8: print(f"{len(trials)} trial.json files, expected 8")
+for t in trials.values():
+    if t["status"] != "completed": print("trial", t["trial_id"], t["status"], repr(t["message"]))
+seen = [json.dumps(values(t), sort_keys=True) for t in trials.values()]
+if len(set(seen)) != len(seen): print("two trials with the same values:", sorted(seen))
+'
+  # Each worker prints a row per trial it ran; together they ran each trial once.
+  for w in tuner0 tuner1; do
+    grep -Eq "^\[$w\] [0-9]{4} +[0-9]+/8 +completed" "$tmp/out" || fail "$w ran no trial"
+  done
+  rows=$(grep -Eo '^\[tuner[01]\] [0-9]{4} +[0-9]+/8 ' "$tmp/out" | awk '{print $2}' | sort)
+  [ "$(echo "$rows" | uniq | wc -l)" = 8 ] && [ "$(echo "$rows" | wc -l)" = 8 ] ||
+    fail "the workers' rows do not name each of the 8 trials once: $(echo $rows)"
   ;;
 *)
   echo "unknown case '$case_name'"

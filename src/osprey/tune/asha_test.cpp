@@ -15,6 +15,7 @@
 #include "osprey/nn/layers/all.h"
 #include "osprey/tensor/factory.h"
 #include "osprey/train/trainer.h"
+#include "osprey/tune/tuner_test_data.h"
 #include "osprey/tune/tuners.h"
 
 namespace osprey::tune {
@@ -278,29 +279,8 @@ TEST(AshaOracleTest, BadOptionsNameTheFieldAndValue) {
   EXPECT_EQ(message(10, {.max_epochs = 9}), "no error");
 }
 
-// 4 features, 2 classes, 240 training rows (8 batches of 32 an epoch), 80 validation rows.
-struct Data {
-  Tensor x, y, xv, yv;
-};
-
-Data make_data() {
-  std::mt19937 gen(123);
-  std::normal_distribution<float> n(0, 1);
-  auto make = [&](int rows, Tensor& x, Tensor& y) {
-    std::vector<float> xs(static_cast<size_t>(rows) * 4);
-    std::vector<int64_t> ys(rows);
-    for (int i = 0; i < rows; ++i) {
-      for (int k = 0; k < 4; ++k) xs[i * 4 + k] = n(gen);
-      ys[i] = xs[i * 4] + 0.5f * xs[i * 4 + 1] > 0 ? 1 : 0;
-    }
-    x = from_vector(xs, Shape{rows, 4});
-    y = from_vector(ys, Shape{rows});
-  };
-  Data d;
-  make(240, d.x, d.y);
-  make(80, d.xv, d.yv);
-  return d;
-}
+using test_data::Data;
+using test_data::make_data;
 
 // Checks, before a promoted trial trains, that its model is the state its parent ended in: the
 // validation loss of the parent's last epoch, and an optimizer that took every step of the

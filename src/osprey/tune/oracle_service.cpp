@@ -300,7 +300,10 @@ struct OracleServer::Impl final : wire::OracleService::Service {
       return std::all_of(last_seen.begin(), last_seen.end(), [&](const auto& kv) {
         return told_to_stop.count(kv.first) > 0 || now - kv.second > seconds(options.lease_seconds);
       });
-    });
+    });  // A tuner told to stop may still read the final state for its summary (GetState).
+    cv.wait_for(lock,
+                std::min<Clock::duration>(seconds(options.lease_seconds), std::chrono::seconds(3)),
+                [&] { return quit; });
   }
 };
 

@@ -65,9 +65,16 @@ struct OracleServiceOptions {
   std::string listen = "127.0.0.1:0";  // HOST:PORT; port 0: any free one
   std::string token{};                 // empty: none required
   int64_t max_message_bytes = int64_t{16} << 20;
-  double lease_seconds = 60;  // OSPREY_ORACLE_LEASE_SECONDS overrides it in Tuner's chief mode
-  bool verbose = true;        // a line on stderr when a lease runs out
+  double lease_seconds = 60;
+  bool verbose = true;  // a line on stderr when a lease runs out
 };
+
+// What a chief serves with: its role's address and token, and OSPREY_ORACLE_LEASE_SECONDS when
+// set (ValueError naming it unless a positive number).
+OracleServiceOptions chief_service_options(const TunerRole& role, bool verbose);
+// OSPREY_TUNER_RESTARTED=1: `osprey launch` restarted this chief after a failure, so it resumes
+// its study directory even when the program asks to overwrite it.
+bool restarted_by_launcher();
 
 // Serves `oracle` (which must outlive the server). Every call runs under mutex(): whoever reads
 // the oracle meanwhile (the chief printing progress) takes it too.

@@ -3,6 +3,7 @@
 // hypermodels, and the best-epoch retraining helper.
 #pragma once
 
+#include "osprey/tune/asha.h"
 #include "osprey/tune/best_epoch.h"
 #include "osprey/tune/hyper_cnn.h"
 #include "osprey/tune/hyper_mlp.h"
@@ -10,6 +11,8 @@
 #include "osprey/tune/hyperparameters.h"
 #include "osprey/tune/objective.h"
 #include "osprey/tune/oracle.h"
+#include "osprey/tune/oracle_service.h"
+#include "osprey/tune/report_metric.h"
 #include "osprey/tune/search_space_toml.h"
 #include "osprey/tune/trial.h"
 #include "osprey/tune/trial_checkpoint.h"

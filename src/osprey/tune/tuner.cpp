@@ -184,9 +184,8 @@ Tuner::Tuner(HyperModelArg hypermodel, std::unique_ptr<Oracle> oracle, TunerOpti
   role_ = tuner_role_from_env();
   project_dir_ = std::filesystem::path(options_.directory) / options_.project_name;
   // Only the chief owns the study's files; a chief restarted by `osprey launch` resumes them.
-  const char* restarted = std::getenv("OSPREY_TUNER_RESTARTED");
-  const bool resume = restarted != nullptr && std::string_view(restarted) == "1";
-  if (options_.overwrite && !role_.is_worker() && !resume && std::filesystem::exists(project_dir_))
+  if (options_.overwrite && !role_.is_worker() && !restarted_by_launcher() &&
+      std::filesystem::exists(project_dir_))
     std::filesystem::remove_all(project_dir_);
   if (role_.is_worker()) {
     options_.tuner_id = role_.tuner_id;
@@ -315,17 +314,6 @@ int trials_per_process() {
   return static_cast<int>(n);
 }
 
-double lease_seconds_from_env() {
-  const char* v = std::getenv("OSPREY_ORACLE_LEASE_SECONDS");
-  if (v == nullptr || *v == '\0') return OracleServiceOptions{}.lease_seconds;
-  char* end = nullptr;
-  const double s = std::strtod(v, &end);
-  OSPREY_CHECK(*end == '\0' && s > 0,
-               "OSPREY_ORACLE_LEASE_SECONDS must be a positive number of seconds. Received: '{}'",
-               v);
-  return s;
-}
-
 }  // namespace
 
 void Tuner::serve_study() {
@@ -337,20 +325,15 @@ void Tuner::serve_study() {
   // Called under the server's lock as each trial ends. The chief does not see a trial's own
   // time, so a row shows the time since the previous trial ended: with N workers that is the
   // study's pace, which is what the estimate of what is left needs.
-  OracleServer server(*oracle_,
-                      {.listen = role_.oracle_address,
-                       .token = role_.token,
-                       .lease_seconds = lease_seconds_from_env(),
-                       .verbose = options_.verbose >= 1},
-                      [&](const Trial& t) {
-                        const auto now = std::chrono::steady_clock::now();
-                        const double seconds =
-                            std::chrono::duration<double>(now - last_end).count();
-                        last_end = now;
-                        ++search_trials_;
-                        search_trial_seconds_ += seconds;
-                        print_row(t, seconds);
-                      });
+  OracleServer server(
+      *oracle_, chief_service_options(role_, options_.verbose >= 1), [&](const Trial& t) {
+        const auto now = std::chrono::steady_clock::now();
+        const double seconds = std::chrono::duration<double>(now - last_end).count();
+        last_end = now;
+        ++search_trials_;
+        search_trial_seconds_ += seconds;
+        print_row(t, seconds);
+      });
   if (options_.verbose >= 1) {
     fmt::print("chief: serving the {} oracle of {} at {}; waiting for tuners\n",
                oracle_->class_name(), project_dir_.string(), server.address());

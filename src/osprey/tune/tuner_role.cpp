@@ -53,4 +53,22 @@ TunerRole tuner_role_from_env() {
   return role;
 }
 
+OracleServiceOptions chief_service_options(const TunerRole& role, bool verbose) {
+  OracleServiceOptions o{.listen = role.oracle_address, .token = role.token, .verbose = verbose};
+  const char* v = std::getenv("OSPREY_ORACLE_LEASE_SECONDS");
+  if (v != nullptr && *v != '\0') {
+    char* end = nullptr;
+    o.lease_seconds = std::strtod(v, &end);
+    OSPREY_CHECK(*end == '\0' && o.lease_seconds > 0,
+                 "OSPREY_ORACLE_LEASE_SECONDS must be a positive number of seconds. Received: '{}'",
+                 v);
+  }
+  return o;
+}
+
+bool restarted_by_launcher() {
+  const char* v = std::getenv("OSPREY_TUNER_RESTARTED");
+  return v != nullptr && std::string_view(v) == "1";
+}
+
 }  // namespace osprey::tune

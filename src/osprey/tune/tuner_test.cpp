@@ -25,33 +25,14 @@
 #include "osprey/train/callbacks/early_stopping.h"
 #include "osprey/train/trainer.h"
 #include "osprey/tune/best_epoch.h"
+#include "osprey/tune/tuner_test_data.h"
 #include "osprey/tune/tuners.h"
 
 namespace osprey::tune {
 namespace {
 
-struct Data {
-  Tensor x, y, xv, yv;
-};
-
-Data make_data() {
-  std::mt19937 gen(123);
-  std::normal_distribution<float> n(0, 1);
-  auto make = [&](int rows, Tensor& x, Tensor& y) {
-    std::vector<float> xs(rows * 4);
-    std::vector<int64_t> ys(rows);
-    for (int i = 0; i < rows; ++i) {
-      for (int k = 0; k < 4; ++k) xs[i * 4 + k] = n(gen);
-      ys[i] = xs[i * 4] + 0.5f * xs[i * 4 + 1] > 0 ? 1 : 0;
-    }
-    x = from_vector(xs, Shape{rows, 4});
-    y = from_vector(ys, Shape{rows});
-  };
-  Data d;
-  make(240, d.x, d.y);
-  make(80, d.xv, d.yv);
-  return d;
-}
+using test_data::Data;
+using test_data::make_data;
 
 Model build_model(HyperParameters& hp) {
   const int64_t units = hp.Int("units", 2, 16, {.step = 2});
