@@ -270,66 +270,36 @@ void run(const TuneArgs& a) {
 
   tune::HyperModelArg build = [space](tune::HyperParameters& hp) { return build_mlp(hp, space); };
   if (prebuilt) build = tune::HyperModelArg(prebuilt);
+  // The fields every tuner's options share, from the flags.
+  auto shared = [&]<class Options>(Options o) {
+    o.objective = objective;
+    o.max_trials = a.max_trials;
+    o.executions_per_trial = a.executions_per_trial;
+    o.max_consecutive_failed_trials = a.max_consecutive_failed_trials;
+    o.directory = a.directory;
+    o.project_name = a.project;
+    o.overwrite = a.overwrite;
+    o.seed = a.seed;
+    o.hyperparameters = space;
+    o.pruner = pruner;
+    return o;
+  };
   std::unique_ptr<tune::Tuner> tuner;
   if (a.tuner == "random") {
-    tuner = std::make_unique<tune::RandomSearch>(
-        build,
-        tune::RandomSearchOptions{.objective = objective,
-                                  .max_trials = a.max_trials,
-                                  .executions_per_trial = a.executions_per_trial,
-                                  .max_consecutive_failed_trials = a.max_consecutive_failed_trials,
-                                  .directory = a.directory,
-                                  .project_name = a.project,
-                                  .overwrite = a.overwrite,
-                                  .seed = a.seed,
-                                  .hyperparameters = space,
-                                  .pruner = pruner});
+    tuner = std::make_unique<tune::RandomSearch>(build, shared(tune::RandomSearchOptions{}));
   } else if (a.tuner == "bayesian") {
     tuner = std::make_unique<tune::BayesianOptimization>(
-        build, tune::BayesianOptimizationOptions{
-                   .objective = objective,
-                   .max_trials = a.max_trials,
-                   .executions_per_trial = a.executions_per_trial,
-                   .max_consecutive_failed_trials = a.max_consecutive_failed_trials,
-                   .directory = a.directory,
-                   .project_name = a.project,
-                   .overwrite = a.overwrite,
-                   .seed = a.seed,
-                   .hyperparameters = space,
-                   .pruner = pruner});
+        build, shared(tune::BayesianOptimizationOptions{}));
   } else if (a.tuner == "asha") {
     // ASHA's rungs go from 1 epoch up to --epochs, factor times more each; --max-trials ends it.
     tuner = std::make_unique<tune::Asha>(
-        build, tune::AshaOptions{.objective = objective,
-                                 .max_epochs = a.epochs,
-                                 .min_epochs = 1,
-                                 .factor = a.factor,
-                                 .max_trials = a.max_trials,
-                                 .executions_per_trial = a.executions_per_trial,
-                                 .max_consecutive_failed_trials = a.max_consecutive_failed_trials,
-                                 .directory = a.directory,
-                                 .project_name = a.project,
-                                 .overwrite = a.overwrite,
-                                 .seed = a.seed,
-                                 .hyperparameters = space,
-                                 .pruner = pruner});
+        build,
+        shared(tune::AshaOptions{.max_epochs = a.epochs, .min_epochs = 1, .factor = a.factor}));
   } else {
     // Hyperband's budget is its brackets; --epochs is max_epochs and --max-trials caps the trials.
     tuner = std::make_unique<tune::Hyperband>(
-        build,
-        tune::HyperbandOptions{.objective = objective,
-                               .max_epochs = a.epochs,
-                               .factor = a.factor,
-                               .max_trials = a.max_trials,
-                               .executions_per_trial = a.executions_per_trial,
-                               .max_consecutive_failed_trials = a.max_consecutive_failed_trials,
-                               .directory = a.directory,
-                               .project_name = a.project,
-                               .overwrite = a.overwrite,
-                               .seed = a.seed,
-                               .hyperparameters = space,
-                               .pruner = pruner,
-                               .sampler = a.sampler});
+        build, shared(tune::HyperbandOptions{
+                   .max_epochs = a.epochs, .factor = a.factor, .sampler = a.sampler}));
   }
   const size_t already = tuner->oracle().trials().size();
   if (already > 0)

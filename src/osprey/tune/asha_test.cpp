@@ -282,14 +282,8 @@ TEST(AshaOracleTest, BadOptionsNameTheFieldAndValue) {
 using test_data::Data;
 using test_data::make_data;
 
-// Checks, before a promoted trial trains, that its model is the state its parent ended in: the
-// validation loss of the parent's last epoch, and an optimizer that took every step of the
-// parent's epochs.
-struct ResumeCheckingModel : HyperModel {
-  Tuner* tuner = nullptr;
-  Data data;
-  int promoted = 0;
-  int from_a_later_epoch_than_the_best = 0;
+// Checks each promoted trial (test_data::PromotionChecker) on this test's model.
+struct ResumeCheckingModel : test_data::PromotionChecker {
   Model build(HyperParameters& hp) override {
     const int64_t units = hp.Int("units", 2, 16, {.step = 2});
     const double lr = hp.Float("learning_rate", 1e-3, 1e-1, {.sampling = "log"});
@@ -299,26 +293,6 @@ struct ResumeCheckingModel : HyperModel {
     o->set_learning_rate(lr);
     model.compile(o, "sparse_categorical_crossentropy", {"accuracy"});
     return model;
-  }
-  train::History fit(HyperParameters& hp, Model& model, const TrainData& d,
-                     const train::FitOptions& o) override {
-    if (hp.has_value(kTunerTrialId)) {
-      const Trial& parent = tuner->oracle().get_trial(hp.get(kTunerTrialId).as_string());
-      const EpochRecord& last = parent.executions.at(0).back();
-      const auto logs = model.evaluate(data.xv, data.yv, {.batch_size = 32});
-      const auto val_loss = std::find_if(last.metrics.begin(), last.metrics.end(),
-                                         [](const auto& m) { return m.first == "val_loss"; });
-      EXPECT_NE(val_loss, last.metrics.end());
-      if (val_loss == last.metrics.end()) return {};
-      EXPECT_NEAR(logs.at("loss"), val_loss->second, 1e-5);
-      EXPECT_EQ(o.initial_epoch, hp.get(kTunerInitialEpoch).as_int());
-      EXPECT_EQ(o.initial_epoch, parent.hyperparameters.get(kTunerEpochs).as_int());
-      EXPECT_EQ(last.epoch + 1, o.initial_epoch);
-      EXPECT_EQ(model.trainer().optimizer().iterations(), o.initial_epoch * 8);
-      from_a_later_epoch_than_the_best += parent.best_step < last.epoch ? 1 : 0;
-      ++promoted;
-    }
-    return HyperModel::fit(hp, model, d, o);
   }
 };
 

@@ -495,37 +495,8 @@ TEST(TunerTest, CallbacksAreCopiedPerExecutionAndMetricsAveraged) {
   std::filesystem::remove_all(dir);
 }
 
-// Checks that a promoted trial goes on from where its parent stopped: its validation loss before
-// any training equals the parent's last epoch's, and its optimizer has taken every step of the
-// parent's epochs (8 per epoch, 240 / 32), whichever epoch was the parent's best.
-struct CheckingHyperModel : HyperModel {
-  Tuner* tuner = nullptr;
-  Data data;
-  int promoted = 0;
-  int from_a_later_epoch_than_the_best = 0;
+struct CheckingHyperModel : test_data::PromotionChecker {
   Model build(HyperParameters& hp) override { return build_model(hp); }
-  train::History fit(HyperParameters& hp, Model& model, const TrainData& d,
-                     const train::FitOptions& o) override {
-    if (hp.has_value(kTunerTrialId)) {
-      const Trial& parent = tuner->oracle().get_trial(hp.get(kTunerTrialId).as_string());
-      const EpochRecord& last = parent.executions.at(0).back();
-      const auto logs = model.evaluate(data.xv, data.yv, {.batch_size = 32});
-      const auto val_loss = std::find_if(last.metrics.begin(), last.metrics.end(),
-                                         [](const auto& m) { return m.first == "val_loss"; });
-      EXPECT_NE(val_loss, last.metrics.end());
-      if (val_loss == last.metrics.end()) return {};
-      EXPECT_NEAR(logs.at("loss"), val_loss->second, 1e-5);
-      EXPECT_EQ(o.initial_epoch, parent.hyperparameters.get(kTunerEpochs).as_int());
-      EXPECT_EQ(last.epoch + 1, o.initial_epoch);
-      EXPECT_EQ(model.trainer().optimizer().iterations(), o.initial_epoch * 8);
-      const bool best_was_earlier = parent.best_step < last.epoch;
-      // The end state is kept apart only when the best-epoch checkpoint is not already it.
-      EXPECT_EQ(std::filesystem::exists(tuner->end_state_path(parent.trial_id)), best_was_earlier);
-      from_a_later_epoch_than_the_best += best_was_earlier ? 1 : 0;
-      ++promoted;
-    }
-    return HyperModel::fit(hp, model, d, o);
-  }
 };
 
 TEST(TunerTest, HyperbandPromotedTrialsResumeFromTheirParentsWeights) {
