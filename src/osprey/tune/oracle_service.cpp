@@ -66,6 +66,7 @@ struct OracleServer::Impl final : wire::OracleService::Service {
   std::map<std::string, Lease> leases;                 // running trial -> its holder
   std::map<std::string, Clock::time_point> last_seen;  // tuner -> its last call
   std::set<std::string> told_to_stop;
+  std::set<std::string> read_final_state;  // told to stop, then read the state (their summary)
   bool stopped_answered = false;
   bool quit = false;
   std::unique_ptr<grpc::Server> server;
@@ -162,9 +163,15 @@ struct OracleServer::Impl final : wire::OracleService::Service {
 
   void seen(const std::string& tuner_id) { last_seen[tuner_id] = Clock::now(); }
 
-  grpc::Status GetState(grpc::ServerContext* context, const wire::GetStateRequest*,
+  grpc::Status GetState(grpc::ServerContext* context, const wire::GetStateRequest* request,
                         wire::GetStateReply* reply) override {
-    return call(context, [&] { reply->set_state_json(oracle.get_state(true).dump()); });
+    return call(context, [&] {
+      reply->set_state_json(oracle.get_state(true).dump());
+      if (told_to_stop.count(request->tuner_id()) > 0) {
+        read_final_state.insert(request->tuner_id());
+        cv.notify_all();
+      }
+    });
   }
 
   grpc::Status UpdateSpace(grpc::ServerContext* context, const wire::UpdateSpaceRequest* request,
@@ -300,10 +307,12 @@ struct OracleServer::Impl final : wire::OracleService::Service {
       return std::all_of(last_seen.begin(), last_seen.end(), [&](const auto& kv) {
         return told_to_stop.count(kv.first) > 0 || now - kv.second > seconds(options.lease_seconds);
       });
-    });  // A tuner told to stop may still read the final state for its summary (GetState).
+    });
+    // A tuner told to stop reads the final state for its summary (GetState): wait for those
+    // reads, for at most a few seconds.
     cv.wait_for(lock,
                 std::min<Clock::duration>(seconds(options.lease_seconds), std::chrono::seconds(3)),
-                [&] { return quit; });
+                [&] { return quit || read_final_state.size() >= told_to_stop.size(); });
   }
 };
 
@@ -338,8 +347,7 @@ class RemoteOracle final : public Oracle {
         options_(std::move(options)) {
     rpc::check_address(options_.address, "oracle client");
     check_tuner_id(options_.tuner_id, "oracle client");
-    channel_ = rpc::make_channel(options_.address, options_.max_message_bytes);
-    stub_ = wire::OracleService::NewStub(channel_);
+    stub_ = new_stub();
     heartbeat_ = std::thread([this] { heartbeat_loop(); });
   }
 
@@ -370,6 +378,7 @@ class RemoteOracle final : public Oracle {
     call("CreateTrial", &Stub::CreateTrial, request, reply);
     Trial t;
     t.status = parse_status(reply.status(), "CreateTrial reply");
+    if (t.status == TrialStatus::stopped) over_ = true;
     if (t.status == TrialStatus::running) {
       t = Trial::from_json(parse_json(reply.trial_json(), "CreateTrial reply"),
                            "CreateTrial reply");
@@ -414,12 +423,16 @@ class RemoteOracle final : public Oracle {
     return Trial::from_json(parse_json(reply.trial_json(), "EndTrial reply"), "EndTrial reply");
   }
 
+  // Once the study is over, the state is final: read once, then kept (the chief may be gone).
   void refresh() override {
+    if (over_ && read_final_) return;
     wire::GetStateRequest request;
+    request.set_tuner_id(options_.tuner_id);
     wire::GetStateReply reply;
     call("GetState", &Stub::GetState, request, reply);
     set_state(parse_json(reply.state_json(), "GetState reply"));
     take_requeued();  // the chief hands those out, not this copy
+    read_final_ = over_;
   }
 
  protected:
@@ -444,7 +457,8 @@ class RemoteOracle final : public Oracle {
       rpc::prepare(
           context, options_.token,
           std::chrono::milliseconds(static_cast<int64_t>(options_.call_timeout_seconds * 1000)));
-      const grpc::Status s = (stub_.get()->*method)(&context, request, &reply);
+      std::shared_ptr<Stub> stub = current_stub();
+      const grpc::Status s = (stub.get()->*method)(&context, request, &reply);
       if (s.ok()) {
         if (warned)
           fmt::print(stderr, "{}: the oracle at {} is back\n", options_.tuner_id, options_.address);
@@ -467,7 +481,15 @@ class RemoteOracle final : public Oracle {
         warned = true;
       }
       std::this_thread::sleep_for(backoff);
-      backoff = std::min(backoff * 2, std::chrono::milliseconds(2000));
+      // A fresh channel: one that failed to connect waits out gRPC's own backoff and DNS
+      // re-resolution (seconds, measured) before it tries again; a new one connects at once.
+      if (rpc::is_transient(s)) {
+        std::lock_guard lock(mu_);
+        stub_ = new_stub();
+      }
+      // Short: a chief coming back is answered within half a second (gRPC's own reconnect
+      // backoff is capped at a second too, rpc::make_channel).
+      backoff = std::min(backoff * 2, std::chrono::milliseconds(500));
     }
   }
 
@@ -481,25 +503,36 @@ class RemoteOracle final : public Oracle {
       wire::HeartbeatRequest request;
       request.set_tuner_id(options_.tuner_id);
       request.set_trial_id(trial_id_);
+      const std::shared_ptr<Stub> stub = stub_;
+      const auto timeout = std::chrono::duration_cast<std::chrono::milliseconds>(heartbeat_every_);
       lock.unlock();
       wire::HeartbeatReply reply;
       grpc::ClientContext context;
-      rpc::prepare(context, options_.token,
-                   std::chrono::duration_cast<std::chrono::milliseconds>(heartbeat_every_));
-      (void)stub_->Heartbeat(&context, request, &reply);
+      rpc::prepare(context, options_.token, timeout);
+      (void)stub->Heartbeat(&context, request, &reply);
       lock.lock();
     }
   }
 
   std::unique_ptr<Oracle> local_;
   OracleClientOptions options_;
-  std::shared_ptr<grpc::Channel> channel_;
-  std::unique_ptr<Stub> stub_;
+  std::shared_ptr<Stub> new_stub() const {
+    return wire::OracleService::NewStub(
+        rpc::make_channel(options_.address, options_.max_message_bytes));
+  }
+  std::shared_ptr<Stub> current_stub() {
+    std::lock_guard lock(mu_);
+    return stub_;
+  }
+
+  std::shared_ptr<Stub> stub_;  // under mu_: replaced when the chief is unreachable
   std::mutex mu_;
   std::condition_variable cv_;
   std::string trial_id_;  // the trial being trained: heartbeats keep its lease
   Clock::duration heartbeat_every_ = std::chrono::seconds(1);
   bool quit_ = false;
+  bool over_ = false;        // the chief said the study is over
+  bool read_final_ = false;  // ... and its final state was read since
   std::thread heartbeat_;
 };
 
