@@ -257,17 +257,6 @@ void run(const TuneArgs& a) {
   }
   // Before the data loads: a metric whose direction cannot be inferred is the user's to give.
   const tune::Objective objective = make_objective(a.objective, "--objective", a.direction);
-  auto data = datasets::fashion_mnist::load({.directory = a.data});
-  auto [train, val] = data.train.split_tail(10000);
-  if (a.train_samples > 0) train = train.slice(0, std::min(a.train_samples, train.size()));
-  const int64_t nv = a.val_samples > 0
-                         ? a.val_samples
-                         : (a.train_samples > 0 ? std::max<int64_t>(1, a.train_samples / 5) : 0);
-  if (nv > 0) val = val.slice(0, std::min(nv, val.size()));
-  fmt::print("osprey tune: {}{} on {} training / {} validation images, objective {}\n", a.tuner,
-             a.hypermodel.empty() ? "" : fmt::format(" of the {} hypermodel", a.hypermodel),
-             train.size(), val.size(), objective.name() + " (" + objective.direction() + ")");
-
   tune::HyperModelArg build = [space](tune::HyperParameters& hp) { return build_mlp(hp, space); };
   if (prebuilt) build = tune::HyperModelArg(prebuilt);
   // The fields every tuner's options share, from the flags.
@@ -305,6 +294,24 @@ void run(const TuneArgs& a) {
   if (already > 0)
     fmt::print("resuming {}: {} trials already there\n", tuner->project_dir().string(), already);
   tuner->search_space_summary();
+  // A distributed study's chief trains nothing: it serves the oracle without loading the data.
+  if (tuner->role().is_chief()) {
+    tuner->search(Tensor(), Tensor());
+    fmt::print("\n");
+    tuner->results_summary(3);
+    return;
+  }
+  auto data = datasets::fashion_mnist::load({.directory = a.data});
+  auto [train, val] = data.train.split_tail(10000);
+  if (a.train_samples > 0) train = train.slice(0, std::min(a.train_samples, train.size()));
+  const int64_t nv = a.val_samples > 0
+                         ? a.val_samples
+                         : (a.train_samples > 0 ? std::max<int64_t>(1, a.train_samples / 5) : 0);
+  if (nv > 0) val = val.slice(0, std::min(nv, val.size()));
+  fmt::print("osprey tune: {}{} on {} training / {} validation images, objective {}\n", a.tuner,
+             a.hypermodel.empty() ? "" : fmt::format(" of the {} hypermodel", a.hypermodel),
+             train.size(), val.size(), objective.name() + " (" + objective.direction() + ")");
+
   tuner->search(train.x, train.y,
                 {.batch_size = a.batch_size,
                  .epochs = a.epochs,

@@ -73,8 +73,8 @@ def main():
     marker = f"tuner-study-{os.getpid()}"
     env["OSPREY_TEST_MARKER"] = marker
     cmd = [osprey, "launch", "--tuners", "2", "--max-restarts", "5", "--", osprey, "tune",
-           "--tuner", "random", "--max-trials", str(MAX_TRIALS), "--epochs", "5",
-           "--train-samples", "3000", "--val-samples", "500", "--directory", str(work / "study")]
+           "--tuner", "random", "--max-trials", str(MAX_TRIALS), "--epochs", "6",
+           "--train-samples", "12000", "--val-samples", "500", "--directory", str(work / "study")]
     with open(log_path, "w") as log:
         proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env)
         try:
