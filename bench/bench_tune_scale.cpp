@@ -200,6 +200,7 @@ double service_rate(const ServiceOptions& o, bool persist) {
   std::atomic<bool> stop{false};
   std::atomic<int64_t> requests{0};
   std::vector<std::thread> threads;
+  threads.reserve(static_cast<size_t>(o.clients));
   for (int c = 0; c < o.clients; ++c) {
     threads.emplace_back([&, c] {
       auto w = tune::connect_oracle(
@@ -230,6 +231,7 @@ void service(const ServiceOptions& o) {
              o.clients, o.updates, o.seconds);
   for (bool persist : {true, false}) {
     std::vector<double> rates;
+    rates.reserve(3);
     for (int r = 0; r < 3; ++r) rates.push_back(service_rate(o, persist));
     fmt::print("  {:<42} median {:>7.0f} requests/s (runs: {:.0f})\n",
                persist ? "persisting (trial.json, oracle.json)" : "in memory (no directory)",

@@ -132,6 +132,7 @@ TEST(HyperbandOracleTest, ABlockedBracketLetsTheNextOneStartInsteadOfIdling) {
                           t.hyperparameters.get(kTunerRound).as_int());
   };
   std::vector<Trial> first;
+  first.reserve(3);
   for (int i = 0; i < 3; ++i) first.push_back(oracle.create_trial("t"));
   for (const Trial& t : first) EXPECT_EQ(where(t), std::make_pair(int64_t{1}, int64_t{0}));
   // s=1's round waits for its three trials: s=0 starts.
