@@ -290,12 +290,9 @@ void run(const TuneArgs& a) {
         build, shared(tune::HyperbandOptions{
                    .max_epochs = a.epochs, .factor = a.factor, .sampler = a.sampler}));
   }
-  const size_t already = tuner->oracle().trials().size();
-  if (already > 0)
-    fmt::print("resuming {}: {} trials already there\n", tuner->project_dir().string(), already);
-  tuner->search_space_summary();
   // A distributed study's chief trains nothing: it serves the oracle without loading the data.
   if (tuner->role().is_chief()) {
+    tuner->search_space_summary();
     tuner->search(Tensor(), Tensor());
     fmt::print("\n");
     tuner->results_summary(3);
@@ -311,7 +308,10 @@ void run(const TuneArgs& a) {
   fmt::print("osprey tune: {}{} on {} training / {} validation images, objective {}\n", a.tuner,
              a.hypermodel.empty() ? "" : fmt::format(" of the {} hypermodel", a.hypermodel),
              train.size(), val.size(), objective.name() + " (" + objective.direction() + ")");
-
+  const size_t already = tuner->oracle().trials().size();
+  if (already > 0)
+    fmt::print("resuming {}: {} trials already there\n", tuner->project_dir().string(), already);
+  tuner->search_space_summary();
   tuner->search(train.x, train.y,
                 {.batch_size = a.batch_size,
                  .epochs = a.epochs,
