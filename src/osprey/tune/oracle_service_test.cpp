@@ -77,6 +77,7 @@ TEST(OracleServiceTest, TwoWorkersRunTheRequestedTrialsWithoutDuplicates) {
   t1.join();
   server.wait_until_done();
   EXPECT_EQ(n0 + n1, 12);
+  std::unique_lock lock(server.mutex());
   std::set<std::string> values;
   for (const Trial& t : chief.trials()) {
     EXPECT_EQ(t.status, TrialStatus::completed) << t.trial_id;
@@ -84,10 +85,12 @@ TEST(OracleServiceTest, TwoWorkersRunTheRequestedTrialsWithoutDuplicates) {
     values.insert(t.hyperparameters.to_json().at("values").dump());
   }
   EXPECT_EQ(values.size(), 12u);
+  const std::string best_id = chief.get_best_trials(1)[0].trial_id;
+  lock.unlock();
   // A worker's read-only view is the chief's state.
   w0->refresh();
   ASSERT_EQ(w0->trials().size(), 12u);
-  EXPECT_EQ(w0->get_best_trials(1)[0].trial_id, chief.get_best_trials(1)[0].trial_id);
+  EXPECT_EQ(w0->get_best_trials(1)[0].trial_id, best_id);
 }
 
 TEST(OracleServiceTest, ASilentWorkersTrialGoesBackInLineWithItsRecords) {
@@ -129,7 +132,10 @@ TEST(OracleServiceTest, AWorkerAskingWhileHoldingATrialGetsItBack) {
   auto restarted = worker(server, "tuner0");  // the same worker, restarted by its launcher
   const Trial again = restarted->create_trial("");
   EXPECT_EQ(again.trial_id, first.trial_id);
-  EXPECT_EQ(chief.trials().size(), 1u);
+  {
+    std::lock_guard lock(server.mutex());  // the server's threads use the oracle too
+    EXPECT_EQ(chief.trials().size(), 1u);
+  }
   // While a trial runs, a finished study answers idle, not stopped: that trial may come back.
   auto other = worker(server, "tuner1");
   for (int i = 0; i < 2; ++i) {
@@ -172,6 +178,7 @@ TEST(OracleServiceTest, TheChiefRestartsFromItsDirectoryWhileAWorkerReports) {
   const Trial ended = w->end_trial(t.trial_id, TrialStatus::completed, "");
   EXPECT_EQ(*ended.score, 4.0);
   EXPECT_EQ(run_worker(*w), 1);
+  std::lock_guard lock(server->mutex());
   EXPECT_EQ(chief->get_best_trials(2).size(), 2u);
 }
 
@@ -235,6 +242,7 @@ TEST(OracleServiceTest, MalformedAndOversizedRequestsAreRefused) {
     EXPECT_EQ(s.error_message(), "CreateTrial: tuner_id must be 1-256 characters, got 0");
   }
   // Nothing of the above changed the study.
+  std::lock_guard lock(server.mutex());
   EXPECT_TRUE(chief.trials().empty());
 }
 
