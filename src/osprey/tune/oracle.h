@@ -143,14 +143,14 @@ class Oracle {
   // Completed trials with a score, in creation order.
   std::vector<const Trial*> completed_trials() const;
   Trial* find_trial(const std::string& trial_id);
-  // Writes one trial's file and oracle.json (nothing without a directory).
-  void save_trial(const Trial& t) const;
-  void save_oracle() const;
 
   OracleOptions options_;
   HyperParameters space_;
 
  private:
+  // Writes one trial's file and oracle.json (nothing without a directory).
+  void save_trial(const Trial& t) const;
+  void save_oracle() const;
   // The pruner's verdict on trial t after `epoch` of `execution`: a message when it stops it.
   std::optional<std::string> prune(const Trial& t, int execution, int epoch) const;
 
