@@ -1,5 +1,6 @@
-// ClusterResolver: a TF_CONFIG-style JSON config, else Open MPI's or Slurm's variables, else a
-// single worker. Every message names the variable, the field and the value it received.
+// ClusterResolver: a TF_CONFIG-style JSON config (or Vertex AI's CLUSTER_SPEC), else Open MPI's or
+// Slurm's variables, else a single worker. Every message names the variable, the field and the
+// value it received.
 #include "osprey/distribute/cluster_resolver.h"
 
 #include <fmt/format.h>
@@ -284,6 +285,53 @@ ClusterResolver ClusterResolver::from_json(std::string_view text, std::string so
   return r;
 }
 
+ClusterResolver ClusterResolver::from_cluster_spec(std::string_view text) {
+  const std::string src = "CLUSTER_SPEC";
+  json spec;
+  try {
+    spec = json::parse(text.begin(), text.end());
+  } catch (const json::parse_error&) {
+    return from_json(text, src);  // the same message for malformed JSON
+  }
+  OSPREY_CHECK(spec.is_object(),
+               "{} must be a JSON object with \"cluster\" and \"task\". Received: {}", src,
+               shown(spec));
+  // Vertex AI's worker pools, in order: the primary replica, workers, parameter servers, an
+  // evaluator (its distributed-training page); TF_CONFIG names the same tasks by job.
+  static constexpr std::array<std::pair<std::string_view, std::string_view>, 4> kPools = {
+      {{"workerpool0", "chief"},
+       {"workerpool1", "worker"},
+       {"workerpool2", "ps"},
+       {"workerpool3", "evaluator"}}};
+  const auto job_of = [&](const std::string& pool, const std::string& field,
+                          const json& value) -> std::string {
+    for (const auto& [p, job] : kPools) {
+      if (p == pool) return std::string(job);
+    }
+    OSPREY_THROW(ValueError,
+                 "{}: unknown worker pool. Expected workerpool0 (chief), workerpool1 (worker), "
+                 "workerpool2 (ps) or workerpool3 (evaluator). Received: {}={}",
+                 src, field, shown(value));
+  };
+  json config = json::object();
+  if (spec.contains("task")) config["task"] = spec["task"];
+  if (const auto cluster = spec.find("cluster"); cluster != spec.end() && cluster->is_object()) {
+    config["cluster"] = json::object();
+    for (const auto& pool : cluster->items()) {
+      config["cluster"][job_of(pool.key(), "cluster." + pool.key(), pool.value())] = pool.value();
+    }
+  } else if (cluster != spec.end()) {
+    config["cluster"] = *cluster;  // from_json names what is wrong with it
+  }
+  if (const auto task = config.find("task"); task != config.end() && task->is_object() &&
+                                             task->contains("type") &&
+                                             (*task)["type"].is_string()) {
+    json& type = (*task)["type"];
+    type = job_of(type.get<std::string>(), "task.type", type);
+  }
+  return from_json(config.dump(), src);
+}
+
 ClusterResolver ClusterResolver::from_environment() {
   return from_environment([](const std::string& name) -> std::optional<std::string> {
     const char* v = std::getenv(name.c_str());
@@ -292,12 +340,14 @@ ClusterResolver ClusterResolver::from_environment() {
 }
 
 ClusterResolver ClusterResolver::from_environment(const EnvLookup& env) {
-  const char* var = get(env, "OSPREY_CONFIG") ? "OSPREY_CONFIG" : "TF_CONFIG";
+  const char* var = get(env, "OSPREY_CONFIG") ? "OSPREY_CONFIG"
+                    : get(env, "TF_CONFIG")   ? "TF_CONFIG"
+                                              : "CLUSTER_SPEC";
   const std::optional<std::string> text = get(env, var);
   const std::optional<Launcher> l = read_launcher(env);
   ClusterResolver r;
   if (text) {
-    r = from_json(*text, var);
+    r = std::string_view(var) == "CLUSTER_SPEC" ? from_cluster_spec(*text) : from_json(*text, var);
     if (l && r.in_collective_group()) {  // ps and evaluator tasks are outside the launcher's world
       OSPREY_CHECK(l->size == r.num_workers_,
                    "{} lists {} workers (chief and worker) but {} started {} processes. Expected "
@@ -336,9 +386,10 @@ std::string ClusterResolver::task_address() const {
 }
 
 std::string ClusterResolver::describe() const {
-  std::string out = source_ == "default"
-                        ? "default (no OSPREY_CONFIG, TF_CONFIG, Open MPI or Slurm variables)"
-                        : source_;
+  std::string out =
+      source_ == "default"
+          ? "default (no OSPREY_CONFIG, TF_CONFIG, CLUSTER_SPEC, Open MPI or Slurm variables)"
+          : source_;
   out += fmt::format(", task {}[{}]", task_type_, task_index_);
   out += in_collective_group()
              ? fmt::format(", rank {} of {}{}", worker_rank_, num_workers_,

@@ -1,7 +1,8 @@
 // ClusterResolver: who this process is in a multi-worker job (TensorFlow's
 // TFConfigClusterResolver). It reads, first present wins, OSPREY_CONFIG or TF_CONFIG (the same
-// JSON), Open MPI's OMPI_COMM_WORLD_* or Slurm's SLURM_* variables, else it is a single worker;
-// a multi-worker strategy asks it for its rank, the group size and the chief's address.
+// JSON), Vertex AI's CLUSTER_SPEC, Open MPI's OMPI_COMM_WORLD_* or Slurm's SLURM_* variables, else
+// it is a single worker; a multi-worker strategy asks it for its rank, the group size and the
+// chief's address.
 //   // TF_CONFIG='{"cluster": {"chief": ["h0:2222"], "worker": ["h1:2222", "h2:2222"]},
 //   //             "task": {"type": "worker", "index": 1}}'
 //   auto cluster = os::distribute::ClusterResolver::from_environment();
@@ -43,8 +44,13 @@ class ClusterResolver {
   static ClusterResolver from_environment(const EnvLookup& getenv);
   // A TF_CONFIG-style JSON text; `source` names it in errors ("TF_CONFIG", a file name...).
   static ClusterResolver from_json(std::string_view json, std::string source);
+  // Vertex AI's CLUSTER_SPEC: worker pools instead of jobs (workerpool0 the chief, workerpool1
+  // the workers, workerpool2 the ps, workerpool3 the evaluator), so a job written for Vertex AI
+  // runs unchanged. Errors after the pools are mapped name the fields by their job.
+  static ClusterResolver from_cluster_spec(std::string_view json);
 
-  // "OSPREY_CONFIG", "TF_CONFIG", "Open MPI", "Slurm" or "default" (or from_json's source).
+  // "OSPREY_CONFIG", "TF_CONFIG", "CLUSTER_SPEC", "Open MPI", "Slurm" or "default" (or
+  // from_json's source).
   const std::string& source() const { return source_; }
   // "chief", "worker", "ps" or "evaluator"; "worker" under Open MPI, Slurm and the default.
   const std::string& task_type() const { return task_type_; }

@@ -110,6 +110,46 @@ TEST(ClusterResolverTest, OspreyConfigWinsOverTfConfig) {
   EXPECT_EQ(r.task_type(), "chief");
 }
 
+// Vertex AI's custom jobs (seed 002) pass the cluster as worker pools.
+constexpr const char* kVertexSpec =
+    R"({"cluster": {"workerpool0": ["cmle-0:2222"], "workerpool1": ["cmle-1:2222", "cmle-2:2222"],
+                    "workerpool2": ["cmle-3:2222"]},
+        "environment": "cloud", "task": {"type": "workerpool1", "index": 1, "trial": ""},
+        "job": "{\"python_module\": \"\"}"})";
+
+TEST(ClusterResolverTest, VertexClusterSpecMapsWorkerPoolsToJobs) {
+  const ClusterResolver r = resolve({{"CLUSTER_SPEC", kVertexSpec}});
+  EXPECT_EQ(r.source(), "CLUSTER_SPEC");
+  EXPECT_EQ(r.task_type(), "worker");
+  EXPECT_EQ(r.task_index(), 1);
+  EXPECT_EQ(r.worker_rank(), 2);  // the primary replica (chief) is rank 0
+  EXPECT_EQ(r.num_workers(), 3);
+  EXPECT_EQ(r.chief_address(), "cmle-0:2222");
+  EXPECT_EQ(r.cluster_spec().task_address("ps", 0), "cmle-3:2222");
+}
+
+TEST(ClusterResolverTest, TfConfigWinsOverClusterSpecAndBadPoolsAreNamed) {
+  EXPECT_EQ(resolve({{"TF_CONFIG", config("ps", 0)}, {"CLUSTER_SPEC", "not json"}}).source(),
+            "TF_CONFIG");
+  EXPECT_EQ(env_error({{"CLUSTER_SPEC",
+                        R"({"cluster": {"workerpool4": ["a:1"]}, "task": {"type": "workerpool0",
+                            "index": 0}})"}}),
+            "CLUSTER_SPEC: unknown worker pool. Expected workerpool0 (chief), workerpool1 "
+            "(worker), workerpool2 (ps) or workerpool3 (evaluator). Received: "
+            "cluster.workerpool4=[\"a:1\"]");
+  EXPECT_EQ(env_error({{"CLUSTER_SPEC",
+                        R"({"cluster": {"workerpool0": ["a:1"]}, "task": {"type": "chief",
+                            "index": 0}})"}}),
+            "CLUSTER_SPEC: unknown worker pool. Expected workerpool0 (chief), workerpool1 "
+            "(worker), workerpool2 (ps) or workerpool3 (evaluator). Received: "
+            "task.type=\"chief\"");
+  EXPECT_EQ(env_error({{"CLUSTER_SPEC", "{"}}).substr(0, 38),
+            "CLUSTER_SPEC is not valid JSON (byte 2");
+  EXPECT_EQ(env_error({{"CLUSTER_SPEC", R"({"cluster": {"workerpool0": ["a:1"]}})"}}),
+            "CLUSTER_SPEC: \"task\" must be an object such as {\"type\": \"worker\", \"index\": "
+            "0}. Received: no task");
+}
+
 TEST(ClusterResolverTest, EmptyVariableCountsAsUnset) {
   EXPECT_EQ(resolve({{"OSPREY_CONFIG", ""}, {"TF_CONFIG", config("ps", 0)}}).source(), "TF_CONFIG");
   EXPECT_EQ(resolve({{"TF_CONFIG", ""}}).source(), "default");
@@ -206,9 +246,11 @@ TEST(ClusterResolverTest, DescribeNamesSourceTaskRankAndAddresses) {
             "  chief: h0:2222\n  worker: h1:2222, h2:2222\n  ps: h3:2222\n  evaluator: h4:2222");
   EXPECT_EQ(resolve({{"TF_CONFIG", config("evaluator", 0)}}).describe().substr(0, 67),
             "TF_CONFIG, task evaluator[0], outside the all-reduce group of 3 wor");
-  EXPECT_EQ(resolve({}).describe(),
-            "default (no OSPREY_CONFIG, TF_CONFIG, Open MPI or Slurm variables), task worker[0], "
-            "rank 0 of 1 (chief), local rank 0 of 1");
+  EXPECT_EQ(
+      resolve({}).describe(),
+      "default (no OSPREY_CONFIG, TF_CONFIG, CLUSTER_SPEC, Open MPI or Slurm variables), task "
+      "worker[0], "
+      "rank 0 of 1 (chief), local rank 0 of 1");
 }
 
 TEST(ClusterResolverTest, MalformedJsonNamesTheVariableAndTheByte) {
