@@ -22,6 +22,8 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdlib>
+#include <filesystem>
 
 #include "cli/saved_model_command.h"
 #include "cli/subcommands.h"
@@ -33,6 +35,7 @@
 #include "osprey/data/fashion_mnist.h"
 #include "osprey/nn/layers/all.h"
 #include "osprey/optim/factory.h"
+#include "osprey/train/callbacks/tensorboard.h"
 #include "osprey/tune/hyper_cnn.h"
 #include "osprey/tune/hyper_mlp.h"
 #include "osprey/tune/oracle_service.h"
@@ -65,6 +68,7 @@ struct TuneArgs {
   bool overwrite = false;
   std::string pruner = "none";  // or "median" (tune/oracle.h PrunerOptions)
   int max_consecutive_failed_trials = 3;
+  std::string tensorboard;  // TensorBoard log folder ('' off)
   // --command mode (cli/tune_command.h).
   std::string command;
   std::string metric;
@@ -290,10 +294,14 @@ void run(const TuneArgs& a) {
         build, shared(tune::HyperbandOptions{
                    .max_epochs = a.epochs, .factor = a.factor, .sampler = a.sampler}));
   }
+  // One run per trial execution, and the HPARAMS tab's sessions (tune/trial_tensorboard.h).
+  std::vector<train::CallbackPtr> fit_callbacks;
+  if (!a.tensorboard.empty()) fit_callbacks.push_back(callbacks::TensorBoard(a.tensorboard));
   // A distributed study's chief trains nothing: it serves the oracle without loading the data.
+  // It writes the TensorBoard experiment when the study ends.
   if (tuner->role().is_chief()) {
     tuner->search_space_summary();
-    tuner->search(Tensor(), Tensor());
+    tuner->search(Tensor(), Tensor(), {.callbacks = fit_callbacks});
     fmt::print("\n");
     tuner->results_summary(3);
     return;
@@ -316,6 +324,7 @@ void run(const TuneArgs& a) {
                 {.batch_size = a.batch_size,
                  .epochs = a.epochs,
                  .verbose = 0,
+                 .callbacks = fit_callbacks,
                  .validation_data = train::ValidationData(val.x, val.y),
                  .seed = a.seed});
   fmt::print("\n");
@@ -397,12 +406,25 @@ void add_tune(CLI::App& app) {
                   "With --command: seconds a trial may run before it is stopped and failed")
       ->check(kPositive);
   cmd->add_flag("--quiet", a->quiet, "With --command: do not echo the trials' output");
+  cmd->add_option("--tensorboard", a->tensorboard,
+                  "TensorBoard logs: a run per trial execution in DIR/trial_<id>/execution_<k>, "
+                  "each a session of the HPARAMS tab, and the study's hyperparameters and "
+                  "metrics in DIR (default: $AIP_TENSORBOARD_LOG_DIR when set)");
   auto* project = cmd->get_option("--project-name");
   auto* objective = cmd->get_option("--objective");
   cmd->callback([a, cmd, project, objective] {
     if (!a->hypermodel.empty() && project->count() == 0)
       a->project = "fmnist_hyper_" + a->hypermodel;
     const auto given = [cmd](const char* flag) { return cmd->get_option(flag)->count() > 0; };
+    // Managed jobs (Vertex AI): the platform's TensorBoard folder unless the flag says otherwise.
+    const char* managed = std::getenv("AIP_TENSORBOARD_LOG_DIR");
+    if (managed != nullptr && *managed != '\0' && !given("--tensorboard") && a->command.empty())
+      a->tensorboard = managed;
+    OSPREY_CHECK_T(cli::UsageError,
+                   a->tensorboard.empty() || !std::filesystem::exists(a->tensorboard) ||
+                       std::filesystem::is_directory(a->tensorboard),
+                   "osprey tune: --tensorboard {}: a file of that name exists; expected a folder",
+                   a->tensorboard);
     if (a->command.empty()) {
       for (const char* flag : {"--metric", "--trial-timeout", "--quiet"}) {
         OSPREY_CHECK_T(cli::UsageError, !given(flag),
@@ -411,7 +433,7 @@ void add_tune(CLI::App& app) {
       }
     } else {
       for (const char* flag : {"--hypermodel", "--executions-per-trial", "--batch-size", "--data",
-                               "--train-samples", "--val-samples"}) {
+                               "--train-samples", "--val-samples", "--tensorboard"}) {
         OSPREY_CHECK_T(cli::UsageError, !given(flag),
                        "osprey tune: {} is for tuning a model; with --command the program trains "
                        "its own",

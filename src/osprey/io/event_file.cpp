@@ -109,6 +109,107 @@ void EventFileWriter::add_histogram(const std::string& tag, const float* values,
   write_event(event.SerializeAsString());
 }
 
+namespace {
+
+constexpr int kHParamsPluginVersion = 0;  // tensorboard/plugins/hparams/metadata.py
+constexpr int kDtFloat = 1;               // tensorflow DataType DT_FLOAT
+
+google::protobuf::Value to_proto(const HParamValue& v) {
+  google::protobuf::Value out;
+  if (const bool* b = std::get_if<bool>(&v)) {
+    out.set_bool_value(*b);
+  } else if (const double* d = std::get_if<double>(&v)) {
+    out.set_number_value(*d);
+  } else {
+    out.set_string_value(std::get<std::string>(v));
+  }
+  return out;
+}
+
+// The type the tab sorts and filters a hyperparameter by: its values' one type, else unset.
+tensorboard::HParamDataType type_of(const HParamInfo& info) {
+  if (info.range) return tensorboard::DATA_TYPE_FLOAT64;
+  if (info.values.empty()) return tensorboard::DATA_TYPE_UNSET;
+  const size_t kind = info.values.front().index();
+  for (const HParamValue& v : info.values) {
+    if (v.index() != kind) return tensorboard::DATA_TYPE_UNSET;
+  }
+  return kind == 0   ? tensorboard::DATA_TYPE_BOOL
+         : kind == 1 ? tensorboard::DATA_TYPE_FLOAT64
+                     : tensorboard::DATA_TYPE_STRING;
+}
+
+// Version 0 is the only one TensorBoard reads (proto3 writes no field for it; set for clarity).
+tensorboard::HParamsPluginData plugin_data() {
+  tensorboard::HParamsPluginData data;
+  data.set_version(kHParamsPluginVersion);
+  return data;
+}
+
+}  // namespace
+
+void EventFileWriter::add_hparams_experiment(const std::vector<HParamInfo>& hparams,
+                                             const std::vector<HParamMetric>& metrics) {
+  tensorboard::HParamsPluginData data = plugin_data();
+  tensorboard::Experiment* e = data.mutable_experiment();
+  e->set_time_created_secs(now_seconds());
+  for (const HParamInfo& h : hparams) {
+    tensorboard::HParamInfo* info = e->add_hparam_infos();
+    info->set_name(h.name);
+    info->set_type(type_of(h));
+    if (h.range) {
+      info->mutable_domain_interval()->set_min_value(h.range->first);
+      info->mutable_domain_interval()->set_max_value(h.range->second);
+    } else if (!h.values.empty()) {
+      for (const HParamValue& v : h.values)
+        *info->mutable_domain_discrete()->add_values() = to_proto(v);
+    }
+  }
+  for (const HParamMetric& m : metrics) {
+    tensorboard::MetricInfo* info = e->add_metric_infos();
+    info->mutable_name()->set_group(m.group);
+    info->mutable_name()->set_tag(m.tag);
+    info->set_dataset_type(m.group == "validation" ? tensorboard::DATASET_VALIDATION
+                           : m.group == "train"    ? tensorboard::DATASET_TRAINING
+                                                   : tensorboard::DATASET_UNKNOWN);
+  }
+  write_hparams("_hparams_/experiment", data.SerializeAsString());
+}
+
+void EventFileWriter::add_session_start(const std::map<std::string, HParamValue>& hparams,
+                                        const std::string& group_name) {
+  tensorboard::HParamsPluginData data = plugin_data();
+  tensorboard::SessionStartInfo* start = data.mutable_session_start_info();
+  for (const auto& [name, value] : hparams) (*start->mutable_hparams())[name] = to_proto(value);
+  start->set_group_name(group_name);
+  start->set_start_time_secs(now_seconds());
+  write_hparams("_hparams_/session_start_info", data.SerializeAsString());
+}
+
+void EventFileWriter::add_session_end(SessionStatus status) {
+  tensorboard::HParamsPluginData data = plugin_data();
+  data.mutable_session_end_info()->set_status(static_cast<tensorboard::SessionStatus>(status));
+  data.mutable_session_end_info()->set_end_time_secs(now_seconds());
+  write_hparams("_hparams_/session_end_info", data.SerializeAsString());
+}
+
+// The plugin reads its data from the summary's metadata; the value is an empty float tensor, as
+// TensorBoard's own hparams summaries write it.
+void EventFileWriter::write_hparams(const std::string& tag, const std::string& content) {
+  tensorboard::Event event;
+  event.set_wall_time(now_seconds());
+  event.set_step(0);
+  tensorboard::Summary::Value* v = event.mutable_summary()->add_value();
+  v->set_tag(tag);
+  tensorboard::SummaryMetadata::PluginData* p = v->mutable_metadata()->mutable_plugin_data();
+  p->set_plugin_name("hparams");
+  p->set_content(content);
+  tensorboard::TensorProto* t = v->mutable_tensor();
+  t->set_dtype(kDtFloat);
+  t->mutable_tensor_shape()->add_dim()->set_size(0);
+  write_event(event.SerializeAsString());
+}
+
 void EventFileWriter::write_event(const std::string& serialized) {
   const uint64_t length = serialized.size();
   char header[12];

@@ -86,6 +86,66 @@ TEST(EventFileTest, ScalarsAndHistogramsReadBackThroughTensorBoardsFieldNumbers)
   EXPECT_EQ(total, 1000.0);
 }
 
+// The hparams plugin's three summaries, decoded with messages declared from TensorBoard's
+// api.proto and plugin_data.proto: the tags and plugin name the plugin looks for, the empty float
+// tensor it lists them by, version 0, and every value and domain as written.
+TEST(EventFileTest, HParamsExperimentAndSessionReadBackAsThePluginExpects) {
+  if (!have_python_protobuf()) GTEST_SKIP() << "/usr/bin/python3 with protobuf is not available";
+  TempDir dir;
+  std::filesystem::path file;
+  {
+    EventFileWriter w(dir / "logs");
+    file = w.path();
+    w.add_hparams_experiment(
+        {{.name = "units", .range = std::make_pair(16.0, 64.0)},
+         {.name = "optimizer", .values = {std::string("adam"), std::string("sgd")}},
+         {.name = "bn", .values = {false, true}},
+         {.name = "mixed", .values = {1.0, std::string("x")}}},
+        {{.group = "validation", .tag = "epoch_accuracy"},
+         {.group = "train", .tag = "epoch_loss"}});
+    w.add_session_start({{"units", 48.0}, {"optimizer", std::string("sgd")}, {"bn", true}},
+                        "trial_7");
+    w.add_session_end(SessionStatus::success);
+  }
+  const nlohmann::json events =
+      parse_json(run_python(dir.path(), "reader", kTfEventsReader, file.string()), "python output");
+  ASSERT_EQ(events.size(), 4u) << events.dump();
+  const std::vector<std::string> tags = {"_hparams_/experiment", "_hparams_/session_start_info",
+                                         "_hparams_/session_end_info"};
+  for (size_t i = 0; i < 3; ++i) {
+    const nlohmann::json& v = events[i + 1]["values"][0];
+    EXPECT_EQ(v["tag"], tags[i]);
+    EXPECT_EQ(v["plugin"], "hparams");
+    EXPECT_EQ(v["tensor"]["dtype"], 1);  // DT_FLOAT
+    EXPECT_EQ(v["tensor"]["shape"], nlohmann::json::array({0}));
+    EXPECT_EQ(v["hparams"]["version"], 0);
+    EXPECT_EQ(events[i + 1]["step"], 0);
+  }
+  const nlohmann::json& e = events[1]["values"][0]["hparams"];
+  EXPECT_EQ(e["data"], "experiment");
+  EXPECT_GT(e["time_created_secs"].get<double>(), 1.7e9);
+  // DataType: 3 FLOAT64 for an interval, 1 STRING, 2 BOOL, 0 UNSET for mixed values.
+  EXPECT_EQ(e["hparam_infos"], nlohmann::json::parse(R"([
+      {"name": "units", "type": 3, "discrete": null, "interval": [16.0, 64.0]},
+      {"name": "optimizer", "type": 1, "discrete": ["adam", "sgd"], "interval": null},
+      {"name": "bn", "type": 2, "discrete": [false, true], "interval": null},
+      {"name": "mixed", "type": 0, "discrete": [1.0, "x"], "interval": null}])"));
+  // DatasetType: 2 VALIDATION, 1 TRAINING.
+  EXPECT_EQ(e["metric_infos"], nlohmann::json::parse(R"([
+      {"group": "validation", "tag": "epoch_accuracy", "dataset_type": 2},
+      {"group": "train", "tag": "epoch_loss", "dataset_type": 1}])"));
+  const nlohmann::json& start = events[2]["values"][0]["hparams"];
+  EXPECT_EQ(start["data"], "session_start_info");
+  EXPECT_EQ(start["hparams"],
+            nlohmann::json::parse(R"({"units": 48.0, "optimizer": "sgd", "bn": true})"));
+  EXPECT_EQ(start["group_name"], "trial_7");
+  EXPECT_GT(start["start_time_secs"].get<double>(), 1.7e9);
+  const nlohmann::json& end = events[3]["values"][0]["hparams"];
+  EXPECT_EQ(end["data"], "session_end_info");
+  EXPECT_EQ(end["status"], 1);  // STATUS_SUCCESS
+  EXPECT_GE(end["end_time_secs"].get<double>(), start["start_time_secs"].get<double>());
+}
+
 TEST(EventFileTest, AFileWhereTheFolderShouldBeIsAnIoErrorNamingIt) {
   TempDir dir;
   testing::write_bytes(dir / "logs", "not a folder");

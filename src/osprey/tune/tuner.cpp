@@ -16,6 +16,7 @@
 #include "osprey/train/callbacks/backup_and_restore.h"
 #include "osprey/train/trainer.h"
 #include "osprey/tune/trial_checkpoint.h"
+#include "osprey/tune/trial_tensorboard.h"
 
 namespace osprey::tune {
 
@@ -346,6 +347,7 @@ void Tuner::serve_study() {
 void Tuner::run_search(const TrainData& data, const train::FitOptions& options) {
   if (role_.is_chief()) {
     serve_study();
+    write_hparams_experiment(options.callbacks, *oracle_);
     check_search_scored();
     return;
   }
@@ -425,6 +427,8 @@ void Tuner::run_search(const TrainData& data, const train::FitOptions& options) 
       std::_Exit(kExitNextTrial);
     }
   }
+  // The study's owner writes it: a worker sees only what the chief sent it.
+  if (!role_.is_worker()) write_hparams_experiment(options.callbacks, *oracle_);
   check_search_scored();
 }
 
@@ -480,11 +484,7 @@ void Tuner::run_trial(const Trial& trial, const TrainData& data, const train::Fi
         trial.trial_id);
     prepare_model(trial, model);
     train::FitOptions fo = options;
-    fo.callbacks.clear();
-    for (const auto& c : options.callbacks) {
-      auto copy = c->clone();
-      fo.callbacks.push_back(copy ? copy : c);
-    }
+    fo.callbacks = trial_callbacks(options.callbacks, trial, execution);
     if (deadline_) fo.callbacks.push_back(std::make_shared<StopAt>(*deadline_));
     fo.callbacks.push_back(std::make_shared<TrialReporter>(*oracle_, trial.trial_id, execution,
                                                            checkpoint, end_state, best,

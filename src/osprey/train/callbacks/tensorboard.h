@@ -29,6 +29,8 @@ class TensorBoard : public Callback {
   std::shared_ptr<Callback> clone() const override {
     return std::make_shared<TensorBoard>(log_dir_, options_);
   }
+  const std::filesystem::path& log_dir() const { return log_dir_; }
+  const TensorBoardOptions& options() const { return options_; }
 
  private:
   std::filesystem::path log_dir_;
