@@ -14,7 +14,9 @@ void add_examples(CLI::App& app) {
       {"train",
        "osprey train --model cnn --epochs 5 --dtype-policy mixed_bfloat16 --output fmnist_cnn\n"
        "  osprey train --strategy mirrored --devices 2 --backup /scratch/backup --backup-freq 100\n"
-       "  osprey launch -n 2 -- osprey train --strategy multi_worker --timeout 60"},
+       "  osprey launch -n 2 -- osprey train --strategy multi_worker --timeout 60\n"
+       "  osprey train --model net.toml --data iris.csv --label-column species --test-data "
+       "iris_test.csv"},
       {"evaluate",
        "osprey evaluate fmnist_cnn\n"
        "  osprey evaluate --watch ckpts --idle-timeout 600    (beside osprey train "

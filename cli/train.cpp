@@ -1,10 +1,13 @@
-// `osprey train`: trains the default Fashion-MNIST model (the seeds' MLP, or a small CNN),
-// printing the summary, Keras progress bars and the test accuracy; --strategy, --devices,
+// `osprey train`: trains the default Fashion-MNIST model (the seeds' MLP, or a small CNN), or a
+// model described in a JSON or TOML file (models/model_config.h), on Fashion-MNIST or on IDX,
+// NPY, CSV files or a folder of images (data/labeled_files.h), printing the summary, Keras
+// progress bars and the test accuracy; --strategy, --devices,
 // --dtype-policy and --compression give the seeds' distribution and precision recipes without C++
 // (`osprey launch -n 2 -- osprey train --strategy multi_worker` for two workers); --backup makes
 // a killed run resumable (a relaunch with the same options goes on at the exact step).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -12,7 +15,6 @@
 #include <limits>
 #include <optional>
 
-#include "cli/saved_model_command.h"
 #include "cli/subcommands.h"
 #include "cli/usage_error.h"
 #include "cli/validators.h"
@@ -20,12 +22,14 @@
 #include "osprey/core/error.h"
 #include "osprey/core/rng.h"
 #include "osprey/data/fashion_mnist.h"
+#include "osprey/data/labeled_files.h"
 #include "osprey/distribute/devices.h"
 #include "osprey/distribute/mirrored_strategy.h"
 #include "osprey/distribute/multi_worker_mirrored_strategy.h"
 #include "osprey/distribute/one_device_strategy.h"
 #include "osprey/distribute/parameter_server_strategy.h"
 #include "osprey/io/atomic_directory.h"
+#include "osprey/models/model_config.h"
 #include "osprey/optim/factory.h"
 #include "osprey/precision/dtype_policy.h"
 #include "osprey/train/callbacks/backup_and_restore.h"
@@ -38,13 +42,18 @@ namespace osprey::cli {
 
 namespace {
 struct TrainArgs {
-  std::string model = "mlp";
+  std::string model = "mlp";  // mlp, cnn, or a model description (.json, .toml, a saved folder)
   int epochs = 3;
   int64_t batch_size = 128;
   std::string optimizer = "adam";
   double lr = 1e-3;
   uint64_t seed = 42;
-  std::string data;
+  std::string data;  // '' Fashion-MNIST's default folders
+  std::string data_format = "auto";
+  std::string test_data;  // '' none (Fashion-MNIST: its t10k files)
+  std::string label_column = "label";
+  std::string image_size;  // "HxW" ('' keep the images' size)
+  std::string color_mode = "rgb";
   std::string output = "osprey_fmnist_model";
   std::string strategy = "one_device";
   int devices = 1;  // per worker
@@ -53,7 +62,7 @@ struct TrainArgs {
   std::string communication = "auto";
   std::optional<double> timeout;  // seconds: deadline of every cross-worker call (default 300)
   int64_t steps_per_epoch = -1;
-  double validation_split = 0.0;  // the last fraction of the training images, held out
+  double validation_split = 0.0;  // the last fraction of the training rows, held out
   std::string backup;             // BackupAndRestore folder ('' off)
   std::string checkpoint_dir;     // ModelCheckpoint folder ('' off)
   std::string backup_freq = "epoch";
@@ -138,7 +147,143 @@ std::shared_ptr<const train::Strategy> make_strategy(const TrainArgs& a) {
   });
 }
 
-void run(const TrainArgs& a) {
+// Runs f, which reads what `flag` names (`path`); what it throws about the file (a ValueError or
+// an IoError) becomes a UsageError naming the flag and the file, before any training.
+std::string naming(const char* flag, const std::string& path, const std::string& what) {
+  return what.starts_with(path) ? fmt::format("osprey train: {} {}", flag, what)
+                                : fmt::format("osprey train: {} {}: {}", flag, path, what);
+}
+template <class F>
+decltype(auto) reading(const char* flag, const std::string& path, F&& f) {
+  try {
+    return std::forward<F>(f)();
+  } catch (const UsageError&) {
+    throw;
+  } catch (const ValueError& e) {
+    throw UsageError(naming(flag, path, e.what()));
+  } catch (const IoError& e) {
+    throw UsageError(naming(flag, path, e.what()));
+  }
+}
+
+// A row's shape: x's shape without its first (batch) axis.
+Shape row_shape(const Shape& x) { return Shape(x.span().subspan(x.empty() ? 0 : 1)); }
+
+// The training split and, when there is one, the test split. Fashion-MNIST (no --data, or a
+// folder holding its files) has both; other data has a test split when --test-data names one.
+struct TrainData {
+  std::string format;
+  data::LabeledArrays train, test;
+  int64_t num_classes = 0;
+};
+
+TrainData load_data(const TrainArgs& a, const CLI::App& cmd) {
+  const auto given = [&](const char* flag) { return cmd.get_option(flag)->count() > 0; };
+  std::string format = a.data_format;
+  if (format == "auto") {
+    format = a.data.empty()
+                 ? "fashion_mnist"
+                 : reading("--data", a.data, [&] { return data::detect_data_format(a.data); });
+  }
+  OSPREY_CHECK_T(cli::UsageError, format == "fashion_mnist" || !a.data.empty(),
+                 "osprey train: --data-format {} needs --data PATH", format);
+  OSPREY_CHECK_T(cli::UsageError, !given("--label-column") || format == "csv",
+                 "osprey train: --label-column is for CSV data; --data is {}", format);
+  OSPREY_CHECK_T(
+      cli::UsageError, (!given("--image-size") && !given("--color-mode")) || format == "images",
+      "osprey train: --image-size and --color-mode are for folders of images; --data is {}",
+      format);
+  TrainData d;
+  d.format = format;
+  if (format == "fashion_mnist") {
+    OSPREY_CHECK_T(cli::UsageError, a.test_data.empty(),
+                   "osprey train: --test-data: Fashion-MNIST's folder holds its own test split "
+                   "(t10k-*); give --test-data with other data");
+    // As before: a missing or damaged Fashion-MNIST is a failure (1), not bad usage.
+    auto fmnist = datasets::fashion_mnist::load({.directory = a.data});
+    d.train = fmnist.train;
+    d.test = fmnist.test;
+    d.num_classes = 10;
+    return d;
+  }
+  data::LabeledFilesOptions o{.format = format, .label_column = a.label_column};
+  o.images.color_mode = a.color_mode;
+  o.images.seed = a.seed;
+  if (!a.image_size.empty()) {
+    const size_t x = a.image_size.find('x');
+    o.images.height = std::stoll(a.image_size.substr(0, x));
+    o.images.width = std::stoll(a.image_size.substr(x + 1));
+  }
+  data::LabeledFiles train =
+      reading("--data", a.data, [&] { return data::read_labeled_files(a.data, o); });
+  d.train = train;
+  d.num_classes = train.num_classes;
+  if (!a.test_data.empty()) {
+    o.images.shuffle = false;  // the test split is evaluated whole: its order does not matter
+    data::LabeledFiles test = reading("--test-data", a.test_data,
+                                      [&] { return data::read_labeled_files(a.test_data, o); });
+    OSPREY_CHECK_T(cli::UsageError, row_shape(test.x.shape()) == row_shape(train.x.shape()),
+                   "osprey train: --test-data {} holds rows of {}, but --data {} holds rows of {}",
+                   a.test_data, row_shape(test.x.shape()).to_string(), a.data,
+                   row_shape(train.x.shape()).to_string());
+    OSPREY_CHECK_T(
+        cli::UsageError, train.class_names.empty() || test.class_names == train.class_names,
+        "osprey train: --test-data {} has the classes {}, but --data {} has {}", a.test_data,
+        fmt::join(test.class_names, ", "), a.data, fmt::join(train.class_names, ", "));
+    d.test = test;
+    d.num_classes = std::max(d.num_classes, test.num_classes);
+  }
+  return d;
+}
+
+Model make_model(const TrainArgs& a) {
+  if (a.model == "mlp" || a.model == "cnn") return applications::fashion_mnist_model(a.model);
+  return Model(reading("--model", a.model, [&] { return models::model_from_file(a.model); }));
+}
+
+// The model must take the data's rows and give one score per class, checked before training: a
+// model without an input shape is built for the data's; a grey image [H, W, 1] also feeds a model
+// that takes [H, W].
+void fit_model_to_data(const TrainArgs& a, Model& model, TrainData& d) {
+  Shape rows = row_shape(d.train.x.shape());
+  const std::string data_name = a.data.empty() ? "Fashion-MNIST" : a.data;
+  models::Network& net = model.network();
+  if (!net.built()) {
+    reading("--model", a.model, [&] {
+      model.build(rows);
+      return 0;
+    });
+  }
+  const Shape takes = row_shape(net.build_input_shapes().at(0));
+  Shape without_channel = rows;
+  if (!rows.empty() && rows[rows.ndim() - 1] == 1) without_channel.erase(rows.ndim() - 1);
+  if (takes != rows && without_channel == takes) {
+    for (data::LabeledArrays* split : {&d.train, &d.test}) {
+      if (!split->x.defined()) continue;
+      Shape s = split->x.shape();
+      s.erase(s.ndim() - 1);
+      split->x = split->x.reshape(s);
+    }
+    rows = takes;
+  }
+  OSPREY_CHECK_T(cli::UsageError, takes == rows,
+                 "osprey train: the model ({}) takes inputs of shape {}, but --data {} holds rows "
+                 "of shape {}",
+                 a.model, takes.to_string(), data_name, rows.to_string());
+  Shape batch = rows;
+  batch.insert(0, -1);
+  const Shape out = net.compute_output_shape({batch});
+  OSPREY_CHECK_T(cli::UsageError, out.ndim() == 2,
+                 "osprey train: the model ({}) outputs {} per batch; sparse categorical "
+                 "crossentropy needs one score per class, [batch, classes]",
+                 a.model, out.to_string());
+  OSPREY_CHECK_T(cli::UsageError, out[1] >= d.num_classes,
+                 "osprey train: the model ({}) outputs {} classes, but the labels of --data {} go "
+                 "up to {}",
+                 a.model, out[1], data_name, d.num_classes - 1);
+}
+
+void run(const TrainArgs& a, const CLI::App& cmd) {
   set_global_seed(a.seed);
   config::set_dtype_policy(a.dtype_policy);
   const std::shared_ptr<const train::Strategy> strategy = make_strategy(a);
@@ -172,9 +317,17 @@ void run(const TrainArgs& a) {
     early_stopping = callbacks::EarlyStopping({.monitor = monitor, .patience = *a.early_stopping});
     fit_callbacks.push_back(early_stopping);
   }
-  auto data = datasets::fashion_mnist::load({.directory = a.data});
-  Model model = applications::fashion_mnist_model(a.model);
-  if (chief) fmt::print("{}", model.summary());
+  TrainData data = load_data(a, cmd);
+  Model model = make_model(a);
+  fit_model_to_data(a, model, data);
+  if (chief) {
+    fmt::print("data: {} ({}): {} training rows of {}{}, {} classes\n",
+               a.data.empty() ? "Fashion-MNIST" : a.data, data.format, data.train.size(),
+               row_shape(data.train.x.shape()).to_string(),
+               data.test.size() > 0 ? fmt::format(", {} test rows", data.test.size()) : "",
+               data.num_classes);
+    fmt::print("{}", model.summary());
+  }
   if (chief && strategy->num_replicas_in_sync() > 1) {
     fmt::print("strategy: {}, {} replicas in sync, global batch {}\n", strategy->describe(),
                strategy->num_replicas_in_sync(), a.batch_size);
@@ -197,9 +350,14 @@ void run(const TrainArgs& a) {
   if (chief && backup && backup->restored_from()) {
     fmt::print("resumed from the backup {}\n", backup->restored_from()->string());
   }
-  const train::Logs test = model.evaluate(data.test.x, data.test.y, {.batch_size = 256});
-  if (chief) {
-    fmt::print("test loss: {:.4f} - test accuracy: {:.4f}\n", test.at("loss"), test.at("accuracy"));
+  if (data.test.size() > 0) {
+    const train::Logs test = model.evaluate(data.test.x, data.test.y, {.batch_size = 256});
+    if (chief) {
+      fmt::print("test loss: {:.4f} - test accuracy: {:.4f}\n", test.at("loss"),
+                 test.at("accuracy"));
+    }
+  } else if (chief) {
+    fmt::print("no test split: --test-data PATH evaluates the model on one after training\n");
   }
   if (a.output.empty()) return;
   model.save(a.output);  // only the chief's reaches a.output (workers hold the same weights)
@@ -212,17 +370,38 @@ void run(const TrainArgs& a) {
 
 void add_train(CLI::App& app) {
   auto args = std::make_shared<TrainArgs>();
-  auto* cmd = app.add_subcommand("train", "Train a model on Fashion-MNIST");
-  cmd->add_option("--model", args->model, "mlp (784-512-256-10) or cnn")
-      ->check(CLI::IsMember({"mlp", "cnn"}));
+  auto* cmd =
+      app.add_subcommand("train",
+                         "Train a model (a prebuilt one, or one a JSON or TOML file describes) on "
+                         "Fashion-MNIST or on IDX, NPY, CSV files or a folder of images");
+  cmd->add_option(
+         "--model", args->model,
+         "mlp (784-512-256-10), cnn, or a model description: a .json file in the format "
+         "Model::save writes as config.json (its \"model\" field, or the model alone: "
+         "{\"class_name\": \"Sequential\", \"config\": {...}}), the same tree in a .toml "
+         "file (TOML has no null: -1 for the batch axis of build_input_shape), or a folder "
+         "Model::save wrote (its architecture only: the weights start fresh, as Keras's "
+         "model_from_json; `osprey evaluate` uses saved weights). The model is compiled "
+         "with --optimizer, sparse_categorical_crossentropy and accuracy (a compile_config "
+         "in the file is not read), so it must output one probability per class "
+         "(softmax)")
+      ->check(CLI::Validator(
+          [](const std::string& text) {
+            if (text == "mlp" || text == "cnn" || std::filesystem::exists(text))
+              return std::string();
+            return "must be mlp, cnn, or a model description file or folder. Received: '" + text +
+                   "' (no such file or folder)";
+          },
+          "mlp|cnn|FILE"));
   cmd->add_option("--epochs", args->epochs, "Epochs")->check(kPositive);
   cmd->add_option("--batch-size", args->batch_size, "Batch size")->check(kPositive);
   cmd->add_option("--steps-per-epoch", args->steps_per_epoch,
                   "Training steps per epoch (default: one pass over the data)")
       ->check(kPositive);
   cmd->add_option("--validation-split", args->validation_split,
-                  "Hold out the last fraction F of the training images, and report val_loss and "
-                  "val_accuracy after each epoch (Keras's validation_split)")
+                  "Hold out the last fraction F of the rows of --data (in the files' order; a "
+                  "folder of images is shuffled with --seed first, as Keras does), and report "
+                  "val_loss and val_accuracy after each epoch (Keras's validation_split)")
       ->check(CLI::Validator(
           [](const std::string& text) {
             std::string copy = text;
@@ -243,7 +422,66 @@ void add_train(CLI::App& app) {
   cmd->add_option("--optimizer", args->optimizer, "sgd, adam, adamw or rmsprop");
   cmd->add_option("--lr", args->lr, "Learning rate")->check(kPositive);
   cmd->add_option("--seed", args->seed, "Random seed")->check(kNonNegative);
-  add_data_option(*cmd, args->data);
+  cmd->add_option("--data", args->data,
+                  "Training data (default: Fashion-MNIST from $OSPREY_DATA_DIR or the Debian "
+                  "package dataset-fashion-mnist). PATH is, by --data-format: fashion_mnist, a "
+                  "folder of its four IDX files; idx, IMAGES,LABELS (two IDX files, e.g. "
+                  "train-images-idx3-ubyte.gz,train-labels-idx1-ubyte.gz); npy, X.npy,Y.npy or a "
+                  "folder holding x.npy and y.npy (np.save's files: x [N, ...], y [N] class ids); "
+                  "csv, a .csv file with a header, numeric features and --label-column; images, a "
+                  "folder with one subfolder of images (PNG, JPEG, BMP, GIF) per class, the sorted "
+                  "folder names being classes 0, 1, ... (Keras's image_dataset_from_directory). "
+                  "Features become float32 (uint8 IDX and NPY data, and images, scaled to [0, 1]); "
+                  "labels must be class ids 0, 1, ...")
+      ->check(CLI::Validator(
+          [](const std::string& text) {
+            // Each part of a pair must exist; a name without an extension is taken for a folder.
+            for (size_t begin = 0; begin <= text.size();) {
+              const size_t comma = std::min(text.find(',', begin), text.size());
+              const std::string part = text.substr(begin, comma - begin);
+              if (!part.empty() && !std::filesystem::exists(part)) {
+                return std::string(std::filesystem::path(part).has_extension() ? "File"
+                                                                               : "Directory") +
+                       " does not exist: " + part;
+              }
+              begin = comma + 1;
+            }
+            return std::string();
+          },
+          "PATH"));
+  cmd->add_option("--data-format", args->data_format,
+                  "auto (told from --data: a pair of .npy files or a folder with x.npy: npy; "
+                  "another pair: idx; a .csv file: csv; a folder with Fashion-MNIST's files: "
+                  "fashion_mnist; a folder of folders: images), fashion_mnist, idx, npy, csv or "
+                  "images")
+      ->check(CLI::IsMember({"auto", "fashion_mnist", "idx", "npy", "csv", "images"}));
+  cmd->add_option("--test-data", args->test_data,
+                  "Test split in --data's format, evaluated once after training (test loss and "
+                  "accuracy). Fashion-MNIST has its own (its t10k files); other data has none "
+                  "without this. --validation-split holds out rows of --data, never of this");
+  cmd->add_option("--label-column", args->label_column,
+                  "csv: the header's name of the column of class ids; every other column is a "
+                  "feature");
+  cmd->add_option("--image-size", args->image_size,
+                  "images: resize every image to HxW (bilinear), e.g. 64x64 (default: keep their "
+                  "size, which all must share)")
+      ->check(CLI::Validator(
+          [](const std::string& text) {
+            const size_t x = text.find('x');
+            const auto positive = [](const std::string& n) {
+              return !n.empty() && n.size() <= 5 &&
+                     n.find_first_not_of("0123456789") == std::string::npos && std::stoi(n) > 0;
+            };
+            if (x != std::string::npos && positive(text.substr(0, x)) &&
+                positive(text.substr(x + 1)))
+              return std::string();
+            return "must be HEIGHTxWIDTH, e.g. 64x64. Received: '" + text + "'";
+          },
+          "HxW"));
+  cmd->add_option("--color-mode", args->color_mode,
+                  "images: rgb (3 channels) or grayscale (1): rows [H, W, C] (a grey [H, W, 1] "
+                  "also feeds a model that takes [H, W], as mlp and cnn do)")
+      ->check(CLI::IsMember({"rgb", "grayscale"}));
   cmd->add_option("--output", args->output,
                   "Directory to save the trained model in ('' to skip; default: $AIP_MODEL_DIR "
                   "when set)");
@@ -309,7 +547,7 @@ void add_train(CLI::App& app) {
     apply_managed_job_environment(*args, *cmd);
     OSPREY_CHECK_T(cli::UsageError, args->histogram_freq == 0 || !args->tensorboard.empty(),
                    "osprey train: --histogram-freq needs --tensorboard DIR");
-    run(*args);
+    run(*args, *cmd);
   });
 }
 

@@ -13,11 +13,11 @@ set -euo pipefail
 # clang-format-14, clang-tidy-14: the style gate (scripts/check_style.sh), pinned to one version.
 # libprotobuf-dev, protobuf-compiler: TensorBoard event files; python3-protobuf reads them back in
 # the tests. libgrpc++-dev, protobuf-compiler-grpc: parameter servers (osprey ps) and their
-# clients.
+# clients. libstb-dev: stb_image, which decodes folders of images (osprey train --data DIR/).
 packages=(
   build-essential cmake pkg-config
   libdnnl-dev ocl-icd-opencl-dev
-  nlohmann-json3-dev libfmt-dev libcli11-dev libtomlplusplus-dev zlib1g-dev
+  nlohmann-json3-dev libfmt-dev libcli11-dev libtomlplusplus-dev zlib1g-dev libstb-dev
   dataset-fashion-mnist
   libopenmpi-dev openmpi-bin libgloo-dev
   libxgboost-dev libnlopt-dev libprotobuf-dev protobuf-compiler

@@ -118,6 +118,12 @@ nlohmann::json parse_json(std::string_view text, std::string_view source, bool i
   return j;
 }
 
+std::string json_exception_message(const nlohmann::json::exception& e) {
+  const std::string what = e.what();
+  const size_t bracket = what.starts_with("[json.exception.") ? what.find("] ") : std::string::npos;
+  return bracket == std::string::npos ? what : what.substr(bracket + 2);
+}
+
 nlohmann::json read_json_file(const std::filesystem::path& path) {
   const std::string text = read_file(path);
   return parse_json(text, path.string(), true);

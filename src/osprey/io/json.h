@@ -34,6 +34,9 @@ void write_json_file(const std::filesystem::path& path, const nlohmann::ordered_
 
 // "null", "boolean", "integer", "float", "string", "array", "object".
 std::string_view json_type_name(const nlohmann::json& j) noexcept;
+// What a nlohmann exception says, without its tag: "key 'units' not found" for
+// "[json.exception.out_of_range.403] key 'units' not found".
+std::string json_exception_message(const nlohmann::json::exception& e);
 
 namespace detail {
 struct LineColumn {

@@ -1,5 +1,7 @@
 // The functional model: a topological order of the layer calls between inputs and outputs,
 // and its Keras-like config (each layer with the calls that feed it).
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <map>
 #include <set>
@@ -184,7 +186,11 @@ std::shared_ptr<nn::Layer> Functional::from_config(const nlohmann::json& c) {
   auto key = [](const nlohmann::json& ref) {
     return ref.at(0).get<std::string>() + "/" + std::to_string(ref.at(1).get<int>());
   };
-  for (const auto& l : c.at("layers")) {
+  const nlohmann::json& entries = c.at("layers");
+  OSPREY_CHECK(entries.is_array(), "layers: must be an array of layers. Received: {}",
+               entries.dump());
+  for (size_t i = 0; i < entries.size(); ++i) {
+    const nlohmann::json& l = entries[i];
     const std::string cls = l.at("class_name").get<std::string>();
     const std::string name = l.at("name").get<std::string>();
     if (cls == "InputLayer") {
@@ -195,7 +201,7 @@ std::shared_ptr<nn::Layer> Functional::from_config(const nlohmann::json& c) {
           nn::Input(s, name, parse_dtype(cfg.value("dtype", std::string("float32"))));
       continue;
     }
-    layer_by_name[name] = nn::layer_from_config(cls, l.at("config"));
+    layer_by_name[name] = nn::deserialize_layer(l, fmt::format("layers[{}]", i));
     inbound[name] = l.at("inbound_nodes");
   }
   for (const auto& step : c.at("execution_order")) {

@@ -220,10 +220,12 @@ nlohmann::json Sequential::get_config() const {
 }
 
 std::shared_ptr<nn::Layer> Sequential::from_config(const nlohmann::json& c) {
+  const nlohmann::json& entries = c.at("layers");
+  OSPREY_CHECK(entries.is_array(), "layers: must be an array of layers. Received: {}",
+               entries.dump());
   std::vector<std::shared_ptr<nn::Layer>> layers;
-  for (const auto& l : c.at("layers")) {
-    layers.push_back(nn::layer_from_config(l.at("class_name").get<std::string>(), l.at("config")));
-  }
+  for (size_t i = 0; i < entries.size(); ++i)
+    layers.push_back(nn::deserialize_layer(entries[i], fmt::format("layers[{}]", i)));
   SequentialOptions o;
   o.name = c.value("name", std::string());
   o.trainable = c.value("trainable", true);

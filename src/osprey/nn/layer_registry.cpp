@@ -3,6 +3,7 @@
 #include <map>
 #include <mutex>
 
+#include "osprey/io/json.h"
 #include "osprey/nn/layers/all.h"
 
 namespace osprey::nn {
@@ -49,6 +50,24 @@ std::shared_ptr<Layer> layer_from_config(const std::string& class_name,
 
 nlohmann::json serialize_layer(const Layer& layer) {
   return {{"class_name", layer.class_name()}, {"config", layer.get_config()}};
+}
+
+std::shared_ptr<Layer> deserialize_layer(const nlohmann::json& entry, const std::string& where) {
+  OSPREY_CHECK(entry.is_object() && entry.contains("class_name") && entry["class_name"].is_string(),
+               "{}: expected {{\"class_name\": ..., \"config\": {{...}}}}. Received: {}", where,
+               entry.dump());
+  const std::string class_name = entry["class_name"].get<std::string>();
+  nlohmann::json config = entry.value("config", nlohmann::json::object());
+  if (config.is_null()) config = nlohmann::json::object();
+  OSPREY_CHECK(config.is_object(), "{}.config: must be an object. Received: {}", where,
+               config.dump());
+  try {
+    return layer_from_config(class_name, config);
+  } catch (const nlohmann::json::exception& e) {
+    OSPREY_THROW(ValueError, "{} ({}): {}", where, class_name, io::json_exception_message(e));
+  } catch (const ValueError& e) {
+    OSPREY_THROW(ValueError, "{}: {}", where, e.what());
+  }
 }
 
 }  // namespace osprey::nn

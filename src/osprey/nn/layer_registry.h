@@ -20,5 +20,9 @@ std::shared_ptr<Layer> layer_from_config(const std::string& class_name,
                                          const nlohmann::json& config);
 // {"class_name": ..., "config": ...} for one layer.
 nlohmann::json serialize_layer(const Layer& layer);
+// The layer such an entry describes (the inverse of serialize_layer; a missing "config" is {}).
+// Any error building it is a ValueError whose message starts with `where`, the entry's place in
+// the config that holds it: "layers[2]: unknown layer class 'Dense2'. Registered layers: ...".
+std::shared_ptr<Layer> deserialize_layer(const nlohmann::json& entry, const std::string& where);
 
 }  // namespace osprey::nn

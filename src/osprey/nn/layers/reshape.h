@@ -34,6 +34,6 @@ class Reshape : public SingleInputLayer {
 
 namespace osprey::layers {
 inline nn::LayerRef<nn::Reshape> Reshape(Shape target_shape, nn::ReshapeOptions options = {}) {
-  return nn::make_layer<nn::Reshape>(std::move(target_shape), std::move(options));
+  return nn::make_layer<nn::Reshape>(target_shape, std::move(options));
 }
 }  // namespace osprey::layers
