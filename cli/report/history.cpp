@@ -36,8 +36,8 @@ void HistoryRecorder::on_epoch_end(int epoch, const train::Logs& logs) {
 }
 
 void HistoryRecorder::write(const std::filesystem::path& file) const {
-  io::write_json_file(file, nlohmann::json{
-                                {"format", kFormat}, {"version", kVersion}, {"epochs", epochs_}});
+  io::write_json_file(
+      file, nlohmann::json{{"format", kFormat}, {"version", kVersion}, {"epochs", epochs_}});
 }
 
 nlohmann::json metric_to_json(double v) {
@@ -65,8 +65,7 @@ Curves curves_from_records(const io::JsonView& root) {
     std::vector<std::pair<std::string, double>> values;
     const io::JsonView metrics = r["metrics"];
     if (!metrics.is_object()) metrics.fail("must be an object of metric values");
-    for (const auto& [name, v] : metrics.items())
-      values.emplace_back(name, metric_from_json(v));
+    for (const auto& [name, v] : metrics.items()) values.emplace_back(name, metric_from_json(v));
     c.add_epoch(r.get<int>("epoch") + 1, values);
   }
   return c;

@@ -18,8 +18,7 @@ std::string html_table(const std::vector<std::string>& header,
 // A <section> with its id, an <h2> title (escaped) and a body (HTML, as is).
 std::string html_section(std::string_view id, std::string_view title, std::string_view body);
 // The section of what is absent: the title and a one-line note (escaped) saying why.
-std::string html_absent_section(std::string_view id, std::string_view title,
-                                std::string_view note);
+std::string html_absent_section(std::string_view id, std::string_view title, std::string_view note);
 
 // <!DOCTYPE html> ... with the title (escaped) and the body (HTML, inserted as is).
 std::string html_document(std::string_view title, std::string_view body);

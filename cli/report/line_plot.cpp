@@ -33,9 +33,9 @@ std::string axes(const LinePlot& p, const Axis& x, const Axis& y, const Frame& f
   s += fmt::format("<rect class=\"frame\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\"/>\n",
                    px(f.left), px(f.top), px(f.right - f.left), px(f.bottom - f.top));
   s += svg_text((f.left + f.right) / 2, f.bottom + 34, p.x_label, "middle", "class=\"label\"");
-  s += svg_text(14, (f.top + f.bottom) / 2, p.y_label, "middle",
-                fmt::format("class=\"label\" transform=\"rotate(-90 14 {})\"",
-                            px((f.top + f.bottom) / 2)));
+  s += svg_text(
+      14, (f.top + f.bottom) / 2, p.y_label, "middle",
+      fmt::format("class=\"label\" transform=\"rotate(-90 14 {})\"", px((f.top + f.bottom) / 2)));
   return s;
 }
 
@@ -76,10 +76,7 @@ std::string line_plot(const LinePlot& p) {
   for (const double v : xs) whole_x = whole_x && (!std::isfinite(v) || v == std::floor(v));
   const Axis x = Axis::fit(xs, {.integer = whole_x});
   const Axis y = Axis::fit(ys, {.log = p.log_y});
-  const Frame f{.left = 64,
-                .right = p.width - 16.0,
-                .top = 40,
-                .bottom = p.height - 44.0};
+  const Frame f{.left = 64, .right = p.width - 16.0, .top = 40, .bottom = p.height - 44.0};
 
   std::string s = svg_open(p.width, p.height, p.title);
   s += svg_text(f.left, 18, p.title, "start", "class=\"title\"");
@@ -105,8 +102,8 @@ std::string line_plot(const LinePlot& p) {
     const std::string d = ser.line ? path_data(ser, x, y, f) : std::string();
     if (!d.empty()) {
       s += fmt::format(
-          "<path class=\"series\" d=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\"{}/>\n",
-          d, colour, ser.dashed ? " stroke-dasharray=\"5 3\"" : "");
+          "<path class=\"series\" d=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\"{}/>\n", d,
+          colour, ser.dashed ? " stroke-dasharray=\"5 3\"" : "");
     }
     if (!ser.markers) continue;
     for (size_t k = 0; k < ser.x.size() && k < ser.y.size(); ++k) {

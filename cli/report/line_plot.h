@@ -17,10 +17,10 @@ struct Series {
   std::string name{};
   std::vector<double> x{}, y{};  // the same length
   bool dashed = false;
-  bool line = true;     // false: the points alone (a scatter)
-  bool markers = true;  // a dot at each point
-  bool step = false;    // a staircase (best-so-far curves): horizontal, then vertical
-  std::string colour{};   // "" takes the series' place in the palette
+  bool line = true;      // false: the points alone (a scatter)
+  bool markers = true;   // a dot at each point
+  bool step = false;     // a staircase (best-so-far curves): horizontal, then vertical
+  std::string colour{};  // "" takes the series' place in the palette
 };
 
 struct LinePlot {

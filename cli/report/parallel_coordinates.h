@@ -22,7 +22,7 @@ using Cell = std::variant<std::monostate, double, std::string>;
 
 struct Dimension {
   std::string name{};
-  bool log = false;                     // a numeric axis on a log scale
+  bool log = false;                       // a numeric axis on a log scale
   std::vector<std::string> categories{};  // a categorical axis's values in order (may be empty)
 };
 
@@ -30,7 +30,7 @@ struct ParallelCoordinates {
   std::string title{};
   std::vector<Dimension> dimensions{};
   std::vector<std::vector<Cell>> rows{};  // rows[row][dimension]
-  std::vector<std::string> row_names{};  // shown when hovering a line (may be empty)
+  std::vector<std::string> row_names{};   // shown when hovering a line (may be empty)
   std::vector<double> colour_by{};        // per row; NaN is drawn grey, under the others
   std::string colour_label{};
   bool higher_is_better = true;  // which end of colour_by is yellow and drawn on top

@@ -42,7 +42,11 @@ TEST(EscapeTest, MarkupQuotesAndAmpersandsBecomeEntities) {
 }
 
 TEST(EscapeTest, ControlCharactersBecomeReplacementCharacters) {
-  EXPECT_EQ(escape(std::string("a\x01" "b\tc\n", 6)), "a\xEF\xBF\xBD" "b\tc\n");
+  EXPECT_EQ(escape(std::string("a\x01"
+                               "b\tc\n",
+                               6)),
+            "a\xEF\xBF\xBD"
+            "b\tc\n");
 }
 
 TEST(FormatNumberTest, FourSignificantDigitsAndNamedSpecials) {
@@ -105,7 +109,8 @@ TEST(AxisTest, IntegerAxesTickOnWholeNumbers) {
 
 TEST(LinePlotTest, PointsLandWhereTheFrameAndAxesPutThem) {
   // Frame of a 560x320 plot: x in [64, 544], y in [276, 40]; axes [0, 1] both.
-  const std::string svg = line_plot({.title = "t", .series = {{.name = "s", .x = {0, 1}, .y = {0, 1}}}});
+  const std::string svg =
+      line_plot({.title = "t", .series = {{.name = "s", .x = {0, 1}, .y = {0, 1}}}});
   EXPECT_NE(svg.find("<circle cx=\"64\" cy=\"276\""), std::string::npos) << svg;
   EXPECT_NE(svg.find("<circle cx=\"544\" cy=\"40\""), std::string::npos) << svg;
   EXPECT_NE(svg.find("d=\"M64 276 L544 40\""), std::string::npos) << svg;
@@ -114,8 +119,8 @@ TEST(LinePlotTest, PointsLandWhereTheFrameAndAxesPutThem) {
 }
 
 TEST(LinePlotTest, NaNPointsAreSkippedAndBreakTheLine) {
-  const std::string svg = line_plot(
-      {.title = "t", .series = {{.name = "s", .x = {1, 2, 3, 4}, .y = {1, kNaN, 3, 4}}}});
+  const std::string svg =
+      line_plot({.title = "t", .series = {{.name = "s", .x = {1, 2, 3, 4}, .y = {1, kNaN, 3, 4}}}});
   EXPECT_EQ(count(svg, "<circle"), 3);
   const std::smatch m = [&] {
     std::smatch r;
@@ -151,9 +156,9 @@ TEST(LinePlotTest, StepSeriesGoAcrossThenUp) {
 }
 
 TEST(BarChartTest, BarsStartAtZeroAndAreProportionalToTheValues) {
-  const std::string svg =
-      bar_chart({.title = "w", .labels = {"a", "b"}, .values = {0.25, 0.75}});
-  const std::vector<double> widths = numbers_after(svg, "<rect class=\"bar\" x=\"[-0-9.]+\" y=\"[-0-9.]+\" width");
+  const std::string svg = bar_chart({.title = "w", .labels = {"a", "b"}, .values = {0.25, 0.75}});
+  const std::vector<double> widths =
+      numbers_after(svg, "<rect class=\"bar\" x=\"[-0-9.]+\" y=\"[-0-9.]+\" width");
   ASSERT_EQ(widths.size(), 2u);
   EXPECT_NEAR(widths[1] / widths[0], 3.0, 0.01);
   const std::vector<double> xs = numbers_after(svg, "<rect class=\"bar\" x");
@@ -190,7 +195,8 @@ TEST(ParallelCoordinatesTest, NumericLogAndCategoricalAxesPlaceEachTrial) {
 }
 
 TEST(ParallelCoordinatesTest, CategoriesMetButNotListedAreAppendedInOrder) {
-  ParallelCoordinates pc{.title = "t", .dimensions = {{.name = "c", .categories = {"a"}}, {.name = "b"}}};
+  ParallelCoordinates pc{.title = "t",
+                         .dimensions = {{.name = "c", .categories = {"a"}}, {.name = "b"}}};
   pc.rows = {{std::string("z"), std::string("true")}, {std::string("a"), std::string("false")}};
   EXPECT_EQ(detail::parallel_categories(pc, 0), (std::vector<std::string>{"a", "z"}));
   EXPECT_EQ(detail::parallel_categories(pc, 1), (std::vector<std::string>{"true", "false"}));
@@ -225,7 +231,7 @@ TEST(ParallelCoordinatesTest, TheBestTrialIsDrawnLastAndYellow) {
   std::string svg = parallel_coordinates(pc);
   EXPECT_EQ(last_title(svg), "first");
   EXPECT_NE(svg.find("stroke=\"#fde725\""), std::string::npos);  // the ramp's yellow end
-  pc.higher_is_better = false;  // a loss: the lowest is best
+  pc.higher_is_better = false;                                   // a loss: the lowest is best
   EXPECT_EQ(last_title(parallel_coordinates(pc)), "second");
 }
 

@@ -98,12 +98,12 @@ std::string stages_section(const ReportData& data) {
     speed.labels.push_back(s.stage);
     speed.values.push_back(s.samples_per_second);
   }
-  std::string body = fmt::format(
-      "<p class=\"meta\">Each stage measured on the test split; {} spent in all.</p>\n",
-      escape(fmt::format("{:.0f} s", run.elapsed_seconds)));
-  body += html_table({"stage", "what", "precision", "test accuracy", "inference samples/s",
-                      "size MB", "seconds"},
-                     rows);
+  std::string body =
+      fmt::format("<p class=\"meta\">Each stage measured on the test split; {} spent in all.</p>\n",
+                  escape(fmt::format("{:.0f} s", run.elapsed_seconds)));
+  body += html_table(
+      {"stage", "what", "precision", "test accuracy", "inference samples/s", "size MB", "seconds"},
+      rows);
   body += bar_chart(accuracy) + bar_chart(speed);
   return html_section("stages", "Stages: precision, quantization, speed and accuracy", body);
 }
@@ -132,7 +132,7 @@ std::string render_report(const ReportData& data) {
 
 fs::path write_report(const fs::path& dir, const fs::path& output) {
   const ReportData data = read_report_data(dir);
-  const fs::path file = output.empty() ? dir / "report.html" : output;
+  fs::path file = output.empty() ? dir / "report.html" : output;
   io::atomic_write_file(file, render_report(data));
   return file;
 }

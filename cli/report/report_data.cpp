@@ -154,11 +154,10 @@ ReportData read_report_data(const fs::path& given) {
       if (it != data.run->member_test_accuracy.end()) m.test_accuracy = it->second;
     }
   }
-  OSPREY_CHECK_T(cli::UsageError,
-                 data.run || !data.studies.empty() || !data.ensembles.empty() ||
-                     !data.curves.empty(),
-                 "osprey report: {} holds nothing to report. Looked for {}", dir.string(),
-                 kLookedFor);
+  OSPREY_CHECK_T(
+      cli::UsageError,
+      data.run || !data.studies.empty() || !data.ensembles.empty() || !data.curves.empty(),
+      "osprey report: {} holds nothing to report. Looked for {}", dir.string(), kLookedFor);
   return data;
 }
 

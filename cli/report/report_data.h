@@ -47,7 +47,7 @@ struct RunInfo {
   std::filesystem::path file{};
   std::vector<std::pair<std::string, std::string>> options{};  // as given to osprey run
   double elapsed_seconds = 0;
-  std::vector<StageInfo> stages{};  // the finished ones, in the run's order
+  std::vector<StageInfo> stages{};                       // the finished ones, in the run's order
   std::map<std::string, double> member_test_accuracy{};  // the ensemble stage's, by member name
 };
 

@@ -23,8 +23,8 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 std::string curve_plots(const Curves& c) {
   const auto finite = [&](const std::string& name) {
     const auto it = c.metrics.find(name);
-    return it != c.metrics.end() &&
-           std::any_of(it->second.begin(), it->second.end(), [](double v) { return std::isfinite(v); });
+    return it != c.metrics.end() && std::any_of(it->second.begin(), it->second.end(),
+                                                [](double v) { return std::isfinite(v); });
   };
   std::vector<std::string> bases;
   for (const auto& [name, values] : c.metrics) {
@@ -105,11 +105,12 @@ std::string hyperparameter_plot(const Study& s) {
   pc.dimensions.push_back({.name = s.objective});
   for (const TrialInfo& t : s.trials) {
     std::vector<Cell> row;
+    row.reserve(names.size() + 1);
     for (const std::string& n : names) row.push_back(t.value(n) ? *t.value(n) : Cell{});
     row.push_back(t.score && std::isfinite(*t.score) ? Cell{*t.score} : Cell{});
     pc.rows.push_back(std::move(row));
-    pc.row_names.push_back(fmt::format("trial {}: {}", t.id,
-                                       t.score ? format_number(*t.score) : t.status));
+    pc.row_names.push_back(
+        fmt::format("trial {}: {}", t.id, t.score ? format_number(*t.score) : t.status));
     pc.colour_by.push_back(t.score ? *t.score : kNaN);
   }
   return parallel_coordinates(pc);
@@ -124,10 +125,9 @@ std::string trials_table(const Study& s) {
   header.push_back("message");
   std::vector<std::vector<std::string>> rows;
   for (const TrialInfo& t : s.trials) {
-    std::vector<std::string> row = {
-        t.id, t.status, t.score ? format_number(*t.score) : "",
-        t.best_step >= 0 ? std::to_string(t.best_step + 1) : "",
-        t.curves.empty() ? "" : format_number(t.curves.epochs.back())};
+    std::vector<std::string> row = {t.id, t.status, t.score ? format_number(*t.score) : "",
+                                    t.best_step >= 0 ? std::to_string(t.best_step + 1) : "",
+                                    t.curves.empty() ? "" : format_number(t.curves.epochs.back())};
     for (const std::string& n : names) row.push_back(cell_text(t.value(n)));
     row.push_back(t.message);
     rows.push_back(std::move(row));

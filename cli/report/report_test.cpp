@@ -58,8 +58,11 @@ json trial(const std::string& id, const std::string& status, const json& score, 
 void write_study(const fs::path& dir) {
   const json space = {
       {{"class_name", "Float"},
-       {"config", {{"name", "learning_rate"}, {"min_value", 1e-4}, {"max_value", 1e-2},
-                   {"sampling", "log"}}}},
+       {"config",
+        {{"name", "learning_rate"},
+         {"min_value", 1e-4},
+         {"max_value", 1e-2},
+         {"sampling", "log"}}}},
       {{"class_name", "Choice"}, {"config", {{"name", "optimizer"}, {"values", {"adam", "sgd"}}}}},
       {{"class_name", "Boolean"}, {"config", {{"name", "batch_norm"}}}},
       {{"class_name", "Fixed"}, {"config", {{"name", "head"}, {"value", "flatten"}}}}};
@@ -67,23 +70,35 @@ void write_study(const fs::path& dir) {
                               {"objective", {{"name", "val_accuracy"}, {"direction", "max"}}},
                               {"hyperparameters", {{"space", space}, {"values", json::object()}}},
                               {"trial_ids", {"0000", "0001", "0002"}}});
-  write(dir / "trial_0000/trial.json",
-        trial("0000", "completed", 0.5,
-              {{"learning_rate", 1e-3}, {"optimizer", "adam"}, {"batch_norm", true},
-               {"tuner/epochs", 2}},
-              {epoch(0, {{"loss", 1.0}, {"val_loss", 1.2}, {"accuracy", 0.4}, {"val_accuracy", 0.45}}),
-               epoch(1, {{"loss", 0.8}, {"val_loss", 1.0}, {"accuracy", 0.5}, {"val_accuracy", 0.5}})}));
-  write(dir / "trial_0001/trial.json",
-        trial("0001", "failed", nullptr,
-              {{"learning_rate", 1e-2}, {"optimizer", "sgd"}, {"batch_norm", false},
-               {"tuner/epochs", 2}},
-              json::array(), "ValueError: <nan> & boom"));
-  write(dir / "trial_0002/trial.json",
-        trial("0002", "completed", 0.7,
-              {{"learning_rate", 1e-3}, {"optimizer", "adam"}, {"batch_norm", true},
-               {"tuner/epochs", 4}, {"tuner/trial_id", "0000"}},
-              {epoch(2, {{"loss", 0.6}, {"val_loss", "nan"}, {"accuracy", 0.6}, {"val_accuracy", 0.6}}),
-               epoch(3, {{"loss", 0.5}, {"val_loss", 0.9}, {"accuracy", 0.7}, {"val_accuracy", 0.7}})}));
+  write(
+      dir / "trial_0000/trial.json",
+      trial(
+          "0000", "completed", 0.5,
+          {{"learning_rate", 1e-3},
+           {"optimizer", "adam"},
+           {"batch_norm", true},
+           {"tuner/epochs", 2}},
+          {epoch(0, {{"loss", 1.0}, {"val_loss", 1.2}, {"accuracy", 0.4}, {"val_accuracy", 0.45}}),
+           epoch(1,
+                 {{"loss", 0.8}, {"val_loss", 1.0}, {"accuracy", 0.5}, {"val_accuracy", 0.5}})}));
+  write(dir / "trial_0001/trial.json", trial("0001", "failed", nullptr,
+                                             {{"learning_rate", 1e-2},
+                                              {"optimizer", "sgd"},
+                                              {"batch_norm", false},
+                                              {"tuner/epochs", 2}},
+                                             json::array(), "ValueError: <nan> & boom"));
+  write(
+      dir / "trial_0002/trial.json",
+      trial(
+          "0002", "completed", 0.7,
+          {{"learning_rate", 1e-3},
+           {"optimizer", "adam"},
+           {"batch_norm", true},
+           {"tuner/epochs", 4},
+           {"tuner/trial_id", "0000"}},
+          {epoch(2, {{"loss", 0.6}, {"val_loss", "nan"}, {"accuracy", 0.6}, {"val_accuracy", 0.6}}),
+           epoch(3,
+                 {{"loss", 0.5}, {"val_loss", 0.9}, {"accuracy", 0.7}, {"val_accuracy", 0.7}})}));
 }
 
 TEST(CurvesTest, AMetricFirstSeenLaterIsNaNOnTheEarlierEpochs) {
@@ -199,10 +214,9 @@ TEST(StudyTest, AMissingOrDamagedTrialFileIsAnErrorNamingIt) {
     read_study(tmp.path());
     FAIL() << "no error";
   } catch (const IoError& e) {
-    EXPECT_EQ(std::string(e.what()),
-              fmt::format("{}: lists trial 0001 but {} does not exist",
-                          (tmp.path() / "oracle.json").string(),
-                          (tmp.path() / "trial_0001/trial.json").string()));
+    EXPECT_EQ(std::string(e.what()), fmt::format("{}: lists trial 0001 but {} does not exist",
+                                                 (tmp.path() / "oracle.json").string(),
+                                                 (tmp.path() / "trial_0001/trial.json").string()));
   }
 }
 
@@ -216,7 +230,8 @@ TEST(ReportDataTest, AMissingFolderIsAUsageErrorNamingItAndWhatWasLookedFor) {
     EXPECT_EQ(std::string(e.what()),
               "osprey report: " + dir.string() +
                   " does not exist. Expected a folder written by osprey run, osprey tune or osprey "
-                  "train, holding " + kLookedFor);
+                  "train, holding " +
+                  kLookedFor);
   }
 }
 
@@ -269,27 +284,39 @@ TEST(ReportTest, ARunFolderGivesEverySectionInTheRunsOrder) {
   const fs::path run = tmp.path() / "run";
   write_study(run / "tune");
   const auto row = [](const std::string& stage, double acc) {
-    return json{{"stage", stage}, {"what", stage + " <row>"}, {"test_accuracy", acc},
-                {"samples_per_second", 1000.0}, {"size_bytes", 2000000}, {"seconds", 5.0}};
+    return json{{"stage", stage},        {"what", stage + " <row>"},
+                {"test_accuracy", acc},  {"samples_per_second", 1000.0},
+                {"size_bytes", 2000000}, {"seconds", 5.0}};
   };
   const json members = {{{"name", "cnn_1"}, {"weight", 0.6}, {"test_accuracy", 0.91}},
                         {{"name", "xgboost_features"}, {"weight", 0.4}, {"test_accuracy", 0.88}}};
-  write(run / "run.json",
-        {{"version", 1},
-         {"options", {{"budget_seconds", 60.0}, {"dtype_policy", "auto"}}},
-         {"elapsed_seconds", 58.5},
-         {"stages",
-          {{"tune", {{"row", row("tune", 0.8)}, {"notes", {{"started_at", 0.0}, {"precision", "float32"}}}}},
-           {"retrain", {{"row", row("retrain", 0.85)}, {"notes", {{"started_at", 17.0}}}}},
-           {"ensemble", {{"row", row("ensemble", 0.9)},
-                         {"notes", {{"started_at", 50.0}, {"members", members}}}}},
-           {"quantize", {{"row", row("quantize", 0.89)},
-                         {"notes", {{"started_at", 55.0}, {"precision", "int8"}}}}}}}});
-  const json manifest = {
-      {"format", "osprey-ensemble"}, {"version", 1}, {"combiner", "nelder_mead"}, {"weights", {0.6, 0.4}},
-      {"members", {{{"name", "cnn_1"}, {"kind", "model"}, {"path", "members/cnn_1"}, {"config", json::object()}},
-                   {{"name", "xgboost_features"}, {"kind", "xgboost"}, {"path", "members/xgboost_features"},
-                    {"config", json::object()}}}}};
+  write(
+      run / "run.json",
+      {{"version", 1},
+       {"options", {{"budget_seconds", 60.0}, {"dtype_policy", "auto"}}},
+       {"elapsed_seconds", 58.5},
+       {"stages",
+        {{"tune",
+          {{"row", row("tune", 0.8)}, {"notes", {{"started_at", 0.0}, {"precision", "float32"}}}}},
+         {"retrain", {{"row", row("retrain", 0.85)}, {"notes", {{"started_at", 17.0}}}}},
+         {"ensemble",
+          {{"row", row("ensemble", 0.9)}, {"notes", {{"started_at", 50.0}, {"members", members}}}}},
+         {"quantize",
+          {{"row", row("quantize", 0.89)},
+           {"notes", {{"started_at", 55.0}, {"precision", "int8"}}}}}}}});
+  const json manifest = {{"format", "osprey-ensemble"},
+                         {"version", 1},
+                         {"combiner", "nelder_mead"},
+                         {"weights", {0.6, 0.4}},
+                         {"members",
+                          {{{"name", "cnn_1"},
+                            {"kind", "model"},
+                            {"path", "members/cnn_1"},
+                            {"config", json::object()}},
+                           {{"name", "xgboost_features"},
+                            {"kind", "xgboost"},
+                            {"path", "members/xgboost_features"},
+                            {"config", json::object()}}}}};
   write(run / "ensemble/ensemble.json", manifest);
   write(run / "ensemble_int8/ensemble.json", manifest);
   HistoryRecorder rec;
@@ -306,7 +333,7 @@ TEST(ReportTest, ARunFolderGivesEverySectionInTheRunsOrder) {
   for (const StageInfo& s : data.run->stages) order.push_back(s.stage);
   EXPECT_EQ(order, (std::vector<std::string>{"tune", "retrain", "ensemble", "quantize"}));
   const std::string page = render_report(data);
-  EXPECT_EQ(plots_in(page, "curves"), 4);    // retrain/member_0 and the best trial: 2 each
+  EXPECT_EQ(plots_in(page, "curves"), 4);  // retrain/member_0 and the best trial: 2 each
   EXPECT_EQ(plots_in(page, "trials"), 2);
   EXPECT_EQ(plots_in(page, "ensemble"), 1);  // ensemble_int8 repeats its weights: a note
   EXPECT_EQ(plots_in(page, "stages"), 2);    // test accuracy, samples/s
@@ -316,6 +343,21 @@ TEST(ReportTest, ARunFolderGivesEverySectionInTheRunsOrder) {
   EXPECT_NE(page.find("<td>int8</td>"), std::string::npos);
   EXPECT_NE(page.find("<td>retrain &lt;row&gt;</td>"), std::string::npos);
   EXPECT_NE(page.find("<h3>retrain/member_0</h3>"), std::string::npos);
+}
+
+TEST(ReportTest, AFolderOfTrainingLogsGivesTheirCurvesAlone) {
+  const io::TemporaryDirectory tmp("osprey-report-test");
+  write_text(tmp.path() / "train.csv",
+             "epoch,accuracy,loss,val_accuracy,val_loss\n0,0.5,1.2,0.45,1.3\n"
+             "1,0.6,1.0,0.55,1.1\n");
+  write_text(tmp.path() / "notes.csv", "x,y\n1,2\n");  // not a training log: ignored
+  const ReportData data = read_report_data(tmp.path());
+  ASSERT_EQ(data.curves.size(), 1u);
+  EXPECT_EQ(data.curves[0].title, "train.csv");
+  const std::string page = render_report(data);
+  EXPECT_EQ(plots_in(page, "curves"), 2);
+  EXPECT_EQ(plots_in(page, "trials"), 0);
+  EXPECT_EQ(count(page, "class=\"absent\""), 3);
 }
 
 TEST(ReportTest, WriteReportPutsThePageInTheFolderByDefault) {

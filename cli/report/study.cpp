@@ -58,7 +58,8 @@ TrialInfo read_trial(const io::JsonView& t) {
   for (const auto& [name, v] : t["hyperparameters"]["values"].items())
     info.values.emplace_back(name, cell_from_json(v));
   if (const auto metrics = t.find("metrics")) {
-    for (const auto& [name, v] : metrics->items()) info.final.emplace_back(name, metric_from_json(v));
+    for (const auto& [name, v] : metrics->items())
+      info.final.emplace_back(name, metric_from_json(v));
   }
   const io::JsonView executions = t["executions"];
   info.executions = static_cast<int>(executions.size());

@@ -21,7 +21,7 @@ namespace osprey::cli::report {
 struct SpaceEntry {
   std::string name{};
   std::string kind{};                     // Int, Float, Choice, Boolean, Fixed
-  bool log = false;                     // sampled on a log scale
+  bool log = false;                       // sampled on a log scale
   std::vector<std::string> categories{};  // Choice and Boolean values, as text
 };
 
@@ -29,10 +29,10 @@ struct TrialInfo {
   std::string id{};
   std::string status{};  // completed, failed, invalid, running, ...
   std::optional<double> score{};
-  int best_step = -1;                                 // 0-based epoch
+  int best_step = -1;                                   // 0-based epoch
   std::vector<std::pair<std::string, Cell>> values{};   // the trial's hyperparameter values
   std::vector<std::pair<std::string, double>> final{};  // metrics at the best epoch
-  Curves curves{};                                    // its first execution's epochs
+  Curves curves{};                                      // its first execution's epochs
   int executions = 0;
   std::string message{};  // why it failed
 
