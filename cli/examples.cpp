@@ -9,7 +9,7 @@
 namespace osprey::cli {
 
 void add_examples(CLI::App& app) {
-  static constexpr std::array<std::pair<const char*, const char*>, 10> kExamples = {{
+  static constexpr std::array<std::pair<const char*, const char*>, 11> kExamples = {{
       {"info", "osprey info"},
       {"train",
        "osprey train --model cnn --epochs 5 --dtype-policy mixed_bfloat16 --output fmnist_cnn\n"
@@ -40,6 +40,8 @@ void add_examples(CLI::App& app) {
       {"ps",
        "OSPREY_PS_TOKEN=$(cat token) osprey ps --listen 10.0.0.2:5001 --checkpoint-dir ps0 "
        "--checkpoint-every 60"},
+      {"report",
+       "osprey report studies/cnn --output cnn_study.html    (or a run: osprey report osprey_run)"},
   }};
   for (const auto& [name, example] : kExamples) {
     app.get_subcommand(name)->footer(std::string("\nExample:\n  ") + example);

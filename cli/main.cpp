@@ -37,6 +37,7 @@ int main(int argc, char** argv) {
   osprey::cli::add_run(app);
   osprey::cli::add_ensemble(app);
   osprey::cli::add_ps(app);
+  osprey::cli::add_report(app);
   osprey::cli::add_examples(app);
   // CLI11 answers a missing or misspelt command with "A subcommand is required": name it instead.
   const auto subcommands = app.get_subcommands([](const CLI::App*) { return true; });

@@ -6,10 +6,11 @@
 //                features, weights fitted by Nelder-Mead on a held-out split no member trained on
 //   4. quantize  the ensemble's networks to int8
 // and prints a table (per stage: test accuracy, inference samples/s, size on disk, seconds),
-// written with every stage's artefacts to --output. Each stage may end by a fixed fraction of the
-// budget (kPlan); time a stage leaves unused goes to the next. Killed, the run resumes where it
-// was: finished stages are kept (run.json), the tuner resumes its study, retrained members are
-// kept one by one.
+// written with every stage's artefacts to --output, with report.html (the page `osprey report`
+// writes: the curves, the trials, the ensemble's weights and this table, plotted). Each stage may
+// end by a fixed fraction of the budget (kPlan); time a stage leaves unused goes to the next.
+// Killed, the run resumes where it was: finished stages are kept (run.json), the tuner resumes its
+// study, retrained members are kept one by one.
 //
 // The splits of the 60,000 training images: train (the first 50,000), validation (5,000: the
 // tuner's objective, then retrained on) and holdout (5,000: never trained on; the ensemble's
@@ -23,6 +24,8 @@
 #include <filesystem>
 #include <regex>
 
+#include "cli/report/history.h"
+#include "cli/report/report.h"
 #include "cli/run_state.h"
 #include "cli/saved_model_command.h"
 #include "cli/subcommands.h"
@@ -188,6 +191,7 @@ class Run {
                                    ? a_.dtype_policy
                                    : (cpu::native_bf16() ? "mixed_bfloat16" : "float32");
     config::set_dtype_policy(policy);
+    policy_ = policy;
     fmt::print(
         "osprey run: budget {}, output {}, dtype policy {}{}\n", clock_text(budget_), out_.string(),
         policy,
@@ -344,6 +348,7 @@ class Run {
           optim::CosineDecay({.initial_learning_rate = lr,
                               .decay_steps = epochs * steps_per_epoch + opt.iterations(),
                               .alpha = 0.01}));
+      auto history = std::make_shared<report::HistoryRecorder>();  // the report's curves
       fmt::print("member {}/{}: {:.0f} samples/s, {} epochs of {} images in {}\n", i + 1,
                  a_.members, static_cast<double>(batch) / per_step, epochs, s.train_and_val.size(),
                  clock_text(share));
@@ -352,10 +357,12 @@ class Run {
                  .epochs = epochs,
                  .verbose = 0,
                  .callbacks = {std::make_shared<Progress>(
-                     fmt::format("retrain member {}/{}", i + 1, a_.members), clock_, budget_,
-                     clock_.now() + share, state_)},
+                                   fmt::format("retrain member {}/{}", i + 1, a_.members), clock_,
+                                   budget_, clock_.now() + share, state_),
+                               history},
                  .seed = a_.seed + 1 + static_cast<uint64_t>(i)});
       model.save(member_dir(i).string());
+      history->write(member_dir(i) / "history.json");  // after save, which replaces the folder
     }
     // The row: the best member on the test split.
     StageRow row{.stage = "retrain", .what = "", .seconds = clock_.now() - start};
@@ -398,9 +405,14 @@ class Run {
         nullptr, "xgboost_features"));
     ens.fit_weights(s.holdout.x, s.holdout.y, "nelder_mead");
     const auto members = ens.evaluate_members(s.test.x, s.test.y);
-    for (size_t i = 0; i < members.size(); ++i)
+    nlohmann::json& noted = state_.notes("ensemble")["members"] = nlohmann::json::array();
+    for (size_t i = 0; i < members.size(); ++i) {
       fmt::print("  {:<18} weight {:.3f}  test accuracy {:.4f}\n", ens.members()[i]->name(),
                  ens.weights()[i], members[i].at("accuracy"));
+      noted.push_back({{"name", ens.members()[i]->name()},
+                       {"weight", ens.weights()[i]},
+                       {"test_accuracy", members[i].at("accuracy")}});
+    }
     ens.save((out_ / "ensemble").string());
     finish("ensemble", ensemble_row("ensemble", ens, start, "nelder_mead"));
   }
@@ -429,6 +441,8 @@ class Run {
   }
 
   void finish(const std::string& stage, StageRow row) {
+    // The precision the stage's networks ran in, for the report's table.
+    state_.notes(stage)["precision"] = stage == "quantize" ? std::string("int8") : policy_;
     fmt::print("{}: test accuracy {:.4f}, {:.0f} samples/s, {:.2f} MB, {:.1f} s\n", stage,
                row.test_accuracy, row.samples_per_second, row.size_bytes / 1e6, row.seconds);
     state_.finish(stage, row, clock_.now());
@@ -448,9 +462,11 @@ class Run {
                          clock_text(budget_), a_.seed);
     fmt::print("\n{}", table);
     io::atomic_write_file(out_ / "report.md", table);
+    fmt::print("report: {}\n", report::write_report(out_).string());
   }
 
   RunArgs a_;
+  std::string policy_;  // the dtype policy "auto" resolved to
   double budget_;
   fs::path out_;
   RunState state_;
@@ -467,7 +483,8 @@ void add_run(CLI::App& app) {
       "The main job: tune a CNN on Fashion-MNIST, retrain the best, ensemble them with XGBoost, "
       "quantize to int8, and report each stage, within --budget; rerun to resume");
   cmd->add_option("--budget", a->budget, "Time for the whole run: 15m (default), 2m, 90s, 1h");
-  cmd->add_option("--output", a->output, "Folder for the artefacts, run.json and report.md");
+  cmd->add_option("--output", a->output,
+                  "Folder for the artefacts, run.json, report.md and report.html");
   cmd->add_option("--seed", a->seed, "Random seed")->check(kNonNegative);
   cmd->add_option("--members", a->members, "Networks to retrain for the ensemble")
       ->check(CLI::Range(1, 10));

@@ -14,6 +14,8 @@ set -euo pipefail
 # libprotobuf-dev, protobuf-compiler: TensorBoard event files; python3-protobuf reads them back in
 # the tests. libgrpc++-dev, protobuf-compiler-grpc: parameter servers (osprey ps) and their
 # clients. libstb-dev: stb_image, which decodes folders of images (osprey train --data DIR/).
+# chromium (tests only): osprey report's pages are loaded in headless Chromium, which must log no
+# console message, and screenshotted (tests/report_chromium_test.py).
 packages=(
   build-essential cmake pkg-config
   libdnnl-dev ocl-icd-opencl-dev
@@ -29,6 +31,7 @@ if [[ ${1:-} == --tests ]]; then
     slurm-wlm munge iproute2 iputils-ping
     python3 python3-numpy python3-torch python3-protobuf libopenblas0-pthread
     clang-format-14 clang-tidy-14
+    chromium
   )
 elif [[ -n ${1:-} ]]; then
   echo "setup: unknown option $1 (--tests adds what the tests need)" >&2

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# `osprey run --budget 1m` (the main job, cli/run.cpp): a whole run finishes within its budget and
-# prints its table; a run killed part-way (SIGKILL, after the tuning stage) resumes on the next
-# call without redoing the finished stages, and finishes too.
+# `osprey run --budget 1m` (the main job, cli/run.cpp): a whole run finishes within its budget,
+# prints its table and writes its page (report.html); a run killed part-way (SIGKILL, after the
+# tuning stage) resumes on the next call without redoing the finished stages, and finishes too.
 # Usage: run_main_job_test.sh OSPREY
 set -euo pipefail
 osprey=$1
@@ -15,6 +15,8 @@ for stage in tune retrain ensemble quantize; do
   grep -q "^| $stage |" "$work/a.log" || fail "no $stage row in the table"
 done
 grep -q "^| quantize |" "$work/a/report.md" || fail "report.md lacks the table"
+grep -q '<section id="stages">' "$work/a/report.html" || fail "report.html lacks the stage table"
+[[ -s "$work/a/retrain/member_0/history.json" ]] || fail "no history.json for the report's curves"
 for d in retrain/member_0 ensemble ensemble_int8; do
   [[ -d "$work/a/$d" ]] || fail "no $d folder"
 done
