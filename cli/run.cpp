@@ -24,6 +24,7 @@
 #include <filesystem>
 #include <regex>
 
+#include "cli/managed_job.h"
 #include "cli/report/history.h"
 #include "cli/report/report.h"
 #include "cli/run_state.h"
@@ -42,6 +43,7 @@
 #include "osprey/tensor/cpu/dnnl_info.h"
 #include "osprey/tensor/ops.h"
 #include "osprey/train/callback.h"
+#include "osprey/train/callbacks/tensorboard.h"
 #include "osprey/train/trainer.h"
 #include "osprey/tune/hyper_cnn.h"
 #include "osprey/tune/tuners.h"
@@ -60,6 +62,7 @@ struct RunArgs {
   int members = 2;  // retrained networks; the ensemble adds one XGBoost member
   std::string dtype_policy = "auto";
   bool overwrite = false;
+  std::string tensorboard;  // TensorBoard logs of the tuning and retraining ('' off)
 };
 
 // Where each stage must end, as a fraction of the budget.
@@ -275,13 +278,18 @@ class Run {
                            .seed = a_.seed,
                            .verbose = 1,
                            .max_seconds = std::max(1.0, deadline - clock_.now())});
-    tuner.search(
-        splits_.tune_train.x, splits_.tune_train.y,
-        {.batch_size = 128,
-         .verbose = 0,
-         .callbacks = {std::make_shared<Progress>("tune", clock_, budget_, deadline, state_)},
-         .validation_data = train::ValidationData(splits_.val.x, splits_.val.y),
-         .seed = a_.seed});
+    // Pushed one by one: GCC 12 warns (-Warray-bounds, wrongly) when a vector built from an
+    // initializer list grows.
+    std::vector<train::CallbackPtr> fit_callbacks;
+    fit_callbacks.push_back(std::make_shared<Progress>("tune", clock_, budget_, deadline, state_));
+    if (!a_.tensorboard.empty())  // a run per trial execution under tune/ (trial_tensorboard.h)
+      fit_callbacks.push_back(callbacks::TensorBoard(fs::path(a_.tensorboard) / "tune"));
+    tuner.search(splits_.tune_train.x, splits_.tune_train.y,
+                 {.batch_size = 128,
+                  .verbose = 0,
+                  .callbacks = fit_callbacks,
+                  .validation_data = train::ValidationData(splits_.val.x, splits_.val.y),
+                  .seed = a_.seed});
     // The best distinct configurations: Hyperband's promoted trials repeat their parents' values.
     nlohmann::json kept = nlohmann::json::array();
     std::vector<nlohmann::json> seen;
@@ -352,14 +360,20 @@ class Run {
       fmt::print("member {}/{}: {:.0f} samples/s, {} epochs of {} images in {}\n", i + 1,
                  a_.members, static_cast<double>(batch) / per_step, epochs, s.train_and_val.size(),
                  clock_text(share));
+      std::vector<train::CallbackPtr> fit_callbacks;  // one by one, as in tune()
+      fit_callbacks.push_back(
+          std::make_shared<Progress>(fmt::format("retrain member {}/{}", i + 1, a_.members), clock_,
+                                     budget_, clock_.now() + share, state_));
+      fit_callbacks.push_back(history);
+      if (!a_.tensorboard.empty()) {
+        fit_callbacks.push_back(
+            callbacks::TensorBoard(fs::path(a_.tensorboard) / fmt::format("member_{}", i)));
+      }
       model.fit(s.train_and_val.x, s.train_and_val.y,
                 {.batch_size = batch,
                  .epochs = epochs,
                  .verbose = 0,
-                 .callbacks = {std::make_shared<Progress>(
-                                   fmt::format("retrain member {}/{}", i + 1, a_.members), clock_,
-                                   budget_, clock_.now() + share, state_),
-                               history},
+                 .callbacks = fit_callbacks,
                  .seed = a_.seed + 1 + static_cast<uint64_t>(i)});
       model.save(member_dir(i).string());
       history->write(member_dir(i) / "history.json");  // after save, which replaces the folder
@@ -484,7 +498,9 @@ void add_run(CLI::App& app) {
       "quantize to int8, and report each stage, within --budget; rerun to resume");
   cmd->add_option("--budget", a->budget, "Time for the whole run: 15m (default), 2m, 90s, 1h");
   cmd->add_option("--output", a->output,
-                  "Folder for the artefacts, run.json, report.md and report.html");
+                  "Folder for the artefacts, run.json, report.md and report.html, and the "
+                  "tuner's and members' checkpoints the run resumes from (default: "
+                  "$AIP_MODEL_DIR when set, else osprey_run)");
   cmd->add_option("--seed", a->seed, "Random seed")->check(kNonNegative);
   cmd->add_option("--members", a->members, "Networks to retrain for the ensemble")
       ->check(CLI::Range(1, 10));
@@ -494,7 +510,16 @@ void add_run(CLI::App& app) {
       ->check(CLI::IsMember({"auto", "float32", "mixed_bfloat16"}));
   add_data_option(*cmd, a->data);
   cmd->add_flag("--overwrite", a->overwrite, "Start over instead of resuming --output");
-  cmd->callback([a] {
+  cmd->add_option(
+      "--tensorboard", a->tensorboard,
+      "TensorBoard logs: the tuner's trials in DIR/tune (with the HPARAMS tab), each "
+      "retrained member in DIR/member_<i> (default: $AIP_TENSORBOARD_LOG_DIR when set)");
+  cmd->callback([a, cmd] {
+    // Managed jobs (Vertex AI, seed 002): the platform's folders unless a flag says otherwise.
+    // AIP_CHECKPOINT_DIR is not used: the run resumes from its checkpoints, which stay in
+    // --output beside the state that says which are done.
+    default_from_managed_job(*cmd, "--output", "AIP_MODEL_DIR", a->output);
+    default_from_managed_job(*cmd, "--tensorboard", "AIP_TENSORBOARD_LOG_DIR", a->tensorboard);
     const double budget = parse_budget(a->budget);
     Run(*a, budget).go();
   });

@@ -15,6 +15,8 @@
 #include <limits>
 #include <optional>
 
+#include "cli/managed_job.h"
+#include "cli/report/history.h"
 #include "cli/subcommands.h"
 #include "cli/usage_error.h"
 #include "cli/validators.h"
@@ -81,16 +83,11 @@ struct TrainArgs {
   std::string ps_placement = "round_robin";
 };
 
-// Managed-job conventions (Vertex AI custom jobs, seed 002): the platform says where the model,
-// checkpoints and TensorBoard logs go; a flag the user gave wins.
+// Managed-job conventions (cli/managed_job.h): where the model, checkpoints and logs go.
 void apply_managed_job_environment(TrainArgs& a, const CLI::App& cmd) {
-  const auto from_env = [&](const char* flag, const char* var, std::string& field) {
-    const char* value = std::getenv(var);
-    if (value != nullptr && *value != '\0' && cmd.get_option(flag)->count() == 0) field = value;
-  };
-  from_env("--output", "AIP_MODEL_DIR", a.output);
-  from_env("--checkpoint-dir", "AIP_CHECKPOINT_DIR", a.checkpoint_dir);
-  from_env("--tensorboard", "AIP_TENSORBOARD_LOG_DIR", a.tensorboard);
+  default_from_managed_job(cmd, "--output", "AIP_MODEL_DIR", a.output);
+  default_from_managed_job(cmd, "--checkpoint-dir", "AIP_CHECKPOINT_DIR", a.checkpoint_dir);
+  default_from_managed_job(cmd, "--tensorboard", "AIP_TENSORBOARD_LOG_DIR", a.tensorboard);
 }
 
 // --strategy parameter_server: the cluster (chief, workers, ps) comes from OSPREY_CONFIG or
@@ -333,6 +330,8 @@ void run(const TrainArgs& a, const CLI::App& cmd) {
                strategy->num_replicas_in_sync(), a.batch_size);
   }
   model.compile(opt, "sparse_categorical_crossentropy", {"accuracy"}, {.strategy = strategy});
+  auto history = std::make_shared<report::HistoryRecorder>();  // osprey report's curves
+  fit_callbacks.push_back(history);
   model.fit(data.train.x, data.train.y,
             {.batch_size = a.batch_size,
              .epochs = a.epochs,
@@ -362,7 +361,11 @@ void run(const TrainArgs& a, const CLI::App& cmd) {
   if (a.output.empty()) return;
   model.save(a.output);  // only the chief's reaches a.output (workers hold the same weights)
   if (chief) {
-    fmt::print("saved to {}/ (config.json, model.safetensors, optimizer.safetensors)\n", a.output);
+    history->write(std::filesystem::path(a.output) / "history.json");  // save replaced the folder
+    fmt::print(
+        "saved to {}/ (config.json, model.safetensors, optimizer.safetensors, "
+        "history.json)\n",
+        a.output);
   }
 }
 

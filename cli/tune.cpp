@@ -22,9 +22,9 @@
 
 #include <algorithm>
 #include <array>
-#include <cstdlib>
 #include <filesystem>
 
+#include "cli/managed_job.h"
 #include "cli/saved_model_command.h"
 #include "cli/subcommands.h"
 #include "cli/tune_command.h"
@@ -417,9 +417,8 @@ void add_tune(CLI::App& app) {
       a->project = "fmnist_hyper_" + a->hypermodel;
     const auto given = [cmd](const char* flag) { return cmd->get_option(flag)->count() > 0; };
     // Managed jobs (Vertex AI): the platform's TensorBoard folder unless the flag says otherwise.
-    const char* managed = std::getenv("AIP_TENSORBOARD_LOG_DIR");
-    if (managed != nullptr && *managed != '\0' && !given("--tensorboard") && a->command.empty())
-      a->tensorboard = managed;
+    if (a->command.empty())
+      default_from_managed_job(*cmd, "--tensorboard", "AIP_TENSORBOARD_LOG_DIR", a->tensorboard);
     OSPREY_CHECK_T(cli::UsageError,
                    a->tensorboard.empty() || !std::filesystem::exists(a->tensorboard) ||
                        std::filesystem::is_directory(a->tensorboard),

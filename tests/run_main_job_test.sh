@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `osprey run --budget 1m` (the main job, cli/run.cpp): a whole run finishes within its budget,
-# prints its table and writes its page (report.html); a run killed part-way (SIGKILL, after the
+# prints its table and writes its page (report.html), its folders from the AIP_* variables; a run killed part-way (SIGKILL, after the
 # tuning stage) resumes on the next call without redoing the finished stages, and finishes too.
 # Usage: run_main_job_test.sh OSPREY
 set -euo pipefail
@@ -9,8 +9,14 @@ work=$(mktemp -d)
 trap 'if [[ -n "${pid:-}" ]]; then kill -9 "$pid" 2>/dev/null || true; fi; rm -rf "$work"' EXIT
 fail() { echo "FAIL: $*"; for f in "$work"/*.log; do echo "--- $f"; cat "$f"; done; exit 1; }
 
-# A whole run: every stage's row, the report file, the artefacts, the budget kept.
-"$osprey" run --budget 1m --output "$work/a" >"$work/a.log" 2>&1 || fail "run exited $?"
+# A whole run: every stage's row, the report file, the artefacts, the budget kept. As a Vertex AI
+# job: the output folder and the TensorBoard logs come from AIP_MODEL_DIR and AIP_TENSORBOARD_LOG_DIR.
+AIP_MODEL_DIR="$work/a" AIP_TENSORBOARD_LOG_DIR="$work/tb" "$osprey" run --budget 1m >"$work/a.log" 2>&1 ||
+  fail "run exited $?"
+ls "$work"/tb/tune/trial_0000/execution_0/validation/events.out.tfevents.* >/dev/null ||
+  fail "no TensorBoard run of the first trial in AIP_TENSORBOARD_LOG_DIR/tune"
+ls "$work"/tb/member_0/train/events.out.tfevents.* >/dev/null ||
+  fail "no TensorBoard run of the first member in AIP_TENSORBOARD_LOG_DIR"
 for stage in tune retrain ensemble quantize; do
   grep -q "^| $stage |" "$work/a.log" || fail "no $stage row in the table"
 done

@@ -2,6 +2,7 @@
 # osprey train's callback flags and the managed-job variables (issue 26), each from a run:
 #   --tensorboard DIR --histogram-freq 1: event files in DIR/train and DIR/validation;
 #   --csv-log FILE: a header and one row per epoch, with the validation columns;
+#   the saved model's history.json (both epochs), which osprey report plots;
 #   --early-stopping 0 with a learning rate that cannot improve: stops after epoch 2 and says so;
 #   AIP_MODEL_DIR, AIP_CHECKPOINT_DIR, AIP_TENSORBOARD_LOG_DIR: the model, checkpoints and logs go
 #   there when no flag says otherwise, and a flag wins;
@@ -24,6 +25,13 @@ done
 [ "$(head -n 1 "$tmp/log.csv")" = "epoch,loss,accuracy,val_loss,val_accuracy" ] ||
   fail "csv header: $(head -n 1 "$tmp/log.csv")"
 [ "$(wc -l <"$tmp/log.csv")" = 3 ] || fail "csv rows: $(wc -l <"$tmp/log.csv") lines, expected 3"
+# The curves osprey report plots: history.json beside the model, one record per epoch.
+/usr/bin/python3 -c 'import json, sys; h = json.load(open(sys.argv[1]))
+assert [e["epoch"] for e in h["epochs"]] == [0, 1], h
+assert {"loss", "accuracy", "val_loss", "val_accuracy"} <= set(h["epochs"][1]["metrics"]), h' \
+  "$tmp/model/history.json" || fail "history.json: not 2 epochs of the fit's logs"
+"$osprey" report "$tmp/model" --output "$tmp/model.html" >"$tmp/out" 2>&1 &&
+  grep -q '<svg' "$tmp/model.html" || fail "osprey report of the trained model: no plot"
 
 # SGD with a learning rate of 1e-9 leaves the loss where it is: no epoch improves on the first.
 "$osprey" train --epochs 10 --steps-per-epoch 2 --batch-size 32 --optimizer sgd --lr 1e-9 \

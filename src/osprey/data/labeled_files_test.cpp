@@ -8,6 +8,7 @@
 #include <filesystem>
 
 #include "osprey/core/error.h"
+#include "osprey/core/error_of_test.h"
 #include "osprey/data/files_test.h"
 #include "osprey/data/idx.h"
 #include "osprey/data/npy.h"
@@ -20,6 +21,7 @@ namespace osprey::data {
 namespace {
 
 namespace fs = std::filesystem;
+using osprey::testing::error_of;
 using testing::TempDir;
 using testing::write_text;
 
@@ -28,18 +30,6 @@ Tensor tensor(DType dtype, const Shape& shape, const std::vector<double>& values
   Tensor view = t.reshape(Shape{t.numel()});  // a view of the same elements
   for (size_t i = 0; i < values.size(); ++i) view.set({static_cast<int64_t>(i)}, values[i]);
   return t;
-}
-
-template <class E, class Fn>
-std::string error_of(Fn&& fn) {
-  try {
-    fn();
-  } catch (const E& e) {
-    return e.what();
-  } catch (const std::exception& e) {
-    return std::string("wrong exception type: ") + e.what();
-  }
-  return "no exception";
 }
 
 TEST(LabeledFilesTest, TellsTheFormatFromThePath) {

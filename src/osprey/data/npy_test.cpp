@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "osprey/core/error.h"
+#include "osprey/core/error_of_test.h"
 #include "osprey/data/files_test.h"
 
 namespace osprey::data {
@@ -24,14 +25,7 @@ using testing::write_text;
 
 template <class Fn>
 std::string io_error(Fn&& fn) {
-  try {
-    fn();
-  } catch (const IoError& e) {
-    return e.what();
-  } catch (const std::exception& e) {
-    return std::string("wrong exception type: ") + e.what();
-  }
-  return "no exception";
+  return osprey::testing::error_of<IoError>(std::forward<Fn>(fn));
 }
 
 bool have_numpy() { return std::system("/usr/bin/python3 -c 'import numpy' >/dev/null 2>&1") == 0; }

@@ -3,26 +3,16 @@
 #include <gtest/gtest.h>
 
 #include "osprey/core/error.h"
+#include "osprey/core/error_of_test.h"
 #include "osprey/io/io_test_util.h"
 
 namespace osprey::io {
 namespace {
 
+using osprey::testing::error_of;
 using testing::read_bytes;
 using testing::TempDir;
 using testing::write_bytes;
-
-template <class E, class Fn>
-std::string error_of(Fn&& fn) {
-  try {
-    fn();
-  } catch (const E& e) {
-    return e.what();
-  } catch (const std::exception& e) {
-    return std::string("wrong exception type: ") + e.what();
-  }
-  return "no exception";
-}
 
 TEST(JsonTest, LineColumnCountsFromOne) {
   EXPECT_EQ(detail::line_column("abc", 0).line, 1u);

@@ -1,0 +1,19 @@
+// Managed-job conventions (Vertex AI custom jobs, seed 002): the platform names the folders for
+// the model, the checkpoints and the TensorBoard logs in AIP_* variables, so a job written for
+// it runs unchanged. A flag the user gave wins over the variable.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <cstdlib>
+#include <string>
+
+namespace osprey::cli {
+
+// field = $var when it is set and not empty and `flag` was not given on the command line.
+inline void default_from_managed_job(const CLI::App& cmd, const char* flag, const char* var,
+                                     std::string& field) {
+  const char* value = std::getenv(var);
+  if (value != nullptr && *value != '\0' && cmd.get_option(flag)->count() == 0) field = value;
+}
+
+}  // namespace osprey::cli
