@@ -13,9 +13,9 @@ namespace {
 
 using nlohmann::json;
 
-[[noreturn]] void throw_kind(bool is_file, std::string message) {
-  if (is_file) throw IoError(std::move(message));
-  throw ValueError(std::move(message));
+[[noreturn]] void throw_kind(bool is_file, const std::string& message) {
+  if (is_file) throw IoError(message);
+  throw ValueError(message);
 }
 
 // nlohmann's what() reads "[json.exception.parse_error.101] parse error at line 1, column 5:

@@ -72,6 +72,7 @@ void write_hparams_experiment(const std::vector<train::CallbackPtr>& callbacks,
     }
   }
   std::vector<io::HParamMetric> metrics;
+  metrics.reserve(names.size());
   for (const auto& [group, tag] : names) metrics.push_back({.group = group, .tag = tag});
   for (const train::CallbackPtr& c : callbacks) {
     if (const auto* tb = dynamic_cast<const train::TensorBoard*>(c.get())) {

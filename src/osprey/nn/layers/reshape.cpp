@@ -6,7 +6,7 @@
 namespace osprey::nn {
 
 Reshape::Reshape(Shape target_shape, ReshapeOptions options)
-    : SingleInputLayer("Reshape", base_options(options)), target_shape_(std::move(target_shape)) {
+    : SingleInputLayer("Reshape", base_options(options)), target_shape_(target_shape) {
   int unknown = 0;
   for (int64_t d : target_shape_) {
     OSPREY_CHECK(
