@@ -520,6 +520,7 @@ void add_run(CLI::App& app) {
     // --output beside the state that says which are done.
     default_from_managed_job(*cmd, "--output", "AIP_MODEL_DIR", a->output);
     default_from_managed_job(*cmd, "--tensorboard", "AIP_TENSORBOARD_LOG_DIR", a->tensorboard);
+    check_folder_option("run", "--tensorboard", a->tensorboard);
     const double budget = parse_budget(a->budget);
     Run(*a, budget).go();
   });

@@ -22,7 +22,6 @@
 
 #include <algorithm>
 #include <array>
-#include <filesystem>
 
 #include "cli/managed_job.h"
 #include "cli/saved_model_command.h"
@@ -419,11 +418,7 @@ void add_tune(CLI::App& app) {
     // Managed jobs (Vertex AI): the platform's TensorBoard folder unless the flag says otherwise.
     if (a->command.empty())
       default_from_managed_job(*cmd, "--tensorboard", "AIP_TENSORBOARD_LOG_DIR", a->tensorboard);
-    OSPREY_CHECK_T(cli::UsageError,
-                   a->tensorboard.empty() || !std::filesystem::exists(a->tensorboard) ||
-                       std::filesystem::is_directory(a->tensorboard),
-                   "osprey tune: --tensorboard {}: a file of that name exists; expected a folder",
-                   a->tensorboard);
+    check_folder_option("tune", "--tensorboard", a->tensorboard);
     if (a->command.empty()) {
       for (const char* flag : {"--metric", "--trial-timeout", "--quiet"}) {
         OSPREY_CHECK_T(cli::UsageError, !given(flag),
