@@ -5,7 +5,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-# The main job needs neither the tests nor the benchmarks (nor GoogleTest and PyTorch to build them).
-bash scripts/build.sh -DOSPREY_BUILD_TESTS=OFF -DOSPREY_BUILD_BENCH=OFF
+# The main job needs neither the tests, the benchmarks nor the examples (nor GoogleTest and PyTorch
+# to build them).
+bash scripts/build.sh -DOSPREY_BUILD_TESTS=OFF -DOSPREY_BUILD_BENCH=OFF -DOSPREY_BUILD_EXAMPLES=OFF
 ./"${OSPREY_BUILD_DIR:-build}"/cli/osprey info
 ./"${OSPREY_BUILD_DIR:-build}"/cli/osprey run "$@"

@@ -14,6 +14,10 @@ set -euo pipefail
 # libprotobuf-dev, protobuf-compiler: TensorBoard event files; python3-protobuf reads them back in
 # the tests. libgrpc++-dev, protobuf-compiler-grpc: parameter servers (osprey ps) and their
 # clients. libstb-dev: stb_image, which decodes folders of images (osprey train --data DIR/).
+# clang-14, libclang-rt-14-dev, libomp-14-dev (tests only): the libFuzzer build of the fuzz targets
+# (scripts/fuzz.sh) under ASan and UBSan; clang's OpenMP is libomp.
+# valgrind (tests only): bench_ops counts instructions through callgrind's client requests
+# (valgrind/callgrind.h), and the test command builds the benchmarks.
 # chromium (tests only): osprey report's pages are loaded in headless Chromium, which must log no
 # console message, and screenshotted (tests/report_chromium_test.py).
 packages=(
@@ -30,7 +34,7 @@ if [[ ${1:-} == --tests ]]; then
     libgtest-dev libgmock-dev libbenchmark-dev
     slurm-wlm munge iproute2 iputils-ping
     python3 python3-numpy python3-torch python3-protobuf libopenblas0-pthread
-    clang-format-14 clang-tidy-14
+    clang-format-14 clang-tidy-14 valgrind clang-14 libclang-rt-14-dev libomp-14-dev
     chromium
   )
 elif [[ -n ${1:-} ]]; then

@@ -5,6 +5,7 @@
 // float8 decoding goes through float16, whose layout float8 shares.
 #include "osprey/core/float_convert.h"
 
+#include <cpuid.h>
 #include <immintrin.h>
 
 #include <atomic>
@@ -194,7 +195,9 @@ void e5m2_to_f32_avx2(const float8_e5m2* s, float* d, int64_t n) {
 // GCC 12's AVX-512 intrinsics start from self-initialized "undefined" registers, which
 // -Wmaybe-uninitialized reports at every inlined call.
 #pragma GCC diagnostic push
+#if !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 
 OSPREY_AVX512 void f32_to_bf16_avx512(const float* s, bfloat16* d, int64_t n) {
   int64_t i = 0;
@@ -352,6 +355,14 @@ const Kernels& kernels() noexcept {
 
 namespace detail {
 
+namespace {
+// clang 14's __builtin_cpu_supports does not know "f16c" (GCC's does): CPUID leaf 1, ECX bit 29.
+bool has_f16c() noexcept {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  return __get_cpuid(1, &eax, &ebx, &ecx, &edx) != 0 && (ecx & bit_F16C) != 0;
+}
+}  // namespace
+
 bool cpu_supports(ConvertPath path) noexcept {
   __builtin_cpu_init();
   switch (path) {
@@ -359,7 +370,7 @@ bool cpu_supports(ConvertPath path) noexcept {
       return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
              __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bf16");
     case ConvertPath::avx2:
-      return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c");
+      return __builtin_cpu_supports("avx2") && has_f16c();
     case ConvertPath::scalar:
       return true;
   }

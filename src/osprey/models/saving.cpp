@@ -1,7 +1,10 @@
 #include "osprey/models/saving.h"
 
+#include <set>
+
 #include "osprey/io/atomic_directory.h"
 #include "osprey/io/json.h"
+#include "osprey/nn/build_limits.h"
 #include "osprey/nn/layer_registry.h"
 
 namespace osprey::models {
@@ -44,26 +47,54 @@ LoadedModel load_model(const std::filesystem::path& dir) {
                  out.config.contains("model") && out.config["model"].contains("class_name"),
                  "{}: field \"model\" with a \"class_name\" is missing", config_path.string());
   const auto& m = out.config["model"];
-  std::shared_ptr<nn::Layer> layer =
-      nn::layer_from_config(m["class_name"].get<std::string>(), m.at("config"));
+  // The weights file's header first (no data is read): every weight the config builds is checked
+  // against it before it is allocated, so a config that does not fit its weights is refused
+  // before a byte of the model exists.
+  const std::filesystem::path weights_path = dir / "model.safetensors";
+  nn::BuildLimits limits;
+  limits.source = weights_path.string();
+  limits.expected.emplace();
+  for (const io::SafetensorsTensorInfo& t : io::read_safetensors_header(weights_path).tensors)
+    limits.expected->emplace(t.name, nn::ExpectedWeight{t.dtype, t.shape});
+  std::shared_ptr<nn::Layer> layer;
+  {
+    nn::BuildLimitsScope scope(std::move(limits));
+    layer = nn::layer_from_config(m["class_name"].get<std::string>(), m.at("config"));
+  }
   out.model = std::dynamic_pointer_cast<Network>(layer);
   OSPREY_CHECK_T(IoError, out.model != nullptr, "{}: \"model\" is a {}, not a model",
                  config_path.string(), m["class_name"].get<std::string>());
-  load_weights(*out.model, dir / "model.safetensors");
+  load_weights(*out.model, weights_path);
   return out;
 }
 
 void load_weights(Network& model, const std::filesystem::path& weights_path) {
   const io::SafetensorsFile file = io::load_safetensors(weights_path);
-  for (const autograd::Variable& v : model.variables()) {
+  const std::vector<autograd::Variable> variables = model.variables();
+  // Every tensor is checked before any weight changes, so a file that does not fit leaves the
+  // model as it was.
+  std::set<std::string_view> names;
+  for (const autograd::Variable& v : variables) {
     const Tensor* t = file.find(v.name());
     OSPREY_CHECK_T(IoError, t != nullptr, "{}: weight \"{}\" is missing", weights_path.string(),
                    v.name());
     OSPREY_CHECK_T(IoError, t->shape() == v.shape(),
                    "{}: weight \"{}\" has shape {}, the model expects {}", weights_path.string(),
                    v.name(), t->shape().to_string(), v.shape().to_string());
+    // A same-sized dtype (I32 for F32) would otherwise be converted value by value into garbage.
+    OSPREY_CHECK_T(IoError, t->dtype() == v.dtype(),
+                   "{}: weight \"{}\" has dtype {}, the model expects {}", weights_path.string(),
+                   v.name(), dtype_name(t->dtype()), dtype_name(v.dtype()));
+    names.insert(v.name());
+  }
+  for (const auto& [name, tensor] : file.tensors) {
+    OSPREY_CHECK_T(IoError, names.contains(name),
+                   "{}: holds \"{}\", which the model has no weight for ({} weights expected)",
+                   weights_path.string(), name, variables.size());
+  }
+  for (const autograd::Variable& v : variables) {
     Tensor dst = v.value();
-    dst.copy_(*t);
+    dst.copy_(*file.find(v.name()));
   }
 }
 

@@ -152,5 +152,70 @@ TEST(SavingTest, AWeightOfTheWrongShapeIsReportedByName) {
       {"weight \"sequential/dense/kernel\" has shape [3, 5], the model expects [3, 4]"});
 }
 
+// Issue 27: a config.json that asks for far more than its weights file holds is refused before the
+// model is built. The kernel asked for here would take 12 TB; building it first would throw
+// bad_alloc (or, under ASan, abort), so only the check before allocation passes this test.
+TEST(SavingTest, AConfigThatDoesNotFitItsWeightsIsRefusedBeforeAnythingIsAllocated) {
+  nn::clear_session();
+  Sequential model({layers::Dense(4)}, {.input_shape = {3}});
+  TempDir dir;
+  save_model(model, dir.path());
+  nlohmann::json config = io::read_json_file(dir / "config.json");
+  std::string text = config.dump();
+  const std::string units = "\"units\":4";
+  ASSERT_NE(text.find(units), std::string::npos) << text;
+  text.replace(text.find(units), units.size(), "\"units\":1000000000000");
+  io::testing::write_bytes(dir / "config.json", text);
+  expect_error<IoError>([&] { load_model(dir.path()); },
+                        {(dir / "model.safetensors").string(),
+                         "weight \"sequential/dense/kernel\" has shape [3, 4], the model expects "
+                         "[3, 1000000000000]"});
+}
+
+// A header naming another dtype of the same size (I32 for F32) used to be converted value by
+// value into garbage; every field of the header is now checked against the model.
+TEST(SavingTest, AWeightOfAnotherDtypeOfTheSameSizeIsRefused) {
+  nn::clear_session();
+  Sequential model({layers::Dense(2)}, {.input_shape = {3}});
+  TempDir dir;
+  save_model(model, dir.path());
+  std::string bytes = io::testing::read_bytes(dir / "model.safetensors");
+  const size_t at = bytes.find("\"F32\"");
+  ASSERT_NE(at, std::string::npos);
+  bytes.replace(at, 5, "\"I32\"");
+  io::testing::write_bytes(dir / "model.safetensors", bytes);
+  const std::string file = (dir / "model.safetensors").string();
+  // The first tensor in the header (sorted by name) is the bias.
+  expect_error<IoError>(
+      [&] { load_model(dir.path()); },
+      {file, "weight \"sequential/dense/bias\" has dtype int32, the model expects float32"});
+  // The same file loaded into a model built another way: the same refusal, and the weights are
+  // left as they were.
+  const std::vector<float> before = model.get_weights()[0].to_vector<float>();
+  expect_error<IoError>(
+      [&] { load_weights(model, file); },
+      {file, "weight \"sequential/dense/bias\" has dtype int32, the model expects float32"});
+  EXPECT_EQ(model.get_weights()[0].to_vector<float>(), before);
+}
+
+TEST(SavingTest, AWeightsFileWithATensorTheModelLacksIsRefused) {
+  nn::clear_session();
+  Sequential one({layers::Dense(2)}, {.input_shape = {3}});
+  Sequential two({layers::Dense(3), layers::Dense(2)}, {.input_shape = {3}});
+  TempDir dir;
+  save_model(one, dir / "one");
+  save_model(two, dir / "two");
+  // two's file holds a kernel [3, 3] where one expects [3, 2]: keep one's tensors and add an
+  // extra one, so only the extra tensor is wrong.
+  io::NamedTensors tensors;
+  for (const Variable& v : one.variables()) tensors.emplace_back(v.name(), v.value());
+  tensors.emplace_back("sequential/dense_9/kernel", two.get_weights()[0]);
+  io::save_safetensors(dir / "one" / "model.safetensors", tensors);
+  expect_error<IoError>([&] { load_model(dir / "one"); },
+                        {(dir / "one" / "model.safetensors").string(),
+                         "holds \"sequential/dense_9/kernel\", which the model has no weight for "
+                         "(2 weights expected)"});
+}
+
 }  // namespace
 }  // namespace osprey::models

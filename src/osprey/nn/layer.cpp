@@ -4,6 +4,7 @@
 #include "osprey/autograd/grad_mode.h"
 #include "osprey/autograd/ops.h"
 #include "osprey/core/rng.h"
+#include "osprey/nn/build_limits.h"
 #include "osprey/tensor/factory.h"
 
 namespace osprey::nn {
@@ -124,6 +125,7 @@ Shape Layer::compute_output_shape(const std::vector<Shape>& input_shapes) {
   std::vector<Variable> dummies;
   for (Shape s : input_shapes) {
     if (s.ndim() > 0 && s[0] < 0) s[0] = 1;
+    check_shape_inference(name_, s);
     dummies.emplace_back(zeros(s, {compute_dtype()}));
   }
   autograd::NoGradGuard no_grad;
@@ -158,6 +160,7 @@ Variable Layer::add_weight(const std::string& name, const Shape& shape,
   for (const Weight& w : weights_) {
     OSPREY_CHECK(w.name != name, "{}: a weight named '{}' already exists", name_, name);
   }
+  check_new_weight(path() + "/" + name, shape, variable_dtype());
   Tensor value = initializer(shape, variable_dtype(), next_seed());
   Variable v(value, trainable, path() + "/" + name);
   v.set_creation_scope(autograd::creation_scope());
@@ -169,6 +172,7 @@ Variable Layer::add_weight(const std::string& name, Tensor value, bool trainable
   for (const Weight& w : weights_) {
     OSPREY_CHECK(w.name != name, "{}: a weight named '{}' already exists", name_, name);
   }
+  check_new_weight(path() + "/" + name, value.shape(), value.dtype());
   const bool requires_grad = trainable && is_floating(value.dtype());
   Variable v(std::move(value), requires_grad, path() + "/" + name);
   v.set_creation_scope(autograd::creation_scope());

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 
 #include "osprey/core/error.h"
@@ -117,7 +118,15 @@ Trial Oracle::create_trial(const std::string& tuner_id) {
     t.status = TrialStatus::stopped;
     return t;
   }
-  t.trial_id = fmt::format("{:04d}", trials_.size());
+  // One past the largest id so far, so ids stay unique after a damaged trial was dropped by hand.
+  size_t next_id = trials_.size();
+  for (const Trial& e : trials_) {
+    size_t n = 0;
+    const char* end = e.trial_id.data() + e.trial_id.size();
+    const auto [ptr, ec] = std::from_chars(e.trial_id.data(), end, n);
+    if (ec == std::errc() && ptr == end) next_id = std::max(next_id, n + 1);
+  }
+  t.trial_id = fmt::format("{:04d}", next_id);
   Proposal p = populate_space(t.trial_id);
   if (p.status != TrialStatus::running) {
     t.status = p.status;
@@ -280,6 +289,28 @@ nlohmann::json Oracle::get_state(bool with_trials) const {
   return state;
 }
 
+namespace {
+// A trial's file as the study reloads it. Written atomically, so only damage from outside breaks
+// it; the error says how to go on.
+Trial read_trial_file(const std::filesystem::path& dir, const std::string& trial_id) {
+  const std::filesystem::path path = dir / "trial.json";
+  std::string damage;
+  try {
+    OSPREY_CHECK_T(IoError, std::filesystem::exists(path), "{} does not exist", path.string());
+    return Trial::from_json(io::read_json_file(path), path.string());
+  } catch (const Error& e) {
+    damage = e.what();
+  } catch (const nlohmann::json::exception& e) {
+    damage = fmt::format("{}: malformed trial: {}", path.string(), io::json_exception_message(e));
+  }
+  OSPREY_THROW(IoError,
+               "{}; the study cannot resume with trial {} as it is: repair the file, delete {} to "
+               "drop the trial (the search runs another in its place), or start the study over "
+               "with overwrite=true (osprey tune --overwrite)",
+               damage, trial_id, dir.string());
+}
+}  // namespace
+
 void Oracle::set_state(const nlohmann::json& state) {
   const std::string where =
       dir_.empty() ? std::string("oracle state") : (dir_ / "oracle.json").string();
@@ -308,11 +339,17 @@ void Oracle::set_state(const nlohmann::json& state) {
       for (const auto& tj : state.at("trials")) trials_.push_back(Trial::from_json(tj, where));
     } else {
       for (const auto& id : state.at("trial_ids")) {
-        const auto path = trial_dir(id.get<std::string>()) / "trial.json";
-        OSPREY_CHECK_T(IoError, std::filesystem::exists(path),
-                       "{}: lists trial {} but {} does not exist", where, id.get<std::string>(),
-                       path.string());
-        trials_.push_back(Trial::from_json(io::read_json_file(path), path.string()));
+        const std::string trial_id = id.get<std::string>();
+        check_trial_id(trial_id, where);
+        const std::filesystem::path dir = trial_dir(trial_id);
+        if (!std::filesystem::exists(dir)) {
+          // Deleted by hand, the way the error below offers to drop a damaged trial.
+          fmt::print(stderr,
+                     "{}: trial {} was deleted ({} is gone); the search goes on without it\n",
+                     where, trial_id, dir.string());
+          continue;
+        }
+        trials_.push_back(read_trial_file(dir, trial_id));
       }
     }
     for (const Trial& t : trials_) {
@@ -329,7 +366,17 @@ bool Oracle::reload() {
   OSPREY_CHECK(!dir_.empty(), "{}: reload() needs a directory (set_directory)", class_name());
   const auto path = dir_ / "oracle.json";
   if (!std::filesystem::exists(path)) return false;
-  set_state(io::read_json_file(path));
+  nlohmann::json state;
+  try {
+    state = io::read_json_file(path);
+  } catch (const IoError& e) {
+    // Written atomically, so only damage from outside truncates it: say how to go on.
+    OSPREY_THROW(IoError,
+                 "{}; the study cannot resume from it: repair the file, or start the study over "
+                 "with overwrite=true (osprey tune --overwrite)",
+                 e.what());
+  }
+  set_state(state);
   return true;
 }
 

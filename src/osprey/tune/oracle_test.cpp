@@ -7,6 +7,8 @@
 
 #include <cmath>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <set>
 
 #include "osprey/core/error.h"
@@ -249,6 +251,104 @@ TEST(OracleTest, ReloadKeepsEndedTrialsAndHandsOutTheInterruptedOneAgain) {
   EXPECT_EQ(again.create_trial("t0").status, TrialStatus::stopped);
   EXPECT_EQ(again.get_best_trials(1)[0].trial_id, interrupted);
   std::filesystem::remove_all(dir);
+}
+
+// Issue 27: a damaged study names the file and says how to go on; dropping the damaged trial by
+// deleting its folder is one of the ways, and the search then runs another in its place.
+TEST(OracleTest, ADamagedTrialFileSaysHowToGoOnAndDeletingItsFolderDropsIt) {
+  const auto dir = fresh_dir("damaged");
+  {
+    RandomSearchOracle oracle({.max_trials = 4, .seed = 7, .hyperparameters = space_xy()});
+    oracle.set_directory(dir);
+    for (int i = 0; i < 3; ++i) {
+      Trial t = oracle.create_trial("t0");
+      oracle.update_trial(t.trial_id, {{"val_loss", 0.5 - 0.1 * i}}, 0);
+      oracle.end_trial(t.trial_id, TrialStatus::completed);
+    }
+  }
+  const auto damaged = dir / "trial_0001";
+  {
+    std::string text;
+    {
+      std::ifstream in(damaged / "trial.json");
+      text.assign(std::istreambuf_iterator<char>(in), {});
+    }
+    std::ofstream(damaged / "trial.json", std::ios::trunc) << text.substr(0, text.size() / 2);
+  }
+  RandomSearchOracle again({.max_trials = 4, .seed = 7, .hyperparameters = space_xy()});
+  again.set_directory(dir);
+  try {
+    again.reload();
+    FAIL() << "a truncated trial.json was accepted";
+  } catch (const IoError& e) {
+    const std::string msg = e.what();
+    EXPECT_EQ(msg.find((damaged / "trial.json").string() + ":"), 0u) << msg;
+    EXPECT_NE(msg.find("invalid JSON"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("; the study cannot resume with trial 0001 as it is: repair the file, "
+                       "delete " +
+                       damaged.string() +
+                       " to drop the trial (the search runs another in its place), or start the "
+                       "study over with overwrite=true (osprey tune --overwrite)"),
+              std::string::npos)
+        << msg;
+  }
+  std::filesystem::remove_all(damaged);
+  RandomSearchOracle dropped({.max_trials = 4, .seed = 7, .hyperparameters = space_xy()});
+  dropped.set_directory(dir);
+  ASSERT_TRUE(dropped.reload());
+  ASSERT_EQ(dropped.trials().size(), 2u);
+  EXPECT_EQ(dropped.trials()[0].trial_id, "0000");
+  EXPECT_EQ(dropped.trials()[1].trial_id, "0002");
+  // The next trial takes a fresh id, not the dropped one's nor a kept one's.
+  const Trial next = dropped.create_trial("t0");
+  EXPECT_EQ(next.trial_id, "0003");
+  EXPECT_EQ(next.status, TrialStatus::running);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(OracleTest, ADamagedOracleFileSaysHowToGoOn) {
+  const auto dir = fresh_dir("damaged_oracle");
+  {
+    RandomSearchOracle oracle({.max_trials = 2, .seed = 1, .hyperparameters = space_xy()});
+    oracle.set_directory(dir);
+    oracle.create_trial("t0");
+  }
+  std::ofstream(dir / "oracle.json", std::ios::trunc) << "{\"class_name\": \"Random";
+  RandomSearchOracle again({.max_trials = 2, .seed = 1, .hyperparameters = space_xy()});
+  again.set_directory(dir);
+  try {
+    again.reload();
+    FAIL() << "a truncated oracle.json was accepted";
+  } catch (const IoError& e) {
+    const std::string msg = e.what();
+    EXPECT_EQ(msg.find((dir / "oracle.json").string() + ":1:"), 0u) << msg;
+    EXPECT_NE(msg.find("; the study cannot resume from it: repair the file, or start the study "
+                       "over with overwrite=true (osprey tune --overwrite)"),
+              std::string::npos)
+        << msg;
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST(OracleTest, AStudyFileCannotNameAFolderOutsideTheStudy) {
+  RandomSearchOracle oracle({.max_trials = 2, .seed = 1, .hyperparameters = space_xy()});
+  oracle.create_trial("t0");
+  nlohmann::json inline_trials = oracle.get_state(/*with_trials=*/true);
+  inline_trials["trials"][0]["trial_id"] = "../../escape";
+  nlohmann::json listed = oracle.get_state(/*with_trials=*/false);
+  listed["trial_ids"][0] = "../../escape";
+  for (const nlohmann::json& state : {inline_trials, listed}) {
+    RandomSearchOracle again({.max_trials = 2, .seed = 1, .hyperparameters = space_xy()});
+    try {
+      again.set_state(state);
+      FAIL() << "accepted a trial id with a path in it";
+    } catch (const IoError& e) {
+      EXPECT_NE(std::string(e.what()).find("trial id \"../../escape\" is not 1-64 letters, "
+                                           "digits, '_' or '-' (it names the trial's folder)"),
+                std::string::npos)
+          << e.what();
+    }
+  }
 }
 
 TEST(OracleTest, ReloadRefusesAnotherKindOfSearch) {

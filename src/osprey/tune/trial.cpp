@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 
 #include "osprey/core/error.h"
@@ -101,10 +103,21 @@ double metric_from_json(const nlohmann::json& v) {
 }
 }  // namespace
 
+void check_trial_id(const std::string& id, const std::string& where) {
+  const bool ok = !id.empty() && id.size() <= 64 && std::all_of(id.begin(), id.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-';
+  });
+  OSPREY_CHECK_T(IoError, ok,
+                 "{}: trial id \"{}\" is not 1-64 letters, digits, '_' or '-' (it names the "
+                 "trial's folder)",
+                 where, id.size() > 80 ? id.substr(0, 80) + "..." : id);
+}
+
 Trial Trial::from_json(const nlohmann::json& j, const std::string& where) {
   try {
     Trial t;
     t.trial_id = j.at("trial_id").get<std::string>();
+    check_trial_id(t.trial_id, where);
     t.status = parse_status(j.at("status").get<std::string>(), where);
     t.hyperparameters = HyperParameters::from_json(j.at("hyperparameters"), where);
     if (!j.at("score").is_null()) t.score = j.at("score").get<double>();

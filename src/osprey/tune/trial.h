@@ -23,6 +23,9 @@ namespace osprey::tune {
 enum class TrialStatus { running, idle, completed, failed, invalid, stopped };
 const char* status_name(TrialStatus s);
 TrialStatus parse_status(const std::string& s, const std::string& where);
+// IoError naming `where` unless id is 1-64 letters, digits, '_' or '-': a trial's id names its
+// folder (trial_<id>), so one read from a file must not reach outside the study ("../x").
+void check_trial_id(const std::string& id, const std::string& where);
 
 using MetricValues = std::vector<std::pair<std::string, double>>;
 

@@ -1,5 +1,6 @@
 #include "osprey/tensor/cpu/dnnl_info.h"
 
+#include <cpuid.h>
 #include <fmt/format.h>
 
 #include <oneapi/dnnl/dnnl.hpp>
@@ -48,8 +49,17 @@ bool native_bf16() noexcept {
   return v;
 }
 
+namespace {
+// clang 14's __builtin_cpu_supports does not know "avxvnni" (GCC's does): CPUID leaf 7, subleaf
+// 1, EAX bit 4.
+bool has_avx_vnni() noexcept {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  return __get_cpuid_count(7, 1, &eax, &ebx, &ecx, &edx) != 0 && (eax & (1u << 4)) != 0;
+}
+}  // namespace
+
 bool native_int8() noexcept {
-  static const bool v = __builtin_cpu_supports("avx512vnni") || __builtin_cpu_supports("avxvnni") ||
+  static const bool v = __builtin_cpu_supports("avx512vnni") || has_avx_vnni() ||
                         dnnl::get_effective_cpu_isa() == dnnl::cpu_isa::avx512_core_amx;
   return v;
 }
