@@ -124,6 +124,36 @@ std::string json_exception_message(const nlohmann::json::exception& e) {
   return bracket == std::string::npos ? what : what.substr(bracket + 2);
 }
 
+namespace {
+void check_floats(const json& j, double bound, std::string_view where, std::string& path) {
+  if (j.is_number_float()) {
+    const double v = j.get<double>();
+    if (!(v >= -bound && v <= bound))
+      OSPREY_THROW(ValueError, "{}: {} is {:g}, past the +-{:g} a number here may take", where,
+                   path.empty() ? std::string("the value") : path, v, bound);
+  } else if (j.is_array()) {
+    for (size_t i = 0; i < j.size(); ++i) {
+      const size_t n = path.size();
+      path += fmt::format("[{}]", i);
+      check_floats(j[i], bound, where, path);
+      path.resize(n);
+    }
+  } else if (j.is_object()) {
+    for (const auto& [key, value] : j.items()) {
+      const size_t n = path.size();
+      path += path.empty() ? key : "." + key;
+      check_floats(value, bound, where, path);
+      path.resize(n);
+    }
+  }
+}
+}  // namespace
+
+void check_float_magnitudes(const nlohmann::json& j, double bound, std::string_view where) {
+  std::string path;
+  check_floats(j, bound, where, path);
+}
+
 nlohmann::json read_json_file(const std::filesystem::path& path) {
   const std::string text = read_file(path);
   return parse_json(text, path.string(), true);

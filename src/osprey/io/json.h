@@ -32,6 +32,14 @@ void write_json_file(const std::filesystem::path& path, const nlohmann::json& j,
 void write_json_file(const std::filesystem::path& path, const nlohmann::ordered_json& j,
                      int indent = 2);
 
+// ValueError naming `where` and the value's path unless every floating-point number in j lies
+// within +-bound. nlohmann converts a float to an integer with a plain cast, which is undefined
+// behaviour past the integer's range, so a config whose integer fields may come as floats
+// ("units": 1e81) is checked here before any field is read.
+void check_float_magnitudes(const nlohmann::json& j, double bound, std::string_view where);
+// The bound for configs whose integer fields are read as int: 2^31.
+inline constexpr double kIntFieldBound = 2147483648.0;
+
 // "null", "boolean", "integer", "float", "string", "array", "object".
 std::string_view json_type_name(const nlohmann::json& j) noexcept;
 // What a nlohmann exception says, without its tag: "key 'units' not found" for

@@ -48,7 +48,10 @@ Loss::Computed BinaryCrossentropy::compute(const Tensor& y_true, const Variable&
                 [=](double y, double x) { return from_logits(y * keep + half, x); }),
             {}};
   }
-  const auto [lo, hi] = detail::clip_bounds(detail::compute_dtype(y_pred.dtype()));
+  // Plain variables, not a structured binding: the lambda below captures them, which clang 14
+  // (the fuzz build's compiler) does not allow for bindings.
+  const auto bounds = detail::clip_bounds(detail::compute_dtype(y_pred.dtype()));
+  const double lo = bounds.first, hi = bounds.second;
   return {detail::mean_over_last_axis(
               "binary_crossentropy", t, y_pred,
               [=](double y, double p) {

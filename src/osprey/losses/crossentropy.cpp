@@ -112,7 +112,10 @@ Variable probs_crossentropy(const char* op, const Variable& y_pred, const Tensor
   const bool grad = autograd::should_record(y_pred);
   Tensor losses = Tensor::empty(lead, {d, y_pred.device()});
   Tensor dpred = grad ? Tensor::empty(p.shape(), {d, y_pred.device()}) : Tensor();
-  const auto [lo, hi] = detail::clip_bounds(d);
+  // Plain variables, not a structured binding: the lambda below captures them, which clang 14
+  // (the fuzz build's compiler) does not allow for bindings.
+  const auto bounds = detail::clip_bounds(d);
+  const double lo = bounds.first, hi = bounds.second;
   detail::visit_compute(d, [&](auto tag) {
     using T = decltype(tag);
     const T* pp = p.data<T>();

@@ -45,6 +45,13 @@ std::shared_ptr<Layer> layer_from_config(const std::string& class_name,
     }
     f = it->second;
   }
+  // Layers read integer fields with plain casts, undefined for floats past their range and for
+  // negative floats read as unsigned (seeds): checked here, for every layer, before any is read.
+  io::check_float_magnitudes(config, io::kIntFieldBound, fmt::format("{} config", class_name));
+  OSPREY_CHECK(!config.is_object() || !config.contains("seed") || config["seed"].is_null() ||
+                   config["seed"].is_number_unsigned(),
+               "{} config: seed must be a non-negative integer or null. Received: {}", class_name,
+               config["seed"].dump());
   return f(config);
 }
 

@@ -52,6 +52,26 @@ TEST(LayerRegistryTest, UnknownClassesNameTheRegisteredOnes) {
       << msg;
 }
 
+// Issue 27 (found by fuzz_model_config): a float past an integer field's range, or a negative
+// seed, is refused before the layer reads it (a plain cast would be undefined behaviour).
+TEST(LayerRegistryTest, NumbersPastAnIntegerFieldsRangeAreRefusedBeforeTheLayerReadsThem) {
+  EXPECT_EQ(test::value_error(
+                [] { layer_from_config("Dense", nlohmann::json::parse(R"({"units": 1.1e81})")); }),
+            "Dense config: units is 1.1e+81, past the +-2.14748e+09 a number here may take");
+  EXPECT_EQ(test::value_error([] {
+              layer_from_config(
+                  "Conv2D", nlohmann::json::parse(R"({"filters": 2, "kernel_size": [3, -4e9]})"));
+            }),
+            "Conv2D config: kernel_size[1] is -4e+09, past the +-2.14748e+09 a number here may "
+            "take");
+  EXPECT_EQ(test::value_error([] {
+              layer_from_config("Dropout", nlohmann::json::parse(R"({"rate": 0.5, "seed": -1.5})"));
+            }),
+            "Dropout config: seed must be a non-negative integer or null. Received: -1.5");
+  EXPECT_NE(layer_from_config("Dropout", nlohmann::json::parse(R"({"rate": 0.5, "seed": 7})")),
+            nullptr);
+}
+
 TEST(LayerRegistryTest, UserLayersRegisterThemselves) {
   register_layer("MyDense", [](const nlohmann::json& c) -> std::shared_ptr<Layer> {
     return std::make_shared<Dense>(c.at("units").get<int64_t>(), "linear",

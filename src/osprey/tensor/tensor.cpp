@@ -19,8 +19,15 @@ Storage::Storage(size_t bytes, Device device) : bytes_(bytes), device_(device) {
 Storage::~Storage() { Allocator::instance().deallocate(data_, bytes_); }
 
 Tensor Tensor::empty(const Shape& shape, TensorOptions options) {
+  // The strides multiply every size, zeros counted as 1, so that product must fit too: a file's
+  // header may claim [0, 2^38, 2^26] (no data, so no allocation), whose strides would overflow.
+  int64_t span = static_cast<int64_t>(dtype_size(options.dtype));
   for (int i = 0; i < shape.ndim(); ++i) {
     OSPREY_CHECK(shape[i] >= 0, "Tensor::empty: sizes must be non-negative. Received shape {}",
+                 shape.to_string());
+    OSPREY_CHECK(!__builtin_mul_overflow(span, std::max<int64_t>(shape[i], 1), &span),
+                 "Tensor::empty: shape {} is too large to address (its sizes, zeros counted as "
+                 "1, multiply past 2^63 bytes)",
                  shape.to_string());
   }
   Tensor t;

@@ -21,6 +21,20 @@ TEST(TensorTest, EmptyIsContiguousAndAligned) {
   EXPECT_EQ(t.describe(), "float64[3, 5] on cpu:0");
 }
 
+// Issue 27 (found by fuzz_idx): a header may claim sizes whose strides overflow although a zero
+// size means no data; the tensor is refused instead of computing overflowing strides.
+TEST(TensorTest, EmptyRefusesShapesTooLargeToAddressEvenWithNoElements) {
+  try {
+    Tensor::empty({0, int64_t{1} << 38, int64_t{1} << 26});
+    FAIL() << "accepted strides past 2^63";
+  } catch (const ValueError& e) {
+    EXPECT_STREQ(e.what(),
+                 "Tensor::empty: shape [0, 274877906944, 67108864] is too large to address (its "
+                 "sizes, zeros counted as 1, multiply past 2^63 bytes)");
+  }
+  EXPECT_EQ(Tensor::empty({0, int64_t{1} << 30}).numel(), 0);
+}
+
 TEST(TensorTest, TransposeIsAViewSharingStorage) {
   Tensor x = iota({2, 3});
   Tensor t = x.transpose(0, 1);

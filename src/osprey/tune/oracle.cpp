@@ -328,6 +328,14 @@ void Oracle::set_state(const nlohmann::json& state) {
         "overwrite=true",
         where, saved.name(), saved.direction(), options_.objective.name(),
         options_.objective.direction());
+    // The seed, the counter and the algorithms' state are integers; a float where one is read
+    // would be converted with a plain cast (undefined past the range), so none may be large.
+    io::check_float_magnitudes(state.at("algorithm"), io::kIntFieldBound, where + ": algorithm");
+    for (const char* key : {"seed", "random_counter"}) {
+      OSPREY_CHECK_T(IoError, state.at(key).is_number_unsigned(),
+                     "{}: {} must be a non-negative integer, got {}", where, key,
+                     state.at(key).dump());
+    }
     seed_ = state.at("seed").get<uint64_t>();
     counter_ = state.at("random_counter").get<uint64_t>();
     space_ = HyperParameters::from_json(state.at("hyperparameters"), where);

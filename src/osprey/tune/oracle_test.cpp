@@ -13,6 +13,7 @@
 
 #include "osprey/core/error.h"
 #include "osprey/tune/bayesian_optimization.h"
+#include "osprey/tune/hyperband.h"
 #include "osprey/tune/random_search.h"
 
 namespace osprey::tune {
@@ -348,6 +349,32 @@ TEST(OracleTest, AStudyFileCannotNameAFolderOutsideTheStudy) {
                 std::string::npos)
           << e.what();
     }
+  }
+}
+
+// Found by fuzz_tuner_state: integers of the state given as floats past their range.
+TEST(OracleTest, AStateWhoseIntegersAreFloatsPastTheirRangeIsRefused) {
+  HyperbandOracle oracle({.max_trials = 2, .seed = 1, .hyperparameters = space_xy()},
+                         {.max_epochs = 2});
+  nlohmann::json state = oracle.get_state();
+  state["algorithm"]["max_epochs"] = 8.9e28;
+  HyperbandOracle again({.max_trials = 2, .seed = 1, .hyperparameters = space_xy()},
+                        {.max_epochs = 2});
+  try {
+    again.set_state(state);
+    FAIL() << "accepted max_epochs = 8.9e28";
+  } catch (const ValueError& e) {
+    EXPECT_STREQ(e.what(),
+                 "oracle state: algorithm: max_epochs is 8.9e+28, past the +-2.14748e+09 a "
+                 "number here may take");
+  }
+  state = oracle.get_state();
+  state["seed"] = -1.5;
+  try {
+    again.set_state(state);
+    FAIL() << "accepted seed = -1.5";
+  } catch (const IoError& e) {
+    EXPECT_STREQ(e.what(), "oracle state: seed must be a non-negative integer, got -1.5");
   }
 }
 
