@@ -48,7 +48,8 @@ Tensor sparse_labels(const Tensor& y_true, const Shape& pred, const Shape& lead,
       const S* p = src.data<S>();
       for (int64_t i = 0; i < n; ++i) {
         if constexpr (std::is_integral_v<S>) {
-          lp[i] = static_cast<int64_t>(p[i]);
+          // int8 labels are signed class ids: -1 must stay -1 (an ignore_class), so sign-extend.
+          lp[i] = static_cast<int64_t>(p[i]);  // NOLINT(bugprone-signed-char-misuse)
         } else {
           const double v = to_double(p[i]);
           OSPREY_CHECK(
