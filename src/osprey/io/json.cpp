@@ -110,6 +110,10 @@ nlohmann::json parse_json(std::string_view text, std::string_view source, bool i
     const auto lc = detail::line_column(text, e.byte > 0 ? e.byte - 1 : 0);
     throw_kind(is_file, fmt::format("{}:{}:{}: invalid JSON: {}", source, lc.line, lc.column,
                                     parse_error_detail(e)));
+  } catch (const json::exception& e) {
+    // The parser's other refusal: a number past a double's range ("1e999"), which has no byte
+    // position.
+    throw_kind(is_file, fmt::format("{}: invalid JSON: {}", source, json_exception_message(e)));
   }
   if (guard.duplicate()) {
     throw_kind(is_file,

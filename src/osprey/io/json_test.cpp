@@ -53,6 +53,12 @@ TEST(JsonTest, TruncatedInputIsAParseErrorAtTheEnd) {
   EXPECT_NE(msg.find("t.json:1:"), std::string::npos) << msg;
 }
 
+// Found by fuzz_tuner_state: a number past a double's range escaped as nlohmann's exception.
+TEST(JsonTest, ANumberPastADoublesRangeIsAnErrorNamingTheSource) {
+  EXPECT_EQ(error_of<ValueError>([] { parse_json(R"({"score": 1e999})", "trial.json"); }),
+            "trial.json: invalid JSON: number overflow parsing '1e999'");
+}
+
 TEST(JsonTest, DuplicateKeysAreRejectedWithTheirPath) {
   const std::string msg = error_of<ValueError>(
       [] { parse_json(R"({"layers": [{"a": 1}, {"units": 1, "units": 2}]})", "c.json"); });

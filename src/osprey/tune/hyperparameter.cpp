@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "osprey/core/error.h"
+#include "osprey/io/json.h"
 
 namespace osprey::tune {
 
@@ -392,6 +393,8 @@ HyperParameter HyperParameter::from_json(const nlohmann::json& j, const std::str
   HyperParameter hp;
   const Sampling sampling = parse_sampling(c.value("sampling", std::string("linear")), at);
   if (cls == "Int") {
+    // Its bounds are read as int64 with a plain cast, undefined for a float past that range.
+    io::check_float_magnitudes(c, 9.2e18, at);
     auto step = opt_value("step");
     auto def = opt_value("default");
     hp = Int(name, c.at("min_value").get<int64_t>(), c.at("max_value").get<int64_t>(),

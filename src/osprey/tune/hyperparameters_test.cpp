@@ -24,6 +24,20 @@ struct Uniforms {
   uint64_t i = 0;
 };
 
+// Found by fuzz_tuner_state: an Int's bounds given as floats past int64 were cast unchecked.
+TEST(HyperParameterTest, AnIntWhoseBoundsAreFloatsPastInt64IsRefused) {
+  const nlohmann::json j = nlohmann::json::parse(
+      R"({"class_name": "Int", "config": {"name": "units", "min_value": 2.2e49, "max_value": 8}})");
+  try {
+    HyperParameter::from_json(j, "oracle.json: space[0]");
+    FAIL() << "accepted min_value = 2.2e49";
+  } catch (const ValueError& e) {
+    EXPECT_STREQ(e.what(),
+                 "oracle.json: space[0] ('units'): min_value is 2.2e+49, past the +-9.2e+18 a "
+                 "number here may take");
+  }
+}
+
 TEST(HyperParameterTest, IntWithStepSamplesEveryGridValueUniformly) {
   const auto hp = HyperParameter::Int("units", 16, 64, 16);
   Uniforms u(1);
