@@ -48,7 +48,7 @@ TEST(HyperParameterTest, IntWithStepSamplesEveryGridValueUniformly) {
   for (int64_t v : {16, 32, 48, 64}) {
     ASSERT_TRUE(counts.count(v)) << v;
     // Binomial(20000, 1/4): sd ~ 61; 5 sd.
-    EXPECT_NEAR(counts[v], n / 4, 310) << v;
+    EXPECT_NEAR(counts[v], n / 4.0, 310) << v;
   }
 }
 
@@ -73,7 +73,7 @@ TEST(HyperParameterTest, FloatLogSamplingIsUniformInTheLogarithm) {
     per_decade[std::min(2, static_cast<int>(std::floor(std::log10(v) + 4)))]++;
   }
   // Log-uniform: each decade a third; linear sampling would put 90% in the last decade.
-  for (int d = 0; d < 3; ++d) EXPECT_NEAR(per_decade[d], n / 3, 400) << d;
+  for (int d = 0; d < 3; ++d) EXPECT_NEAR(per_decade[d], n / 3.0, 400) << d;
 }
 
 TEST(HyperParameterTest, ReverseLogConcentratesNearTheMaximum) {
@@ -97,6 +97,7 @@ TEST(HyperParameterTest, LogStepIsAFactor) {
   std::map<int64_t, int> counts;
   for (int i = 0; i < 5000; ++i) counts[hp.from_unit(u()).as_int()]++;
   std::vector<int64_t> seen;
+  seen.reserve(counts.size());
   for (auto& [k, c] : counts) seen.push_back(k);
   EXPECT_EQ(seen, (std::vector<int64_t>{16, 32, 64, 128, 256}));
   for (auto& [k, c] : counts) EXPECT_NEAR(c, 1000, 150) << k;
