@@ -1,10 +1,13 @@
 #include "fuzz_rpc.h"
 
+#include <google/protobuf/stubs/logging.h>
+
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 
 #include "fuzz_target.h"
+#include "osprey/distribute/ps/internal/rpc.h"
 
 namespace osprey::fuzz {
 
@@ -65,6 +68,22 @@ void call_and_check(const std::shared_ptr<grpc::Channel>& channel, const std::st
       std::fprintf(stderr, "fuzz: %s answered %d: %s\n", method.c_str(),
                    static_cast<int>(status.error_code()), status.error_message().c_str());
       std::abort();
+  }
+}
+
+void LiveService::run(const uint8_t* data, size_t size, std::span<const Method> methods) {
+  if (channel_ == nullptr || inputs_ >= 2000) {
+    // protobuf logs every string field with invalid UTF-8 it parses; most inputs have one.
+    google::protobuf::SetLogHandler(nullptr);
+    channel_.reset();
+    const std::string address = start_();
+    channel_ = distribute::rpc::make_channel(address, kFuzzMaxMessageBytes);
+    inputs_ = 0;
+  }
+  ++inputs_;
+  for (const RawCall& c : split_calls(data, size, methods.size(), 8)) {
+    const Method& m = methods[c.method];
+    call_and_check(channel_, m.name, c.payload, m.parses(c.payload));
   }
 }
 

@@ -11,12 +11,17 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace osprey::fuzz {
+
+// The message bound the fuzzed servers are started with, and their clients use.
+inline constexpr int64_t kFuzzMaxMessageBytes = int64_t{1} << 20;
 
 struct RawCall {
   size_t method;             // an index into the service's method names
@@ -41,5 +46,27 @@ bool parses_as(std::string_view payload) {
   Message m;
   return m.ParseFromArray(payload.data(), static_cast<int>(payload.size()));
 }
+
+// One method of a service: its full name and whether a payload parses as its request message.
+struct Method {
+  const char* name;
+  bool (*parses)(std::string_view payload);
+};
+
+// A live server of the fuzzed service and a channel to it. `start` (re)starts the server, keeping
+// whatever it needs in its own state, and returns its address; it runs on first use and again
+// every 2,000 inputs, so later inputs reach what earlier ones left (variables, trials) while
+// nothing grows without bound over a long run.
+class LiveService {
+ public:
+  explicit LiveService(std::function<std::string()> start) : start_(std::move(start)) {}
+  // Sends an input's calls (at most 8, split_calls) and checks each reply (call_and_check).
+  void run(const uint8_t* data, size_t size, std::span<const Method> methods);
+
+ private:
+  std::function<std::string()> start_;
+  std::shared_ptr<grpc::Channel> channel_;
+  int inputs_ = 0;
+};
 
 }  // namespace osprey::fuzz
