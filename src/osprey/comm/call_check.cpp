@@ -1,7 +1,10 @@
 #include "osprey/comm/call_check.h"
 
+#include <cstring>
+
 #include "osprey/comm/communicator.h"
 #include "osprey/core/error.h"
+#include "osprey/core/fault_injection.h"
 
 namespace osprey::comm {
 
@@ -60,6 +63,13 @@ void check_peer(int peer, int rank, int group_size, const char* call, const char
                "Communicator::{}: {} rank {} is not a rank of a group of size {}", call, what, peer,
                group_size);
   OSPREY_CHECK(peer != rank, "Communicator::{}: rank {} names itself as the {}", call, rank, what);
+}
+
+void collective_fault_point(std::string_view call, int rank) {
+  if (const int err = fault_point("allreduce")) {
+    OSPREY_THROW(DistributedError, "{} failed on rank {}: {} (OSPREY_FAULT_INJECT)", call, rank,
+                 std::strerror(err));
+  }
 }
 
 }  // namespace osprey::comm

@@ -40,4 +40,9 @@ void check_same_call(std::span<const CallDescriptor> descriptors, int group_size
 // rank of the group or is the caller itself.
 void check_peer(int peer, int rank, int group_size, const char* call, const char* what);
 
+// The allreduce fault point (core/fault_injection.h) of a backend's all-reduce, reached once every
+// rank has entered the call: a kill there leaves the peers waiting inside the all-reduce, as a
+// worker that dies mid-way does. With ":fail" it throws DistributedError naming call and rank.
+void collective_fault_point(std::string_view call, int rank);
+
 }  // namespace osprey::comm

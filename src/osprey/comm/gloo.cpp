@@ -88,6 +88,7 @@ class GlooCommunicator final : public Communicator {
 
   void all_reduce(float* data, int64_t count, ReduceOp op) override {
     if (!check(CallKind::all_reduce, count, op, 0) || count == 0) return;
+    collective_fault_point("all_reduce", rank());
     run("all_reduce", [&] {
       gloo::AllreduceOptions opts(ctx_);
       opts.setAlgorithm(gloo::AllreduceOptions::Algorithm::RING);
@@ -103,6 +104,7 @@ class GlooCommunicator final : public Communicator {
   // As MpiCommunicator's: an all-to-all of bf16 blocks, f32 sums in rank order, an all-gather.
   void all_reduce_bf16(float* data, int64_t count, ReduceOp op) override {
     if (!check(CallKind::all_reduce_bf16, count, op, 0) || count == 0) return;
+    collective_fault_point("all_reduce_bf16", rank());
     blocks_.pack(data, count, size());
     run("all_reduce_bf16", [&] {
       gloo::AlltoallOptions opts(ctx_);

@@ -191,6 +191,7 @@ class MpiCommunicator final : public Communicator {
 
   void all_reduce(float* data, int64_t count, ReduceOp op) override {
     const auto deadline = check(CallKind::all_reduce, count, op, 0);
+    if (size_ > 1) collective_fault_point("all_reduce", rank_);
     // MPI counts are ints: reduce in pieces of at most 2^30 elements.
     for (int64_t off = 0; off < count; off += kMaxPiece) {
       const int n = static_cast<int>(std::min(kMaxPiece, count - off));
@@ -207,6 +208,7 @@ class MpiCommunicator final : public Communicator {
   // returns the blocks (as bf16). The bytes on the wire are those of a ring all-reduce in bf16.
   void all_reduce_bf16(float* data, int64_t count, ReduceOp op) override {
     const auto deadline = check(CallKind::all_reduce_bf16, count, op, 0);
+    if (size_ > 1) collective_fault_point("all_reduce_bf16", rank_);
     blocks_.pack(data, count, size_);
     OSPREY_CHECK(blocks_.block() <= INT_MAX,
                  "Communicator::all_reduce_bf16: {} elements exceed MPI's count limit", count);

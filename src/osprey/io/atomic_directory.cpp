@@ -9,6 +9,7 @@
 #include <system_error>
 
 #include "osprey/core/error.h"
+#include "osprey/core/fault_injection.h"
 #include "osprey/io/posix_file.h"
 
 namespace osprey::io {
@@ -43,7 +44,7 @@ fs::path make_sibling_directory(const fs::path& target) {
 }
 
 void sync_file(const fs::path& p) {
-  detail::fault_point("fsync");
+  if (const int err = fault_point("fsync")) detail::throw_errno(p, "fsync failed", err);
   const int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) detail::throw_errno(p, "cannot open to fsync", errno);
   const int rc = ::fsync(fd);
@@ -114,7 +115,9 @@ void AtomicDirectoryWriter::commit() {
       throw IoError(fmt::format("{}: exists and is not a directory; refusing to replace it",
                                 target_.string()));
     }
-    detail::fault_point("rename");
+    if (const int err = fault_point("rename")) {
+      detail::throw_errno(target_, fmt::format("cannot rename {} to it", staging_.string()), err);
+    }
     if (!target_exists) {
       if (std::rename(staging_.c_str(), target_.c_str()) != 0) {
         detail::throw_errno(target_, fmt::format("cannot rename {} to it", staging_.string()),

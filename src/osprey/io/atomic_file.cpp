@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "osprey/core/error.h"
+#include "osprey/core/fault_injection.h"
 #include "osprey/io/crc32c.h"
 
 namespace osprey::io {
@@ -69,9 +70,10 @@ void AtomicFileWriter::commit() {
     flush();
     file_.sync();
     file_.close();
-    detail::fault_point("rename");
-    if (std::rename(tmp_.c_str(), target_.c_str()) != 0) {
-      detail::throw_errno(target_, fmt::format("cannot rename {} over it", tmp_.string()), errno);
+    const int injected = fault_point("rename");
+    if (injected != 0 || std::rename(tmp_.c_str(), target_.c_str()) != 0) {
+      detail::throw_errno(target_, fmt::format("cannot rename {} over it", tmp_.string()),
+                          injected != 0 ? injected : errno);
     }
   } catch (...) {
     abort();

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cerrno>
 #include <charconv>
@@ -16,6 +17,7 @@
 #include <vector>
 
 #include "osprey/core/error.h"
+#include "osprey/core/fault_injection.h"
 
 namespace osprey::io {
 
@@ -44,31 +46,6 @@ std::filesystem::path random_sibling(const std::filesystem::path& target, std::s
   std::filesystem::path p = target;
   p += fmt::format(".{}-{}-{}", tag, ::getpid(), suffix);
   return p;
-}
-
-void fault_point(const char* point) noexcept {
-  struct Plan {
-    std::string point;  // empty: no injection
-    long at = 1;
-  };
-  static const Plan plan = [] {
-    Plan p;
-    const char* spec = std::getenv("OSPREY_FAULT_INJECT");
-    if (spec == nullptr || *spec == '\0') return p;
-    const std::string s(spec);
-    const size_t colon = s.find(':');
-    p.point = s.substr(0, colon);
-    if (colon != std::string::npos)
-      p.at = std::max(1L, std::strtol(s.c_str() + colon + 1, nullptr, 10));
-    return p;
-  }();
-  static std::atomic<long> seen{0};
-  if (plan.point.empty() || plan.point != point) return;
-  if (seen.fetch_add(1) + 1 != plan.at) return;
-  std::fprintf(stderr, "osprey: fault injection: killed at %s #%ld (OSPREY_FAULT_INJECT)\n", point,
-               plan.at);
-  std::fflush(stderr);
-  ::_exit(137);
 }
 
 int remove_stale_temporaries(const std::filesystem::path& target) noexcept {
@@ -184,7 +161,8 @@ void File::read_exact_at(void* dst, size_t n, uint64_t offset) const {
 }
 
 void File::write_all(const void* src, size_t n) {
-  detail::fault_point("write");
+  if (const int err = fault_point("write"))
+    detail::throw_errno(path_, fmt::format("write of {} bytes failed", n), err);
   const auto* p = static_cast<const char*>(src);
   size_t done = 0;
   while (done < n) {
@@ -198,7 +176,7 @@ void File::write_all(const void* src, size_t n) {
 }
 
 void File::sync() {
-  detail::fault_point("fsync");
+  if (const int err = fault_point("fsync")) detail::throw_errno(path_, "fsync failed", err);
   if (::fsync(fd_) != 0) detail::throw_errno(path_, "fsync failed", errno);
 }
 
@@ -218,7 +196,8 @@ std::string read_file(const std::filesystem::path& path) {
 }
 
 void sync_directory(const std::filesystem::path& dir) {
-  detail::fault_point("fsync");
+  if (const int err = fault_point("fsync"))
+    detail::throw_errno(dir, "fsync of directory failed", err);
   int fd;
   do {
     fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);

@@ -63,11 +63,6 @@ std::filesystem::path random_sibling(const std::filesystem::path& target, std::s
 // alone (pids are this host's: on storage shared between hosts, write each path from one host,
 // as chief-only writing does). Errors are ignored: this is cleanup. Returns how many it removed.
 int remove_stale_temporaries(const std::filesystem::path& target) noexcept;
-// A hook for crash-consistency tests: with OSPREY_FAULT_INJECT=<point>:<n> in the environment
-// (point: write, fsync or rename), the n-th time this process reaches that point of a write, it
-// dies there (_exit(137) after one line on stderr), leaving the files as a kill -9 would. Unset,
-// it costs one relaxed load per call.
-void fault_point(const char* point) noexcept;
 }  // namespace detail
 
 }  // namespace osprey::io
