@@ -6,6 +6,10 @@
 #   - elastic: the backup of the killed 2-worker job resumed on 1 worker with 2 virtual devices
 #     and on 1 worker with 1 device, equal within 1e-5 relative (another reduction order);
 #   - osprey launch --max-restarts restarts the job after a rank dies, and it resumes;
+#   - the kill matrix's multi-worker rows (issue 27): each rank killed inside an all-reduce
+#     (OSPREY_FAULT_INJECT=allreduce:N, once every rank has entered it) and inside a backup of
+#     its own (write:N in the third backup); the relaunched job resumes from the last whole
+#     backup and saves the same bytes;
 #   - chief-only writing: after a 2-worker run only the chief's model exists, and the other
 #     worker's temporary save folder is gone.
 # Usage: backup_multi_worker_test.sh path/to/osprey
@@ -112,6 +116,38 @@ grep -q "resumed from the backup $tmp/backup_restart/ckpt-" "$tmp/last_out" || f
 for f in model.safetensors optimizer.safetensors; do
   cmp -s "$tmp/run/ref/$f" "$tmp/run/restarted/$f" || fail "restarted job: $f differs"
 done
+
+# ---- kill matrix: a rank killed mid-all-reduce and mid-checkpoint, then relaunched ---------------
+# Per rank, the run reaches about 496 all-reduces (240 steps, two gradient buckets, the metrics)
+# and 72 writes (8 backups and the final save; rank 1's are thrown away). allreduce:250 is in
+# epoch 2; write:20 is inside the third backup (step 90), after two whole ones.
+kill_case() {  # kill_case NAME RANK SPEC
+  local name=$1 rank=$2 spec=$3 dir=$tmp/kill_$1
+  "$osprey" launch --launcher mpirun -n 2 --max-restarts 0 -- sh -c '
+    if [ "$OMPI_COMM_WORLD_RANK" = "$0" ]; then export OSPREY_FAULT_INJECT=$1; fi
+    shift 2; exec "$@"' "$rank" "$spec" -- "$osprey" "${args[@]}" --backup "$dir/backup" \
+    --backup-freq 30 --output "$dir/out" >"$tmp/last_out" 2>"$tmp/last_err"
+  rc=$?
+  [ "$rc" = 137 ] || fail "$name: exit code $rc, expected 137"
+  grep -q "fault injection: killed at ${spec%%:*} #${spec##*:}" "$tmp/last_err" ||
+    fail "$name: rank $rank was not killed at $spec"
+  grep -q "rank $rank failed with exit code 137" "$tmp/last_err" ||
+    fail "$name: the launcher did not name rank $rank"
+  [ -e "$dir/out" ] && fail "$name: the killed job saved its model"
+  launch2 --backup "$dir/backup" --backup-freq 30 --output "$dir/out"
+  [ "$rc" = 0 ] || fail "$name relaunch: exit code $rc"
+  grep -q "resumed from the backup $dir/backup/ckpt-" "$tmp/last_out" || fail "$name relaunch: it did not resume"
+  grep -qi "warning" "$tmp/last_err" && fail "$name relaunch: a torn backup was found"
+  for f in model.safetensors optimizer.safetensors; do
+    cmp -s "$tmp/run/ref/$f" "$dir/out/$f" || fail "$name, kill and relaunch: $f differs"
+  done
+  [ -e "$dir/backup" ] && fail "$name: the finished job left its backups"
+  echo "kill matrix: $name (rank $rank at $spec): resumed from $(sed -n 's/.*resumed from the backup .*\/\(ckpt-[0-9]*\).*/\1/p' "$tmp/last_out" | head -1), bitwise equal"
+}
+kill_case worker_mid_all_reduce 1 allreduce:250
+kill_case chief_mid_all_reduce 0 allreduce:250
+kill_case chief_mid_checkpoint 0 write:20
+kill_case worker_mid_checkpoint 1 write:20
 
 # ---- elastic: the 2-worker backup resumed on 1 worker -----------------------------------------
 for devices in 2 1; do
