@@ -375,8 +375,8 @@ class Run {
                  .verbose = 0,
                  .callbacks = fit_callbacks,
                  .seed = a_.seed + 1 + static_cast<uint64_t>(i)});
-      model.save(member_dir(i).string());
-      history->write(member_dir(i) / "history.json");  // after save, which replaces the folder
+      // history.json inside the atomic save: the folder and its curves are replaced together.
+      model.save(member_dir(i).string(), {.json_files = {{"history.json", history->to_json()}}});
     }
     // The row: the best member on the test split.
     StageRow row{.stage = "retrain", .what = "", .seconds = clock_.now() - start};

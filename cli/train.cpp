@@ -359,9 +359,11 @@ void run(const TrainArgs& a, const CLI::App& cmd) {
     fmt::print("no test split: --test-data PATH evaluates the model on one after training\n");
   }
   if (a.output.empty()) return;
-  model.save(a.output);  // only the chief's reaches a.output (workers hold the same weights)
+  // history.json goes inside the atomic save: a failure or a kill leaves the earlier folder whole
+  // or the new one complete. Only the chief's save reaches a.output (workers hold the same
+  // weights).
+  model.save(a.output, {.json_files = {{"history.json", history->to_json()}}});
   if (chief) {
-    history->write(std::filesystem::path(a.output) / "history.json");  // save replaced the folder
     fmt::print(
         "saved to {}/ (config.json, model.safetensors, optimizer.safetensors, "
         "history.json)\n",

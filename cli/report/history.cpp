@@ -16,7 +16,6 @@ namespace osprey::cli::report {
 namespace {
 constexpr const char* kFormat = "osprey-history";
 constexpr int kVersion = 1;
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 }  // namespace
 
 void Curves::add_epoch(double epoch, const std::vector<std::pair<std::string, double>>& values) {
@@ -35,9 +34,12 @@ void HistoryRecorder::on_epoch_end(int epoch, const train::Logs& logs) {
   epochs_.push_back({{"epoch", epoch}, {"metrics", m}});
 }
 
+nlohmann::json HistoryRecorder::to_json() const {
+  return nlohmann::json{{"format", kFormat}, {"version", kVersion}, {"epochs", epochs_}};
+}
+
 void HistoryRecorder::write(const std::filesystem::path& file) const {
-  io::write_json_file(
-      file, nlohmann::json{{"format", kFormat}, {"version", kVersion}, {"epochs", epochs_}});
+  io::write_json_file(file, to_json());
 }
 
 nlohmann::json metric_to_json(double v) {

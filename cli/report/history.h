@@ -6,10 +6,12 @@
 //    "epochs": [{"epoch": 0, "metrics": {"loss": 0.61, "accuracy": 0.78}}, ...]}
 // A value that is not finite is stored as the string "nan", "inf" or "-inf" (JSON has no NaN).
 //   auto rec = std::make_shared<report::HistoryRecorder>();
-//   model.fit(x, y, {.callbacks = {rec}});  model.save(dir);  rec->write(dir / "history.json");
+//   model.fit(x, y, {.callbacks = {rec}});
+//   model.save(dir, {.json_files = {{"history.json", rec->to_json()}}});  // inside the atomic save
 #pragma once
 
 #include <filesystem>
+#include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -20,6 +22,9 @@
 #include "osprey/train/callback.h"
 
 namespace osprey::cli::report {
+
+// A value a plot or a table does not have (an epoch without that metric, a trial without it).
+inline constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 // One run of training, epoch by epoch: what a line plot of loss and accuracy needs.
 struct Curves {
@@ -33,10 +38,13 @@ struct Curves {
   void add_epoch(double epoch, const std::vector<std::pair<std::string, double>>& values);
 };
 
-// Collects every epoch's logs; write() saves them as history.json (atomically).
+// Collects every epoch's logs; to_json() is history.json's content, which a model save should
+// carry in its folder (SaveExtras::json_files) so that the folder and its curves are replaced
+// together; write() saves it alone (atomically).
 class HistoryRecorder : public train::Callback {
  public:
   void on_epoch_end(int epoch, const train::Logs& logs) override;
+  nlohmann::json to_json() const;
   void write(const std::filesystem::path& file) const;
   const nlohmann::json& epochs() const { return epochs_; }
 

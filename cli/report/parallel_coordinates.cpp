@@ -7,13 +7,12 @@
 #include <limits>
 #include <numeric>
 
+#include "cli/report/history.h"
 #include "cli/report/svg.h"
 
 namespace osprey::cli::report {
 
 namespace {
-
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 const Cell& cell(const ParallelCoordinates& p, size_t row, size_t dim) {
   static const Cell kAbsent;

@@ -20,8 +20,6 @@ const char* const kLookedFor =
 
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-
 // DIR's sub-folders (links to folders included), sorted so the report is the same every time.
 std::vector<fs::path> subfolders(const fs::path& dir) {
   std::vector<fs::path> out;

@@ -16,8 +16,6 @@ namespace osprey::cli::report::detail {
 
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-
 // Plots of one run's curves: per metric, its training values and its validation ones (val_<name>),
 // loss first, then accuracy, then the others by name. A metric with no finite value is left out.
 std::string curve_plots(const Curves& c) {

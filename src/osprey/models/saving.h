@@ -18,8 +18,8 @@ namespace osprey::models {
 
 struct SaveExtras {
   nlohmann::json config = nlohmann::json::object();  // merged into config.json at the top level
-  std::vector<std::pair<std::string, io::NamedTensors>> files;     // {"optimizer.safetensors", ...}
-  std::vector<std::pair<std::string, nlohmann::json>> json_files;  // {"training_state.json", ...}
+  std::vector<std::pair<std::string, io::NamedTensors>> files{};  // {"optimizer.safetensors", ...}
+  std::vector<std::pair<std::string, nlohmann::json>> json_files{};  // {"training_state.json", ...}
 };
 
 void save_model(const Network& model, const std::filesystem::path& dir,

@@ -9,6 +9,7 @@
 #include "osprey/core/error.h"
 #include "osprey/core/rng.h"
 #include "osprey/io/json.h"
+#include "osprey/io/posix_file.h"
 
 namespace osprey::tune {
 
@@ -294,6 +295,7 @@ namespace {
 // it; the error says how to go on.
 Trial read_trial_file(const std::filesystem::path& dir, const std::string& trial_id) {
   const std::filesystem::path path = dir / "trial.json";
+  io::detail::remove_stale_temporaries(path);  // what a write killed half-way left
   std::string damage;
   try {
     OSPREY_CHECK_T(IoError, std::filesystem::exists(path), "{} does not exist", path.string());
@@ -373,6 +375,9 @@ void Oracle::set_state(const nlohmann::json& state) {
 bool Oracle::reload() {
   OSPREY_CHECK(!dir_.empty(), "{}: reload() needs a directory (set_directory)", class_name());
   const auto path = dir_ / "oracle.json";
+  // A write killed half-way leaves its temporary; a finished study that never writes the file
+  // again would keep it for good.
+  io::detail::remove_stale_temporaries(path);
   if (!std::filesystem::exists(path)) return false;
   nlohmann::json state;
   try {
