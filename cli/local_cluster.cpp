@@ -25,8 +25,8 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-std::atomic<int> g_stop_signal{0};
-void on_stop_signal(int sig) { g_stop_signal = sig; }
+std::atomic<int> g_cluster_stop_signal{0};
+void on_cluster_stop_signal(int sig) { g_cluster_stop_signal = sig; }
 
 struct Running {
   LocalTask task;
@@ -112,7 +112,7 @@ int supervise(std::vector<LocalTask> specs, double grace_seconds) {
   tasks.reserve(specs.size());
   for (LocalTask& s : specs) tasks.push_back({std::move(s), {}, false, {}, 0});
   struct sigaction sa {};
-  sa.sa_handler = on_stop_signal;
+  sa.sa_handler = on_cluster_stop_signal;
   sigemptyset(&sa.sa_mask);
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
@@ -129,7 +129,7 @@ int supervise(std::vector<LocalTask> specs, double grace_seconds) {
     }
   };
   while (std::any_of(tasks.begin(), tasks.end(), [](const Running& t) { return t.running; })) {
-    if (const int sig = g_stop_signal.exchange(0); sig != 0) {
+    if (const int sig = g_cluster_stop_signal.exchange(0); sig != 0) {
       stop_all(sig);
       stopping = true;
       received = sig;

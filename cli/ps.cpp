@@ -37,7 +37,7 @@ struct PsArgs {
 // outside any handler.
 int g_stop_pipe[2] = {-1, -1};
 
-void on_stop_signal(int sig) {
+void on_ps_stop_signal(int sig) {
   const auto c = static_cast<char>(sig);
   [[maybe_unused]] const ssize_t n = write(g_stop_pipe[1], &c, 1);
 }
@@ -54,7 +54,7 @@ void install_stop_handlers() {
     OSPREY_THROW(Error, "osprey ps: cannot create a pipe: {}", std::strerror(errno));
   }
   struct sigaction sa {};
-  sa.sa_handler = on_stop_signal;
+  sa.sa_handler = on_ps_stop_signal;
   sigemptyset(&sa.sa_mask);
   sa.sa_flags = SA_RESTART;
   sigaction(SIGTERM, &sa, nullptr);

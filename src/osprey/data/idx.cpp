@@ -20,20 +20,20 @@ uint32_t be32(const unsigned char* p) {
   return (uint32_t{p[0]} << 24) | (uint32_t{p[1]} << 16) | (uint32_t{p[2]} << 8) | uint32_t{p[3]};
 }
 
-struct TypeInfo {
+struct IdxType {
   uint8_t code;
   const char* name;
   size_t disk_bytes;
   DType dtype;
 };
-constexpr TypeInfo kTypes[] = {
+constexpr IdxType kIdxTypes[] = {
     {0x08, "ubyte", 1, DType::uint8},   {0x09, "sbyte", 1, DType::int8},
     {0x0B, "int16", 2, DType::int32},   {0x0C, "int32", 4, DType::int32},
     {0x0D, "float", 4, DType::float32}, {0x0E, "double", 8, DType::float64},
 };
 
-const TypeInfo* find_type(uint8_t code) {
-  for (const TypeInfo& t : kTypes) {
+const IdxType* find_type(uint8_t code) {
+  for (const IdxType& t : kIdxTypes) {
     if (t.code == code) return &t;
   }
   return nullptr;
@@ -74,7 +74,7 @@ IdxHeader read_idx_header(FileReader& f) {
                  "zero bytes, a type code and the number of dimensions (0x00000803 for images, "
                  "0x00000801 for labels){}",
                  path, m, f.is_gzip() ? "" : "; this is not an IDX file (nor gzip-compressed)");
-  const TypeInfo* type = find_type(magic[2]);
+  const IdxType* type = find_type(magic[2]);
   OSPREY_CHECK_T(IoError, type != nullptr,
                  "IDX file '{}': bad magic 0x{:08x}: unknown element type code 0x{:02x} at byte "
                  "offset 2 (expected 0x08 ubyte, 0x09 sbyte, 0x0B int16, 0x0C int32, 0x0D float "

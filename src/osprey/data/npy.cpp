@@ -20,14 +20,14 @@ constexpr unsigned char kMagic[6] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
 // np.load refuses longer headers by default too (max_header_size): a bound before allocating.
 constexpr uint64_t kMaxHeaderBytes = 10000;
 
-struct TypeInfo {
+struct NpyType {
   DType dtype;
   char kind;  // 'f', 'i', 'u'
   int bytes;
 };
-constexpr TypeInfo kTypes[] = {{DType::float32, 'f', 4}, {DType::float64, 'f', 8},
-                               {DType::int8, 'i', 1},    {DType::uint8, 'u', 1},
-                               {DType::int32, 'i', 4},   {DType::int64, 'i', 8}};
+constexpr NpyType kNpyTypes[] = {{DType::float32, 'f', 4}, {DType::float64, 'f', 8},
+                                 {DType::int8, 'i', 1},    {DType::uint8, 'u', 1},
+                                 {DType::int32, 'i', 4},   {DType::int64, 'i', 8}};
 
 // The header dict, a Python literal with string keys and string, boolean or tuple values.
 class HeaderParser {
@@ -133,7 +133,7 @@ Shape parse_shape(std::string_view text, const std::string& path) {
 }
 
 // "<f4", "|u1", ...: byte order, kind, itemsize.
-const TypeInfo& parse_descr(const std::string& descr, const std::string& path) {
+const NpyType& parse_descr(const std::string& descr, const std::string& path) {
   if (descr.size() < 3) refuse_descr(path, descr, "is not a simple dtype");
   const char order = descr[0];
   const char kind = descr[1];
@@ -144,7 +144,7 @@ const TypeInfo& parse_descr(const std::string& descr, const std::string& path) {
   if (order == '>' && bytes > 1) refuse_descr(path, descr, "is big-endian");
   if (order != '<' && order != '|' && order != '=' && order != '>')
     refuse_descr(path, descr, "has no byte order");
-  for (const TypeInfo& t : kTypes) {
+  for (const NpyType& t : kNpyTypes) {
     if (t.kind == kind && t.bytes == bytes) return t;
   }
   refuse_descr(path, descr, "is not supported");
@@ -210,7 +210,7 @@ NpyHeader read_npy_header(FileReader& f) {
                  "NPY file '{}': fortran_order is {}: only C-order arrays are read (in numpy: "
                  "np.save(path, np.ascontiguousarray(a)))",
                  path, dict.at("fortran_order"));
-  const TypeInfo& type = parse_descr(dict.at("descr"), path);
+  const NpyType& type = parse_descr(dict.at("descr"), path);
   h.dtype = type.dtype;
   h.shape = parse_shape(dict.at("shape"), path);
 
@@ -243,8 +243,8 @@ Tensor read_npy(const std::string& path) {
 
 void write_npy(const std::string& path, const Tensor& t) {
   OSPREY_CHECK(t.defined(), "write_npy: the tensor is undefined");
-  const TypeInfo* type = nullptr;
-  for (const TypeInfo& candidate : kTypes) {
+  const NpyType* type = nullptr;
+  for (const NpyType& candidate : kNpyTypes) {
     if (candidate.dtype == t.dtype()) type = &candidate;
   }
   OSPREY_CHECK(type != nullptr,

@@ -18,7 +18,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr int kCreateAttempts = 16;
+constexpr int kDirectoryCreateAttempts = 16;
 
 // "fmnist_best/" and "./fmnist_best" name the same target as "fmnist_best".
 fs::path normalize_target(const fs::path& target) {
@@ -36,7 +36,7 @@ fs::path make_sibling_directory(const fs::path& target) {
   for (int attempt = 0;; ++attempt) {
     fs::path p = detail::random_sibling(target, "tmp");
     if (::mkdir(p.c_str(), 0777) == 0) return p;
-    if (errno != EEXIST || attempt + 1 >= kCreateAttempts) {
+    if (errno != EEXIST || attempt + 1 >= kDirectoryCreateAttempts) {
       detail::throw_errno(target, fmt::format("cannot create staging directory {}", p.string()),
                           errno);
     }

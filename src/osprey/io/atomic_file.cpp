@@ -15,7 +15,7 @@ namespace osprey::io {
 namespace {
 
 constexpr size_t kBufferBytes = size_t{1} << 16;  // writes below this are coalesced
-constexpr int kCreateAttempts = 16;
+constexpr int kFileCreateAttempts = 16;
 
 }  // namespace
 
@@ -29,7 +29,7 @@ AtomicFileWriter::AtomicFileWriter(std::filesystem::path target, AtomicFileOptio
     tmp_ = detail::random_sibling(target_, "tmp");
     int err = 0;
     file_ = File::try_create_exclusive(tmp_, err);
-    if (!file_.is_open() && (err != EEXIST || attempt + 1 >= kCreateAttempts)) {
+    if (!file_.is_open() && (err != EEXIST || attempt + 1 >= kFileCreateAttempts)) {
       const std::filesystem::path tmp = std::move(tmp_);
       tmp_.clear();
       detail::throw_errno(target_, fmt::format("cannot create temporary file {}", tmp.string()),

@@ -9,12 +9,12 @@ namespace osprey::losses {
 namespace {
 constexpr const char* kBinary = "BinaryCrossentropy";
 
-struct ValueAndDerivative {
+struct BceTerm {
   double value, derivative;
 };
 
 // Stable in x either way: exp only ever sees -|x|.
-ValueAndDerivative from_logits(double z, double x) {
+BceTerm from_logits(double z, double x) {
   const double e = std::exp(-std::fabs(x));
   const double sig = x >= 0.0 ? 1.0 / (1.0 + e) : e / (1.0 + e);
   return {std::max(x, 0.0) - x * z + std::log1p(e), sig - z};
@@ -59,7 +59,7 @@ Loss::Computed BinaryCrossentropy::compute(const Tensor& y_true, const Variable&
                 const double pc = std::clamp(p, lo, hi);
                 const double value = -(z * std::log(pc) + (1.0 - z) * std::log(1.0 - pc));
                 const bool inside = p >= lo && p <= hi;
-                return ValueAndDerivative{value, inside ? (1.0 - z) / (1.0 - pc) - z / pc : 0.0};
+                return BceTerm{value, inside ? (1.0 - z) / (1.0 - pc) - z / pc : 0.0};
               }),
           {}};
 }

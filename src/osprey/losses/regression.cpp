@@ -7,7 +7,7 @@
 namespace osprey::losses {
 
 namespace {
-struct ValueAndDerivative {
+struct RegressionTerm {
   double value, derivative;
 };
 
@@ -29,7 +29,7 @@ Loss::Computed MeanSquaredError::compute(const Tensor& y_true, const Variable& y
   return pointwise("MeanSquaredError", "mean_squared_error", y_true, y_pred,
                    [](double t, double p) {
                      const double e = p - t;
-                     return ValueAndDerivative{e * e, 2.0 * e};
+                     return RegressionTerm{e * e, 2.0 * e};
                    });
 }
 
@@ -40,7 +40,7 @@ Loss::Computed MeanAbsoluteError::compute(const Tensor& y_true, const Variable& 
   return pointwise("MeanAbsoluteError", "mean_absolute_error", y_true, y_pred,
                    [](double t, double p) {
                      const double e = p - t;
-                     return ValueAndDerivative{std::fabs(e), sign(e)};
+                     return RegressionTerm{std::fabs(e), sign(e)};
                    });
 }
 
@@ -60,8 +60,8 @@ Loss::Computed Huber::compute(const Tensor& y_true, const Variable& y_pred) cons
   const double delta = delta_;
   return pointwise("Huber", "huber_loss", y_true, y_pred, [delta](double t, double p) {
     const double e = p - t, a = std::fabs(e);
-    if (a <= delta) return ValueAndDerivative{0.5 * e * e, e};
-    return ValueAndDerivative{delta * a - 0.5 * delta * delta, delta * sign(e)};
+    if (a <= delta) return RegressionTerm{0.5 * e * e, e};
+    return RegressionTerm{delta * a - 0.5 * delta * delta, delta * sign(e)};
   });
 }
 

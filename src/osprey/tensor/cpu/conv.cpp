@@ -197,7 +197,7 @@ std::unique_ptr<ConvEntry> make_backward_weights(const Tensor& dy, const Tensor&
 }
 
 template <class Make>
-ConvEntry* lookup(PrimitiveKey& key, Make&& make) {
+ConvEntry* lookup_conv(PrimitiveKey& key, Make&& make) {
   return primitive_cache().get<ConvEntry>(key, [&]() -> std::unique_ptr<ConvEntry> {
     try {
       return make();
@@ -248,7 +248,7 @@ void conv2d_forward(const Tensor& x_in, const Tensor& w_in, const Tensor* bias_i
   key.add_tensor(y);
   key.add(bias == nullptr ? -1 : bias->strides()[0]);
   add_params(key, p);
-  ConvEntry* e = lookup(key, [&] { return make_forward(x, w, bias, y, p); });
+  ConvEntry* e = lookup_conv(key, [&] { return make_forward(x, w, bias, y, p); });
   if (e == nullptr) return reference::conv2d_forward(x, w, bias, y, p);
   void* wp = w.raw_data();
   Tensor wtmp;
@@ -280,7 +280,7 @@ void conv2d_backward_data(const Tensor& dy_in, const Tensor& w_in, Tensor& dx,
   key.add_tensor(w);
   key.add_tensor(dx);
   add_params(key, p);
-  ConvEntry* e = lookup(key, [&] { return make_backward_data(dy, w, dx, p); });
+  ConvEntry* e = lookup_conv(key, [&] { return make_backward_data(dy, w, dx, p); });
   if (e == nullptr) return reference::conv2d_backward_data(dy, w, dx, p);
   void* wp = w.raw_data();
   Tensor wtmp;
@@ -313,7 +313,7 @@ void conv2d_backward_weights(const Tensor& dy_in, const Tensor& x_in, Tensor& dw
   key.add_tensor(dw);
   key.add(dbias == nullptr ? -1 : dbias->strides()[0]);
   add_params(key, p);
-  ConvEntry* e = lookup(key, [&] { return make_backward_weights(dy, x, dw, dbias, p); });
+  ConvEntry* e = lookup_conv(key, [&] { return make_backward_weights(dy, x, dw, dbias, p); });
   if (e == nullptr) return reference::conv2d_backward_weights(dy, x, dw, dbias, p);
   void* bp = dbias != nullptr ? dbias->raw_data() : nullptr;
   if (e->reorder) {

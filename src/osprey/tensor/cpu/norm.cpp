@@ -45,7 +45,7 @@ normalization_flags flags_of(bool scale, bool shift, bool global_stats) {
 }
 
 template <class Make>
-NormEntry* lookup(const PrimitiveKey& key, Make&& make) {
+NormEntry* lookup_norm(const PrimitiveKey& key, Make&& make) {
   return primitive_cache().get<NormEntry>(key, [&]() -> std::unique_ptr<NormEntry> {
     try {
       auto e = std::make_unique<NormEntry>();
@@ -142,7 +142,7 @@ void batch_norm_forward(const Tensor& x_in, const Tensor* gamma, const Tensor* b
   key.add(axis);
   key.add((gamma ? 1 : 0) | (beta ? 2 : 0) | (training ? 4 : 0));
   key.add_double(training ? eps : 0.0);
-  NormEntry* e = lookup(key, [&] {
+  NormEntry* e = lookup_norm(key, [&] {
     const auto md = channel_md(x, axis);
     const auto prop =
         training ? dnnl::prop_kind::forward_training : dnnl::prop_kind::forward_inference;
@@ -229,7 +229,7 @@ void batch_norm_backward(const Tensor& dy_in, const Tensor& x_in, const Tensor* 
   key.add_tensor(x);
   key.add(axis);
   key.add((use_scale ? 1 : 0) | (use_shift ? 2 : 0) | (full ? 4 : 0));
-  NormEntry* e = lookup(key, [&] {
+  NormEntry* e = lookup_norm(key, [&] {
     const auto md = channel_md(x, axis);
     const auto flags = flags_of(use_scale, use_shift, false);
     const dnnl::batch_normalization_forward::primitive_desc hint(
@@ -274,7 +274,7 @@ void layer_norm_forward(const Tensor& x_in, const Tensor* gamma, const Tensor* b
   key.add(norm_size);
   key.add((gamma ? 1 : 0) | (beta ? 2 : 0));
   key.add_double(eps);
-  NormEntry* e = lookup(key, [&] {
+  NormEntry* e = lookup_norm(key, [&] {
     const auto md = make_md({rows, norm_size}, to_dnnl(x.dtype()), {norm_size, 1});
     const auto smd = vec_md(rows);
     const dnnl::layer_normalization_forward::primitive_desc pd(
@@ -327,7 +327,7 @@ void layer_norm_backward(const Tensor& dy_in, const Tensor& x_in, const Tensor* 
   key.add(rows);
   key.add(norm_size);
   key.add((use_scale ? 1 : 0) | (use_shift ? 2 : 0) | (full ? 4 : 0));
-  NormEntry* e = lookup(key, [&] {
+  NormEntry* e = lookup_norm(key, [&] {
     const auto md = make_md({rows, norm_size}, to_dnnl(d), {norm_size, 1});
     const auto smd = vec_md(rows);
     const auto flags = flags_of(use_scale, use_shift, false);

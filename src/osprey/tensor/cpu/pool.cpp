@@ -97,7 +97,7 @@ std::unique_ptr<PoolEntry> make_backward(bool is_max, const Tensor& dy, const Te
 }
 
 template <class Make>
-PoolEntry* lookup(const PrimitiveKey& key, Make&& make) {
+PoolEntry* lookup_pool(const PrimitiveKey& key, Make&& make) {
   return primitive_cache().get<PoolEntry>(key, [&]() -> std::unique_ptr<PoolEntry> {
     try {
       return make();
@@ -119,7 +119,7 @@ PoolEntry* forward_entry(bool is_max, bool training, const Tensor& x, const Tens
   key.add_tensor(x);
   key.add_tensor(y);
   add_params(key, p);
-  return lookup(key, [&] { return make_forward(is_max, training, x, y, p); });
+  return lookup_pool(key, [&] { return make_forward(is_max, training, x, y, p); });
 }
 
 PoolEntry* backward_entry(bool is_max, const Tensor& dy, const Tensor& dx, const Pool2dParams& p) {
@@ -128,7 +128,7 @@ PoolEntry* backward_entry(bool is_max, const Tensor& dy, const Tensor& dx, const
   key.add_tensor(dy);
   key.add_tensor(dx);
   add_params(key, p);
-  return lookup(key, [&] { return make_backward(is_max, dy, dx, p); });
+  return lookup_pool(key, [&] { return make_backward(is_max, dy, dx, p); });
 }
 
 }  // namespace

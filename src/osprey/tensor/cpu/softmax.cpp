@@ -53,7 +53,7 @@ std::unique_ptr<DnnlOp> make_backward(const dnnl::memory::desc& md, bool log) {
   return std::make_unique<DnnlOp>(pd, std::move(args));
 }
 
-SoftmaxEntry* lookup(OpKind kind, const Shape& s, DType d, int axis, bool log) {
+SoftmaxEntry* lookup_softmax(OpKind kind, const Shape& s, DType d, int axis, bool log) {
   PrimitiveKey key(kind);
   key.add(static_cast<int64_t>(d) | (static_cast<int64_t>(log) << 8) |
           (static_cast<int64_t>(axis) << 16));
@@ -80,7 +80,7 @@ void softmax_forward(const Tensor& x_in, int axis, bool log, Tensor& y) {
     return reference::softmax_forward(x_in, axis, log, y);
   }
   const Tensor x = x_in.contiguous();
-  SoftmaxEntry* e = lookup(OpKind::softmax_fwd, x.shape(), x.dtype(), a, log);
+  SoftmaxEntry* e = lookup_softmax(OpKind::softmax_fwd, x.shape(), x.dtype(), a, log);
   if (e == nullptr) return reference::softmax_forward(x, axis, log, y);
   e->op->execute({x.raw_data(), y.raw_data()});
 }
@@ -93,7 +93,7 @@ void softmax_backward(const Tensor& dy_in, const Tensor& y_in, int axis, bool lo
     return reference::softmax_backward(dy_in, y_in, axis, log, dx);
   }
   const Tensor dy = dy_in.contiguous(), y = y_in.contiguous();
-  SoftmaxEntry* e = lookup(OpKind::softmax_bwd, y.shape(), d, a, log);
+  SoftmaxEntry* e = lookup_softmax(OpKind::softmax_bwd, y.shape(), d, a, log);
   if (e == nullptr) return reference::softmax_backward(dy, y, axis, log, dx);
   e->op->execute({y.raw_data(), dy.raw_data(), dx.raw_data()});
 }
