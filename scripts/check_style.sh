@@ -62,10 +62,26 @@ case "${1:-}" in
           ;;
       esac
     done
+    # A unity build (OSPREY_UNITY_BUILD) lists its batches, not the sources in them: give each
+    # source its batch's command, in a database of our own.
+    db=$(mktemp -d)
+    trap 'rm -rf "$db"' EXIT
+    python3 - "$build/compile_commands.json" "$db/compile_commands.json" <<'PY'
+import json, re, sys
+entries = json.load(open(sys.argv[1]))
+out = []
+for e in entries:
+    if "/Unity/unity_" not in e["file"]:
+        out.append(e)
+        continue
+    for src in re.findall(r'^#include "([^"]+)"', open(e["file"]).read(), re.M):
+        out.append(dict(e, file=src, command=e["command"].replace(e["file"], src)))
+json.dump(out, open(sys.argv[2], "w"), indent=1)
+PY
     # Only files the build compiles (a bench or example left out of this build is skipped).
     todo=()
     for f in "${!sources[@]}"; do
-      grep -q "\"file\": \"$(pwd)/$f\"" "$build/compile_commands.json" && todo+=("$f")
+      grep -q "\"file\": \"$(pwd)/$f\"" "$db/compile_commands.json" && todo+=("$f")
     done
     if ((${#todo[@]} == 0)); then
       echo "check_style: no changed C++ sources since $base"
@@ -76,9 +92,8 @@ case "${1:-}" in
     # Warnings count in the changed files and changed headers only, not in every header they pull in.
     filter=$(printf '%s\n' "${headers[@]}" | sed 's/[.[\*^$()+?{|]/\\&/g' | paste -sd'|')
     echo "check_style: clang-tidy on ${#todo[@]} changed source(s) since ${base:0:12}"
-    log=$(mktemp)
-    trap 'rm -f "$log"' EXIT
-    { printf '%s\n' "${todo[@]}" | sort | xargs -P"$(nproc)" -n1 "$tidy" -p "$build" --quiet --extra-arg=-Wno-everything \
+    log=$db/tidy.log
+    { printf '%s\n' "${todo[@]}" | sort | xargs -P"$(nproc)" -n1 "$tidy" -p "$db" --quiet --extra-arg=-Wno-everything \
       --warnings-as-errors='*' --header-filter="^(${filter:-\$^})\$" >"$log" 2>&1; } || true
     grep -v -E '^[0-9]+ warnings?( and [0-9]+ errors?)? generated\.$|^Suppressed [0-9]+ warnings|^Use -header-filter' \
       "$log" || true

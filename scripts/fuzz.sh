@@ -22,7 +22,10 @@ while (($#)); do
 done
 [[ $seconds =~ ^[0-9]+$ && $seconds -gt 0 ]] || { echo "fuzz: --seconds takes a positive integer, not '$seconds'" >&2; exit 2; }
 build=${OSPREY_FUZZ_BUILD_DIR:-build-fuzz}
+# Line tables, not full debug information (sanitizer reports still name file and line), and a
+# unity build: together about a third of the compile time.
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++-14 \
+  "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -gline-tables-only -DNDEBUG" -DOSPREY_UNITY_BUILD=ON \
   -DOSPREY_FUZZ=ON "-DOSPREY_SANITIZE=address;undefined" -DOSPREY_BUILD_TESTS=OFF \
   -DOSPREY_BUILD_BENCH=OFF -DOSPREY_BUILD_EXAMPLES=OFF >/dev/null
 all=$(cat "$build/fuzz/targets.txt")
