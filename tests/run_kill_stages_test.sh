@@ -219,28 +219,21 @@ expect_stages "the kill in ensemble" "tune retrain"
 record_kill ensemble "kill -9 while fitting"
 
 # 5-7. From here each session starts at a known stage: the renames are the same every time.
-start OSPREY_FAULT_INJECT=rename:8
-reap
-grep -q "killed at rename #8" "$work/s$n.log" || fail "session $n was not killed at rename 8"
-expect_stages "the kill while saving the ensemble" "tune retrain"
-tmp_exists ensemble || fail "the kill at rename 8 left no ensemble.tmp-* (not in the ensemble's save)"
-[[ ! -e $out/ensemble ]] || fail "ensemble/ exists after a kill half-way through its save"
-record_kill ensemble "OSPREY_FAULT_INJECT=rename:8, saving"
-
-start OSPREY_FAULT_INJECT=rename:23
-reap
-grep -q "killed at rename #23" "$work/s$n.log" || fail "session $n was not killed at rename 23"
-expect_stages "the kill in quantize" "tune retrain ensemble"
-tmp_exists ensemble_int8 || fail "the kill at rename 23 left no ensemble_int8.tmp-* (not in the quantized save)"
-[[ ! -e $out/ensemble_int8 ]] || fail "ensemble_int8/ exists after a kill half-way through its save"
-record_kill quantize "OSPREY_FAULT_INJECT=rename:23, saving"
-
-start OSPREY_FAULT_INJECT=rename:17
-reap
-grep -q "killed at rename #17" "$work/s$n.log" || fail "session $n was not killed at rename 17"
-expect_stages "the kill in the report" "tune retrain ensemble quantize"
-tmp_exists report.html || fail "the kill at rename 17 left no report.html.tmp-* (not in the report)"
-record_kill report "OSPREY_FAULT_INJECT=rename:17, report.html"
+# rename_kill N STAGE "STAGES WITH A ROW" FOLDER WHAT: a session killed at its N-th rename, half-way
+# through FOLDER's save (its staging sibling exists, FOLDER itself does not unless it is a file).
+rename_kill() {
+  local at=$1 stage=$2 rows=$3 target=$4 what=$5
+  start OSPREY_FAULT_INJECT=rename:$at
+  reap
+  grep -q "killed at rename #$at" "$work/s$n.log" || fail "session $n was not killed at rename $at"
+  expect_stages "the kill in $stage" "$rows"
+  tmp_exists "$target" || fail "the kill at rename $at left no $target.tmp-* (not in its save)"
+  [[ $target == *.html || ! -e $out/$target ]] || fail "$target/ exists after a kill half-way through its save"
+  record_kill "$stage" "OSPREY_FAULT_INJECT=rename:$at, $what"
+}
+rename_kill 8 ensemble "tune retrain" ensemble saving
+rename_kill 23 quantize "tune retrain ensemble" ensemble_int8 saving
+rename_kill 17 report "tune retrain ensemble quantize" report.html report.html
 kills=$n
 
 # 8. The last session finishes. From here on the checks go on after a failure, to show them all.
