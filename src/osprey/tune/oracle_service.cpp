@@ -63,8 +63,9 @@ struct OracleServer::Impl final : wire::OracleService::Service {
   EndCallback on_end;
   std::mutex mu;
   std::condition_variable cv;
-  std::map<std::string, Lease> leases;                 // running trial -> its holder
-  std::map<std::string, Clock::time_point> last_seen;  // tuner -> its last call
+  std::map<std::string, Lease> leases;                  // running trial -> its holder
+  std::map<std::string, std::set<std::string>> lapsed;  // trial -> tuners whose lease ran out
+  std::map<std::string, Clock::time_point> last_seen;   // tuner -> its last call
   std::set<std::string> told_to_stop;
   std::set<std::string> read_final_state;  // told to stop, then read the state (their summary)
   bool stopped_answered = false;
@@ -120,6 +121,7 @@ struct OracleServer::Impl final : wire::OracleService::Service {
                    options.lease_seconds);
         std::fflush(stderr);
       }
+      if (!it->second.tuner_id.empty()) lapsed[it->first].insert(it->second.tuner_id);
       oracle.requeue_trial(it->first);
       it = leases.erase(it);
     }
@@ -151,11 +153,19 @@ struct OracleServer::Impl final : wire::OracleService::Service {
         throw TrialLost(
             fmt::format("trial {} has already ended ({})", trial_id, status_name(t.status)));
       }
-      throw TrialLost(fmt::format(
-          "trial {} is not held by {}: its lease ran out (no heartbeat for {:g} s) and it went "
-          "back in line{}",
-          trial_id, tuner_id, options.lease_seconds,
-          it == leases.end() ? "" : fmt::format(" and then to {}", it->second.tuner_id)));
+      const std::string now_with = it == leases.end()
+                                       ? std::string(" and no tuner holds it now")
+                                       : fmt::format("; {} holds it now", it->second.tuner_id);
+      const auto lost = lapsed.find(trial_id);
+      if (lost != lapsed.end() && lost->second.count(tuner_id) > 0) {
+        throw TrialLost(fmt::format(
+            "trial {} is not held by {}: its lease ran out (no heartbeat for {:g} s) and it went "
+            "back in line{}",
+            trial_id, tuner_id, options.lease_seconds, now_with));
+      }
+      // It never held it: another tuner was given the trial (or a tuner id is shared by mistake).
+      throw TrialLost(
+          fmt::format("trial {} was never given to {}{}", trial_id, tuner_id, now_with));
     }
     it->second.tuner_id = tuner_id;
     it->second.expires = Clock::now() + seconds(options.lease_seconds);

@@ -115,9 +115,21 @@ TEST(OracleServiceTest, ASilentWorkersTrialGoesBackInLineWithItsRecords) {
     zombie->update_trial(lost_id, {{"val_loss", 1.0}}, 1);
     FAIL() << "a lost trial accepted a report";
   } catch (const TrialLost& e) {
-    EXPECT_NE(std::string(e.what()).find("is not held by tuner0: its lease ran out"),
-              std::string::npos)
+    EXPECT_NE(
+        std::string(e.what()).find("is not held by tuner0: its lease ran out (no heartbeat "
+                                   "for 0.3 s) and it went back in line; tuner1 holds it now"),
+        std::string::npos)
         << e.what();
+  }
+  // A tuner that never held the trial is told so, not that a lease of its own ran out.
+  auto stranger = worker(server, "tuner2");
+  try {
+    stranger->update_trial(lost_id, {{"val_loss", 1.0}}, 1);
+    FAIL() << "a trial accepted a report from a tuner it was never given to";
+  } catch (const TrialLost& e) {
+    const std::string expected =
+        "trial " + lost_id + " was never given to tuner2; tuner1 holds it now";
+    EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << e.what();
   }
   other->update_trial(lost_id, {{"val_loss", 3.0}}, 1);
   const Trial ended = other->end_trial(lost_id, TrialStatus::completed, "");
