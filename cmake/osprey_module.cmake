@@ -28,6 +28,10 @@ endfunction()
 function(osprey_unity target)
   if(OSPREY_UNITY_BUILD)
     set_target_properties(${target} PROPERTIES UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE 8)
+    # GCC takes a .cpp included by a batch for a header, and warns when a class there holds a
+    # member of a type from the file's anonymous namespace (gloo.cpp's Impl): true of headers,
+    # not of a batch, which is one translation unit.
+    target_compile_options(${target} PRIVATE $<$<CXX_COMPILER_ID:GNU>:-Wno-subobject-linkage>)
   endif()
 endfunction()
 
