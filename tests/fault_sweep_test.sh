@@ -125,7 +125,8 @@ setup() {
 total_kills=0
 total_fails=0
 sweep() {
-  local name=$1 before=$failures counts w f r mode point n max what kills=0 fails=0
+  local name=$1 before=$failures counts w f r mode point n max what spec want line
+  local -A injected=([kill]=0 [fail]=0)
   "${name}_prepare"
   run count "${name}_cmd"
   [ "$rc" = 0 ] || fail "$name: the counting run: exit code $rc"
@@ -139,22 +140,17 @@ sweep() {
       for ((n = 1; n <= max; n++)); do
         what="$name: $mode at $point #$n"
         "${name}_prepare"
-        if [ "$mode" = kill ]; then
-          run "$point:$n" "${name}_cmd"
-          if [ "$rc" = 137 ] &&
-            grep -qxF "osprey: fault injection: killed at $point #$n (OSPREY_FAULT_INJECT)" "$tmp/err"; then
-            kills=$((kills + 1))
-          else
-            fail "$what: exit code $rc, expected 137 with the injection's line"
-          fi
+        # kill: exit 137 and the injection's line; fail: exit 1, its line, and the error.
+        spec=$point:$n want=137 line="osprey: fault injection: killed at $point #$n (OSPREY_FAULT_INJECT)"
+        [ "$mode" = fail ] &&
+          spec=$point:$n:fail want=1 line="osprey: fault injection: failed $point #$n with EIO (OSPREY_FAULT_INJECT)"
+        run "$spec" "${name}_cmd"
+        if [ "$rc" = "$want" ] && grep -qxF "$line" "$tmp/err"; then
+          injected[$mode]=$((injected[$mode] + 1))
         else
-          run "$point:$n:fail" "${name}_cmd"
-          if [ "$rc" = 1 ] &&
-            grep -qF "osprey: fault injection: failed $point #$n with EIO" "$tmp/err"; then
-            fails=$((fails + 1))
-          else
-            fail "$what: exit code $rc, expected 1 with the injection's line"
-          fi
+          fail "$what: exit code $rc, expected $want with the injection's line"
+        fi
+        if [ "$mode" = fail ]; then
           # The error names the path (under the work folder) that could not be written.
           grep -q "^osprey: error: $work\(/[^:]*\)\{0,1\}: .*Input/output error" "$tmp/err" ||
             fail "$what: no 'osprey: error: <path>: ... Input/output error'"
@@ -170,15 +166,15 @@ sweep() {
         leftovers "$what: the relaunch"
       done
     done
-    [ "$mode" = kill ] && { [ "$kills" = $((w + f + r)) ] || fail "$name: $kills kills injected, expected $((w + f + r))"; }
-    [ "$mode" = fail ] && { [ "$fails" = $((w + f + r)) ] || fail "$name: $fails failures injected, expected $((w + f + r))"; }
+    [ "${injected[$mode]}" = $((w + f + r)) ] ||
+      fail "$name: ${injected[$mode]} injected in $mode mode, expected $((w + f + r))"
   done
-  total_kills=$((total_kills + kills))
-  total_fails=$((total_fails + fails))
+  total_kills=$((total_kills + injected[kill]))
+  total_fails=$((total_fails + injected[fail]))
   if [ "$failures" = "$before" ]; then
-    echo "fault_sweep: $name: write=$w fsync=$f rename=$r: $kills kills and $fails failures injected, all recovered"
+    echo "fault_sweep: $name: write=$w fsync=$f rename=$r: ${injected[kill]} kills and ${injected[fail]} failures injected, all recovered"
   else
-    echo "fault_sweep: $name: write=$w fsync=$f rename=$r: $kills kills and $fails failures injected, $((failures - before)) checks FAILED"
+    echo "fault_sweep: $name: write=$w fsync=$f rename=$r: ${injected[kill]} kills and ${injected[fail]} failures injected, $((failures - before)) checks FAILED"
   fi
 }
 

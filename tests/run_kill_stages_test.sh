@@ -203,7 +203,9 @@ expect_stages "the kill in retrain" "tune"
 
 # 3. retrain: at the first rename after member_1's folder is in place.
 if [[ -n $shim && ! -e $out/retrain/member_1/config.json ]]; then
-  start LD_PRELOAD="$shim" KILL_AFTER_RENAME_TO=/retrain/member_1
+  # verify_asan_link_order=0: an ASan build of osprey accepts the shim ahead of its runtime.
+  start LD_PRELOAD="$shim" KILL_AFTER_RENAME_TO=/retrain/member_1 \
+    ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0"
   reap
   expect_stages "the kill after member_1's save" "tune"
   [[ -e $out/retrain/member_1/config.json ]] || fail "session $n was killed before member_1's save"
