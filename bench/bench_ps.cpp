@@ -17,8 +17,8 @@
 #include "osprey/distribute/ps/parameter_shard.h"
 #include "osprey/distribute/ps/ps_server.h"
 #include "osprey/distribute/ps/variable_sharding.h"
-#include "osprey/optim/factory.h"
 #include "osprey/tensor/factory.h"
+#include "ps_bench_model.h"
 
 namespace ps = osprey::distribute::ps;
 using osprey::Shape;
@@ -27,18 +27,7 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-const std::vector<std::pair<std::string, Shape>> kMlp = {
-    {"dense/kernel", Shape{784, 512}},   {"dense/bias", Shape{512}},
-    {"dense_1/kernel", Shape{512, 256}}, {"dense_1/bias", Shape{256}},
-    {"dense_2/kernel", Shape{256, 10}},  {"dense_2/bias", Shape{10}}};
-
-ps::ShardConfig config() {
-  return {.optimizer = osprey::optim::serialize(*osprey::optim::get("sgd")).dump(),
-          .mode = "async",
-          .replicas_to_aggregate = 1,
-          .total_replicas = 1,
-          .staleness = {}};
-}
+const auto& kMlp = osprey::bench::ps_mlp_variables();
 
 double seconds_since(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
@@ -61,7 +50,7 @@ int main(int argc, char** argv) {
   }
   // In-process: the shard's own cost per update (validation, SGD over 535,818 parameters).
   ps::ParameterShard shard;
-  shard.register_variables(values, {}, config(), true);
+  shard.register_variables(values, {}, osprey::bench::ps_async_sgd_config(), true);
   int64_t local = 0;
   const auto t0 = Clock::now();
   while (seconds_since(t0) < seconds) {
@@ -89,7 +78,7 @@ int main(int argc, char** argv) {
           vars.push_back(var);
         }
         client.bind(plan, vars, {});
-        if (c == 0) client.register_model(config(), true);
+        if (c == 0) client.register_model(osprey::bench::ps_async_sgd_config(), true);
         while (!go) std::this_thread::yield();
         while (seconds_since(start) < seconds) {
           const std::vector<int64_t> versions = client.pull();

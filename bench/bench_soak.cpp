@@ -31,10 +31,10 @@
 #include "osprey/distribute/ps/internal/ps_client.h"
 #include "osprey/distribute/ps/ps_server.h"
 #include "osprey/distribute/ps/variable_sharding.h"
-#include "osprey/optim/factory.h"
 #include "osprey/tensor/factory.h"
 #include "osprey/tune/oracle_service.h"
 #include "osprey/tune/random_search.h"
+#include "ps_bench_model.h"
 
 namespace ps = osprey::distribute::ps;
 namespace tune = osprey::tune;
@@ -42,18 +42,7 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-const std::vector<std::pair<std::string, osprey::Shape>> kMlp = {
-    {"dense/kernel", osprey::Shape{784, 512}},   {"dense/bias", osprey::Shape{512}},
-    {"dense_1/kernel", osprey::Shape{512, 256}}, {"dense_1/bias", osprey::Shape{256}},
-    {"dense_2/kernel", osprey::Shape{256, 10}},  {"dense_2/bias", osprey::Shape{10}}};
-
-ps::ShardConfig shard_config() {
-  return {.optimizer = osprey::optim::serialize(*osprey::optim::get("sgd")).dump(),
-          .mode = "async",
-          .replicas_to_aggregate = 1,
-          .total_replicas = 1,
-          .staleness = {}};
-}
+const auto& kMlp = osprey::bench::ps_mlp_variables();
 
 tune::OracleOptions oracle_options() {
   tune::HyperParameters space;
@@ -136,7 +125,7 @@ void run_client(const std::string& service, const std::string& address, int inde
     }
     client.bind(ps::plan_sharding(kMlp, 1), vars, {});
     if (index == 0) {
-      client.register_model(shard_config(), true);
+      client.register_model(osprey::bench::ps_async_sgd_config(), true);
       registered = true;
     }
     while (!registered) std::this_thread::sleep_for(std::chrono::milliseconds(1));

@@ -1,4 +1,5 @@
-// Raw gRPC calls for the service fuzz targets (fuzz_ps_service, fuzz_oracle_service): an input's
+// Raw gRPC calls for the service fuzz targets (fuzz_ps_service, fuzz_oracle_service,
+// fuzz_worker_service): an input's
 // bytes become requests sent through gRPC's generic stub to a server in this process on loopback,
 // so they are parsed by gRPC and protobuf exactly as a hostile client's would be, then handled.
 // An input is a sequence of calls, each [method byte][length, 2 bytes little-endian][payload].
@@ -36,9 +37,10 @@ std::vector<RawCall> split_calls(const uint8_t* data, size_t size, size_t method
 // generic stub on `channel`; aborts the process (a finding) unless the status is OK or one of
 // the refusals a server gives bad input. `parses`: whether the payload parses as the method's
 // request message; when it does not, gRPC itself refuses the call with INTERNAL before any
-// handler runs, so only then is INTERNAL expected.
+// handler runs, so only then is INTERNAL expected. unavailable_ok: UNAVAILABLE is an answer the
+// service gives in its current state (a worker whose fit ended), not a lost server.
 void call_and_check(const std::shared_ptr<grpc::Channel>& channel, const std::string& method,
-                    std::string_view payload, bool parses);
+                    std::string_view payload, bool parses, bool unavailable_ok = false);
 
 // Whether `payload` parses as a Message.
 template <class Message>

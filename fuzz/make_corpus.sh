@@ -148,7 +148,7 @@ PY
 done
 # The services: sequences of real requests, each framed as fuzz_rpc.h reads them
 # ([method][length, 2 bytes little-endian][payload]).
-mkdir -p "$out"/{ps_service,oracle_service} "$tmp/py"
+mkdir -p "$out"/{ps_service,oracle_service,worker_service} "$tmp/py"
 protoc -I src --python_out="$tmp/py" src/osprey/distribute/ps/ps.proto src/osprey/tune/oracle.proto
 PYTHONPATH="$tmp/py" /usr/bin/python3 - "$out" <<'PY'
 import json, os, struct, sys
@@ -209,6 +209,27 @@ seeds = {
 }
 for name, calls in seeds.items():
     open(os.path.join(out, "oracle_service", name + ".bin"), "wb").write(frame(calls))
+
+# The worker's steps as the chief sends them: shares of a global batch of the MLP's 5 inputs and
+# 3 outputs (fuzz_worker_service.cpp), then Ping and EndFit.
+RUN, PING, END_FIT = range(3)
+def step(n, share, rows):
+    x = rng.standard_normal((rows, 5)).astype("<f4")
+    y = rng.standard_normal((rows, 3)).astype("<f4")
+    return ps.StepRequest(step=n, share=share, x=tensor("x", x), y=tensor("y", y))
+rng = np.random.default_rng(5)
+seeds = {
+    "one_step": [(RUN, step(0, 0, 8))],
+    "steps": [(RUN, step(0, 0, 8)), (RUN, step(1, 0, 8)), (PING, ps.PingRequest()), (RUN, step(2, 0, 4))],
+    "end": [(RUN, step(0, 0, 8)), (END_FIT, ps.EndFitRequest()), (RUN, step(1, 0, 8))],
+    "failed": [(PING, ps.PingRequest()), (END_FIT, ps.EndFitRequest(error="the chief's fit failed"))],
+}
+for name, calls in seeds.items():
+    open(os.path.join(out, "worker_service", name + ".bin"), "wb").write(frame(calls))
 PY
+# A backup's training_state.json as BackupAndRestore writes it, from the target's own job (its
+# first byte: 0 the file as is, 1 the state alone).
+: >"$tmp/empty"  # one empty input: the target sets its job up, writes the seeds, returns
+OSPREY_FUZZ_WRITE_SEEDS="$out/backup_state" "$build/fuzz/fuzz_backup_state_replay" "$tmp/empty" >/dev/null
 find "$out" -type f | wc -l | xargs echo "make_corpus: seed files:"
 du -sh "$out"

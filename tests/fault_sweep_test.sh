@@ -21,7 +21,11 @@
 #             equals an uninterrupted resume's;
 #   ensemble  osprey ensemble --models A --output DIR (ensemble.json and members/A/; one member keeps
 #             the sweep short, a second would repeat the first's writes);
-#   report    osprey report STUDY --output PAGE (one HTML file).
+#   report    osprey report STUDY --output PAGE (one HTML file);
+#   ps        an `osprey ps --checkpoint-dir` alone injected, serving a parameter-server job of a
+#             chief and a worker for an epoch of 3 steps, which asks it for a checkpoint at the
+#             epoch's end: the checkpoint is the earlier one or the new one, whole. A failed write
+#             is no error of the job: the chief warns that the ps could not save and trains on.
 # Usage: fault_sweep_test.sh path/to/osprey
 set -u
 osprey=$1
@@ -145,15 +149,22 @@ sweep() {
         [ "$mode" = fail ] &&
           spec=$point:$n:fail want=1 line="osprey: fault injection: failed $point #$n with EIO (OSPREY_FAULT_INJECT)"
         run "$spec" "${name}_cmd"
+        # A scenario whose command survives a failed write (the ps) names its own exit code.
+        [ "$mode" = fail ] && declare -F "${name}_failed" >/dev/null && want=$rc
         if [ "$rc" = "$want" ] && grep -qxF "$line" "$tmp/err"; then
           injected[$mode]=$((injected[$mode] + 1))
         else
           fail "$what: exit code $rc, expected $want with the injection's line"
         fi
         if [ "$mode" = fail ]; then
-          # The error names the path (under the work folder) that could not be written.
-          grep -q "^osprey: error: $work\(/[^:]*\)\{0,1\}: .*Input/output error" "$tmp/err" ||
-            fail "$what: no 'osprey: error: <path>: ... Input/output error'"
+          # The error names the path (under the work folder) that could not be written; a
+          # scenario whose command goes on after a failed write says how in NAME_failed.
+          if declare -F "${name}_failed" >/dev/null; then
+            "${name}_failed" "$what"
+          else
+            grep -q "^osprey: error: $work\(/[^:]*\)\{0,1\}: .*Input/output error" "$tmp/err" ||
+              fail "$what: no 'osprey: error: <path>: ... Input/output error'"
+          fi
           leftovers "$what"
         fi
         "${name}_after" "$what"
@@ -279,8 +290,77 @@ report_after() {
 }
 report_result() { cmp -s "$tmp/report_ref.html" "$work/report.html" || fail "$1: the page differs from the reference"; }
 
+# ---- ps: a parameter server's shard checkpoints ---------------------------------------------------
+# The ps starts from an earlier job's checkpoint (which it restores, then the new job's chief
+# registers anew, with overwrite), so a write that lost it shows.
+free_port() { "$python" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+ps_train=(train --strategy parameter_server --model "$tmp/net.json" --data "$tmp/train.csv"
+  --epochs 1 --steps-per-epoch 3 --batch-size 64 --optimizer sgd --lr 0.05 --timeout 3)
+# ps_job DIR SEED: the job; only the ps inherits OSPREY_FAULT_INJECT. Its exit code is the ps's
+# when that is not 0 (killed at the injection), else the chief's; the ps's stderr follows the
+# chief's.
+ps_job() {
+  local dir=$1 seed=$2 ps_pid worker_pid address spec chief_rc ps_rc
+  : >"$tmp/ps_err"
+  timeout 60 "$osprey" ps --listen 127.0.0.1:0 --checkpoint-dir "$dir/ps" 2>"$tmp/ps_err" &
+  ps_pid=$!
+  for _ in $(seq 600); do
+    address=$(sed -n 's/^osprey ps: serving .* on \(127\.0\.0\.1:[0-9]*\)$/\1/p' "$tmp/ps_err")
+    [ -n "$address" ] || ! kill -0 "$ps_pid" 2>/dev/null && break
+    sleep 0.05
+  done
+  if [ -z "$address" ]; then
+    wait "$ps_pid"
+    ps_rc=$?
+    cat "$tmp/ps_err" >&2
+    return $((ps_rc == 0 ? 1 : ps_rc))
+  fi
+  spec="{\"chief\":[\"127.0.0.1:$(free_port)\"],\"worker\":[\"127.0.0.1:$(free_port)\"],\"ps\":[\"$address\"]}"
+  env -u OSPREY_FAULT_INJECT OSPREY_CONFIG="{\"cluster\":$spec,\"task\":{\"type\":\"worker\",\"index\":0}}" \
+    timeout 60 "$osprey" "${ps_train[@]}" --seed "$seed" >/dev/null 2>&1 &
+  worker_pid=$!
+  env -u OSPREY_FAULT_INJECT OSPREY_CONFIG="{\"cluster\":$spec,\"task\":{\"type\":\"chief\",\"index\":0}}" \
+    timeout 60 "$osprey" "${ps_train[@]}" --seed "$seed" --output "$dir/model"
+  chief_rc=$?
+  wait "$worker_pid"
+  kill -TERM "$ps_pid" 2>/dev/null
+  wait "$ps_pid"
+  ps_rc=$?
+  cat "$tmp/ps_err" >&2
+  [ "$ps_rc" != 0 ] && return "$ps_rc"
+  return "$chief_rc"
+}
+ps_cmd() { ps_job "$work" 5; }
+setup "ps earlier checkpoint" ps_job "$tmp/ps_prev" 6
+ps_prepare() { rm -rf "$work" && mkdir -p "$work" && cp -r "$tmp/ps_prev/ps" "$work/"; }
+ps_prepare
+setup "ps reference" ps_cmd
+mv "$work" "$tmp/ps_ref"
+same_tree "$tmp/ps_prev/ps" "$tmp/ps_ref/ps" && fail "ps: the earlier checkpoint is the reference's"
+ps_after() {
+  same_tree "$tmp/ps_prev/ps" "$work/ps" || same_tree "$tmp/ps_ref/ps" "$work/ps" ||
+    fail "$1: $work/ps is neither the earlier checkpoint nor the new one: $(ls "$work/ps" 2>&1 | tr '\n' ' ')"
+}
+ps_failed() {
+  # The ps answered the chief's Checkpoint call with the error, naming the file; the chief warned
+  # and finished, and the ps served on.
+  [ "$rc" = 0 ] || fail "$1: exit code $rc: a failed checkpoint must not end the job"
+  grep -q "a parameter server could not save its checkpoint: .*$work.*Input/output error" "$tmp/err" ||
+    fail "$1: the chief did not warn that the ps could not save its checkpoint, naming the file"
+}
+# same_shard A B: the same checkpoint but for its version, which counts on across jobs (a ps that
+# restored a later checkpoint than the reference's first is ahead by the pushes in between).
+same_shard() {
+  cmp -s "$1/shard.safetensors" "$2/shard.safetensors" &&
+    diff -q <(grep -v '^  "version": ' "$1/manifest.json") <(grep -v '^  "version": ' "$2/manifest.json") >/dev/null
+}
+ps_result() {
+  same_shard "$tmp/ps_ref/ps" "$work/ps" || fail "$1: the ps checkpoint differs from the uninterrupted run's"
+  same_tree "$tmp/ps_ref/model" "$work/model" || fail "$1: the model differs from the uninterrupted run's"
+}
+
 # FAULT_SWEEP_SCENARIOS="tune report" runs only those.
-for scenario in ${FAULT_SWEEP_SCENARIOS:-train tune ensemble report}; do
+for scenario in ${FAULT_SWEEP_SCENARIOS:-train tune ensemble report ps}; do
   sweep "$scenario"
   if [ "$scenario" = train ] && [ "$train_resumes" = 0 ]; then fail "train: no relaunch resumed from a backup"; fi
 done

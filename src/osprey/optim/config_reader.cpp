@@ -3,6 +3,10 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
 #include "osprey/core/error.h"
 
 namespace osprey::optim::detail {
@@ -48,12 +52,18 @@ int64_t ConfigReader::integer(std::string_view key, int64_t fallback) {
   const nlohmann::json* j = raw(key);
   if (j == nullptr) return fallback;
   // Keras configs written by Python may spell integers as 1000.0.
+  // A float is cast only once it is known to be a whole number inside int64's range (a cast of
+  // 1e300 or NaN is undefined behaviour); an unsigned above int64's range is refused too.
   if (j->is_number_float()) {
     const double d = j->get<double>();
-    if (d != static_cast<double>(static_cast<int64_t>(d))) type_error(key, "an integer", *j);
+    if (!(d >= -9.2e18 && d <= 9.2e18) || d != std::floor(d)) type_error(key, "an integer", *j);
     return static_cast<int64_t>(d);
   }
-  if (!j->is_number_integer()) type_error(key, "an integer", *j);
+  if (!j->is_number_integer() ||
+      (j->is_number_unsigned() &&
+       j->get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))) {
+    type_error(key, "an integer", *j);
+  }
   return j->get<int64_t>();
 }
 

@@ -173,6 +173,20 @@ TEST(SchedulesTest, BadSchedulesAreValueErrors) {
         CosineDecay::from_config({{"decay_steps", "ten"}});
       },
       "CosineDecay: config field \"decay_steps\" must be an integer. Received: \"ten\"");
+  // Numbers no int64 holds are refused before any cast (a cast of 1e300 is undefined behaviour).
+  expect_message<ValueError>(
+      [] {
+        CosineDecay::from_config({{"decay_steps", 1e300}});
+      },
+      "CosineDecay: config field \"decay_steps\" must be an integer. "
+      "Received: 1e+300");
+  expect_message<ValueError>(
+      [] {
+        CosineDecay::from_config({{"decay_steps", uint64_t{18446744073709551615U}}});
+      },
+      "CosineDecay: config field \"decay_steps\" must be an integer. Received: "
+      "18446744073709551615");
+  EXPECT_EQ(CosineDecay::from_config({{"decay_steps", 1000.0}}).get_config()["decay_steps"], 1000);
 }
 
 }  // namespace

@@ -261,7 +261,7 @@ std::vector<double> Trainer::running_state() const {
   return out;
 }
 
-void Trainer::load_running_state(const std::vector<double>& state) {
+void Trainer::check_running_state(const std::vector<double>& state) const {
   OSPREY_CHECK(state.size() >= 2,
                "load_running_state: the saved state holds {} values; at least "
                "2 (the running loss) expected",
@@ -272,16 +272,28 @@ void Trainer::load_running_state(const std::vector<double>& state) {
                  "load_running_state: the saved state ends before metric {} (it was saved with "
                  "fewer metrics)",
                  m->name());
-    const auto n = static_cast<size_t>(state[at++]);
-    OSPREY_CHECK(at + n <= state.size(), "load_running_state: metric {}'s saved state is cut short",
-                 m->name());
-    m->load_state_values(std::vector<double>(state.begin() + static_cast<std::ptrdiff_t>(at),
-                                             state.begin() + static_cast<std::ptrdiff_t>(at + n)));
-    at += n;
+    // A count read from a file: a whole number that fits what is left, before any cast.
+    const double n = state[at++];
+    OSPREY_CHECK(n >= 0 && n <= static_cast<double>(state.size() - at) && n == std::floor(n),
+                 "load_running_state: metric {}'s saved state is cut short (it claims {} "
+                 "values; {} are left)",
+                 m->name(), n, state.size() - at);
+    at += static_cast<size_t>(n);
   }
   OSPREY_CHECK(at == state.size(),
                "load_running_state: the saved state holds more metrics than the {} compiled",
                metrics_.size());
+}
+
+void Trainer::load_running_state(const std::vector<double>& state) {
+  check_running_state(state);
+  size_t at = 2;
+  for (const auto& m : metrics_) {
+    const auto n = static_cast<size_t>(state[at++]);
+    m->load_state_values(std::vector<double>(state.begin() + static_cast<std::ptrdiff_t>(at),
+                                             state.begin() + static_cast<std::ptrdiff_t>(at + n)));
+    at += n;
+  }
   loss_sum_ = state[0];
   loss_count_ = state[1];
 }

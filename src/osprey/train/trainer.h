@@ -72,6 +72,9 @@ class Trainer {
   // mid-epoch); ValueError naming the metric when the saved state does not fit.
   std::vector<double> running_state() const;
   void load_running_state(const std::vector<double>& state);
+  // The layout check load_running_state makes, alone: BackupAndRestore runs it before it loads
+  // anything from a backup.
+  void check_running_state(const std::vector<double>& state) const;
   // Drops the step executor, which caches the network's variables (and, in distributed
   // strategies, replicas of them): after layers were swapped (model.quantize) the next step
   // makes a new one from the current layers.

@@ -140,19 +140,8 @@ void BackupAndRestore::try_restore(const fs::path& backup) {
                  "with the same data and global batch size (or remove {} to start afresh)",
                  backup.string(), saved_steps, params().steps, dir_.string());
   }
-  // Weights and optimizer state first: their files carry checksums, verified before anything is
-  // copied, and they are the likeliest to be damaged.
-  model().load_weights(backup.string());
-  model().load_optimizer_state(backup.string());
-
-  const io::JsonView g = s["global_seed"];
-  set_global_seed_state({g.get<uint64_t>("seed"), g.get<uint64_t>("counter")});
-  nn::SeedStates seeds;
-  for (const io::JsonView& e : s["layer_seeds"].elements()) {
-    seeds.emplace_back(e.get<std::string>("path"), e.get<uint64_t>("calls"));
-  }
-  nn::set_seed_states(model().network(), seeds);
-
+  // Everything the state says is read and checked before anything is loaded: a state that does
+  // not fit this fit (a hand-edited file, another program's backup) leaves the model untouched.
   ResumePoint point;
   point.epoch = s.get<int>("epoch");
   point.step = s.get<int64_t>("step");
@@ -161,9 +150,40 @@ void BackupAndRestore::try_restore(const fs::path& backup) {
     point.history[key] = values.as<std::vector<double>>();
   }
   point.history_epochs = s.get<std::vector<int>>("history_epochs");
+  const auto global_step = s.get<int64_t>("global_step");
+  const io::JsonView g = s["global_seed"];
+  const GlobalSeedState seed{g.get<uint64_t>("seed"), g.get<uint64_t>("counter")};
+  nn::SeedStates seeds;
+  for (const io::JsonView& e : s["layer_seeds"].elements()) {
+    seeds.emplace_back(e.get<std::string>("path"), e.get<uint64_t>("calls"));
+  }
+  const int64_t steps = saved_steps >= 0 ? saved_steps : params().steps;
+  // global_step counts on from here: far below the int64 limit, so that counting cannot overflow.
+  OSPREY_CHECK(point.epoch >= 0 && point.step >= 0 && global_step >= point.step &&
+                   global_step <= (int64_t{1} << 62) && (steps < 0 || point.step <= steps),
+               "BackupAndRestore: {}: the position (epoch {}, step {}, global step {}) is not one "
+               "a fit of {} steps per epoch reaches",
+               state_path.string(), point.epoch, point.step, global_step, steps);
+  for (const auto& [key, values] : point.history) {
+    OSPREY_CHECK(values.size() == point.history_epochs.size(),
+                 "BackupAndRestore: {}: history \"{}\" holds {} values for {} epochs",
+                 state_path.string(), key, values.size(), point.history_epochs.size());
+  }
+  try {
+    if (point.step > 0) model().trainer().check_running_state(point.running_state);
+    nn::set_seed_states(model().network(), seeds);  // throws, naming the layer, for another model's
+  } catch (const ValueError& e) {
+    OSPREY_THROW(ValueError, "BackupAndRestore: {}: {}", state_path.string(), e.what());
+  }
+
+  // Weights and optimizer state first: their files carry checksums, verified before anything is
+  // copied, and they are the likeliest to be damaged.
+  model().load_weights(backup.string());
+  model().load_optimizer_state(backup.string());
+  set_global_seed_state(seed);
   history_ = point.history;
   history_epochs_ = point.history_epochs;
-  global_step_ = s.get<int64_t>("global_step");
+  global_step_ = global_step;
   resumed_step_ = point.step;
   model().trainer().resume_at(std::move(point));
   restored_from_ = backup;

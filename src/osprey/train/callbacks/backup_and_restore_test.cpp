@@ -8,7 +8,9 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 
+#include "osprey/io/crc32c.h"
 #include "osprey/io/json.h"
 #include "osprey/testing/test_helpers.h"
 #include "osprey/train/callbacks/backup_test_job.h"
@@ -149,6 +151,54 @@ TEST(BackupAndRestoreTest, AnEditedStateFailsItsChecksum) {
   const auto backup = relaunch(job, dir, "5");
   EXPECT_EQ(backup->restored_from(), dir / backup_name(20));
   EXPECT_NE(only_warning(*backup).find(state.string() + ": checksum mismatch"), std::string::npos);
+}
+
+// A state with a valid checksum whose fields do not fit the fit (another program's backup, a
+// hand-edited file with its checksum redone): refused naming the file and the field, before any
+// weight is loaded, so the model keeps its initial weights.
+TEST(BackupAndRestoreTest, AStateThatDoesNotFitIsRefusedBeforeAnythingIsLoaded) {
+  const BackupJob job;
+  const auto edited = [&](const std::string& name, const std::function<void(nlohmann::json&)>& edit,
+                          const std::vector<std::string>& expected) {
+    const fs::path dir = fresh_dir(name);
+    ASSERT_TRUE(job.fit_until_crash(dir, "5", 27));
+    for (const int64_t step : {25, 20}) {
+      const fs::path state = dir / backup_name(step) / "training_state.json";
+      nlohmann::json j = io::read_json_file(state);
+      edit(j["state"]);
+      j["crc32c"] = fmt::format("{:08x}", io::crc32c(j["state"].dump()));
+      io::write_json_file(state, j);
+    }
+    Model resumed = job.build();
+    const std::vector<Tensor> initial = resumed.get_weights();
+    osprey::testing::expect_error<ValueError>(
+        [&] { job.fit(resumed, {callbacks::BackupAndRestore(dir, {.save_freq = "5"})}); },
+        expected);
+    const std::vector<Tensor> after = resumed.get_weights();
+    ASSERT_EQ(after.size(), initial.size());
+    for (size_t i = 0; i < after.size(); ++i) {
+      EXPECT_EQ(after[i].to_vector<float>(), initial[i].to_vector<float>()) << name << " " << i;
+    }
+    fs::remove_all(dir);
+  };
+  const std::string file = fmt::format("/{}/training_state.json", backup_name(25));
+  edited("negative_epoch", [](nlohmann::json& s) { s["epoch"] = -1000000000; },
+         {file,
+          "the position (epoch -1000000000, step 5, global step 25) is not one a fit of "
+          "20 steps per epoch reaches"});
+  edited("step_past_epoch", [](nlohmann::json& s) { s["step"] = 21; },
+         {file, "(epoch 1, step 21, global step 25)"});
+  edited("global_step_overflow", [](nlohmann::json& s) { s["global_step"] = INT64_MAX; },
+         {file, "global step 9223372036854775807"});
+  edited("history", [](nlohmann::json& s) { s["history"]["loss"].push_back(1.0); },
+         {file, "history \"loss\" holds 2 values for 1 epochs"});
+  edited("metric_count", [](nlohmann::json& s) { s["running_state"][2] = 1e300; },
+         {file, "load_running_state: metric", "saved state is cut short (it claims 1e+300 values"});
+  edited("layer_seeds",
+         [](nlohmann::json& s) {
+           s["layer_seeds"] = {{{"path", "no_such_layer"}, {"calls", 1}}};
+         },
+         {file, "set_seed_states: no layer \"no_such_layer\""});
 }
 
 TEST(BackupAndRestoreTest, WhenNoBackupVerifiesNothingIsTrained) {
