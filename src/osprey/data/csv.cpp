@@ -4,7 +4,9 @@
 
 #include <charconv>
 #include <cmath>
+#include <limits>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 
 #include "osprey/core/error.h"
@@ -17,6 +19,21 @@ std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
   return s;
+}
+
+// Whether a whole number v is one the integer dtype holds (a cast of one it does not is undefined
+// behaviour); every value fits a floating-point dtype or bool.
+bool fits(double v, DType dtype) {
+  return visit_dtype(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+      // The upper bound is 2^digits exactly: the largest T itself may not be a double.
+      return v >= static_cast<double>(std::numeric_limits<T>::min()) &&
+             v < std::ldexp(1.0, std::numeric_limits<T>::digits);
+    } else {
+      return true;
+    }
+  });
 }
 
 // Reads a CSV file row by row into doubles, checking every field.
@@ -165,6 +182,9 @@ class CsvReader {
                    line_no_, column_label(c));
     OSPREY_CHECK_T(IoError, !is_integral(dtype) || (std::isfinite(v) && std::floor(v) == v),
                    "CSV file '{}': field \"{}\" at line {}, {} is not an integer (dtype {})",
+                   file_.path(), s, line_no_, column_label(c), dtype_name(dtype));
+    OSPREY_CHECK_T(IoError, fits(v, dtype),
+                   "CSV file '{}': field \"{}\" at line {}, {} is out of the range of dtype {}",
                    file_.path(), s, line_no_, column_label(c), dtype_name(dtype));
     return v;
   }

@@ -107,6 +107,32 @@ TEST(CsvTest, IntegerLabelsMustBeIntegers) {
                   "field \"2.5\" at line 3, column 2 (\"y\") is not an integer (dtype int64)");
 }
 
+// Found by fuzz_csv (fuzz/regressions/csv): a whole number past the label dtype's range was cast
+// to it, which is undefined behaviour. 2^63 is the first int64 cannot hold; 2^63 - 1024 (the
+// double below it) fits.
+TEST(CsvTest, IntegerLabelsMustFitTheirDtype) {
+  TempDir dir;
+  write_text(dir / "big.csv", "x,y\n1,2\n3,47777777777777777777777777771\n");
+  expect_contains(io_error([&] {
+                    read_csv(dir / "big.csv", {.label_column = "y", .label_dtype = DType::int64});
+                  }),
+                  "field \"47777777777777777777777777771\" at line 3, column 2 (\"y\") is out "
+                  "of the range of dtype int64");
+  write_text(dir / "edge.csv", "x,y\n1,9223372036854775808\n");
+  expect_contains(io_error([&] {
+                    read_csv(dir / "edge.csv", {.label_column = "y", .label_dtype = DType::int64});
+                  }),
+                  "is out of the range of dtype int64");
+  write_text(dir / "ok.csv", "x,y\n1,9223372036854774784\n2,-9223372036854775808\n");
+  const CsvData d = read_csv(dir / "ok.csv", {.label_column = "y", .label_dtype = DType::int64});
+  EXPECT_EQ(d.y.to_vector<int64_t>(), (std::vector<int64_t>{9223372036854774784, INT64_MIN}));
+  write_text(dir / "neg.csv", "x,y\n1,-1\n");
+  expect_contains(io_error([&] {
+                    read_csv(dir / "neg.csv", {.label_column = "y", .label_dtype = DType::uint8});
+                  }),
+                  "field \"-1\" at line 2, column 2 (\"y\") is out of the range of dtype uint8");
+}
+
 TEST(CsvTest, UnknownLabelColumnListsTheHeader) {
   TempDir dir;
   write_text(dir / "a.csv", "a,b\n1,2\n");

@@ -48,6 +48,17 @@ Sampling parse_sampling(const std::string& s, const std::string& what) {
 
 namespace {
 
+// How many values a stepped range holds, as a double: a range read from a file may hold more than
+// int64 counts (min 0, max 1e23, step 32).
+double grid_count(double min, double max, double step, Sampling sampling) {
+  if (sampling == Sampling::linear) return std::floor((max - min) / step + 1e-9) + 1;
+  return std::floor(std::log(max / min) / std::log(step) + 1e-9) + 1;
+}
+
+// The most values a stepped range may hold: every index is exact in a double, and far from
+// int64's limit. No search enumerates that many.
+constexpr double kMaxGridValues = 9007199254740992.0;  // 2^53
+
 void check_range(const std::string& name, double min, double max, std::optional<double> step,
                  Sampling sampling) {
   OSPREY_CHECK(
@@ -69,6 +80,11 @@ void check_range(const std::string& name, double min, double max, std::optional<
                    "Received: step={}",
                    name, sampling_name(sampling), *step);
     }
+    const double n = grid_count(min, max, *step, sampling);
+    OSPREY_CHECK(n <= kMaxGridValues,
+                 "hyperparameter '{}': step {} makes {:.3g} values from {} to {}; at most 2^53 "
+                 "are allowed (use a larger step, or none)",
+                 name, *step, n, min, max);
   }
 }
 
@@ -204,12 +220,7 @@ bool HyperParameter::tunable() const {
 }
 
 int64_t HyperParameter::grid_size() const {
-  if (sampling == Sampling::linear) {
-    return static_cast<int64_t>(std::floor((max_value - min_value) / *step + 1e-9)) + 1;
-  }
-  return static_cast<int64_t>(
-             std::floor(std::log(max_value / min_value) / std::log(*step) + 1e-9)) +
-         1;
+  return static_cast<int64_t>(grid_count(min_value, max_value, *step, sampling));  // check_range
 }
 
 Value HyperParameter::grid_value(int64_t i) const {

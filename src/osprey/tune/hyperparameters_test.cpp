@@ -38,6 +38,22 @@ TEST(HyperParameterTest, AnIntWhoseBoundsAreFloatsPastInt64IsRefused) {
   }
 }
 
+// Found by fuzz_toml (fuzz/regressions/toml): a stepped range of more values than int64 counts
+// (0 to 1e23 by 32) was counted with an unchecked cast. Such a grid is refused when declared.
+TEST(HyperParameterTest, AGridOfMoreThan2To53ValuesIsRefused) {
+  try {
+    HyperParameter::Float("rate", 0.0, 1e23, 32.0);
+    FAIL() << "accepted 3.1e21 grid values";
+  } catch (const ValueError& e) {
+    EXPECT_STREQ(e.what(),
+                 "hyperparameter 'rate': step 32 makes 3.12e+21 values from 0 to 1e+23; at most "
+                 "2^53 are allowed (use a larger step, or none)");
+  }
+  EXPECT_THROW(HyperParameter::Float("f", 1e-300, 1e300, 1.0 + 1e-15, Sampling::log), ValueError);
+  EXPECT_THROW(HyperParameter::Int("i", INT64_MIN, INT64_MAX, 1), ValueError);
+  EXPECT_NO_THROW(HyperParameter::Float("ok", 0.0, 1e15, 0.25));  // 4e15 values: allowed
+}
+
 TEST(HyperParameterTest, IntWithStepSamplesEveryGridValueUniformly) {
   const auto hp = HyperParameter::Int("units", 16, 64, 16);
   Uniforms u(1);
