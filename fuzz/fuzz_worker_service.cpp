@@ -6,7 +6,7 @@
 //
 // EndFit ends the worker's fit, as the chief's would; the steps after it in the same input are
 // then refused with UNAVAILABLE (not in fit), which the chief reads as "try another worker". The
-// next input finds a fresh worker in fit.
+// next input finds a fresh worker in fit. UNAVAILABLE at any other time is a finding.
 #include <google/protobuf/stubs/logging.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -158,10 +158,10 @@ class Worker {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static std::unique_ptr<Worker> worker;
-  // A worker whose fit an earlier input ended is replaced, and so is each after 2,000 inputs, so
-  // that nothing grows over a long run.
+  // A worker is replaced once an input ended its fit (below), and after 2,000 inputs, so that
+  // nothing grows over a long run.
   static int inputs = 0;
-  if (worker == nullptr || worker->done() || ++inputs >= 2000) {
+  if (worker == nullptr || worker->done() || ++inputs >= 2000) {  // done: an idle timeout
     google::protobuf::SetLogHandler(nullptr);  // invalid UTF-8 in string fields is logged
     worker.reset();
     worker = std::make_unique<Worker>();
@@ -174,5 +174,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                                  /*unavailable_ok=*/ended);
     ended = ended || c.method == kEndFit;
   }
+  // Its fit is ending (the serve loop notices within 200 ms): the next input gets a fresh worker,
+  // not one that may still say it is in fit.
+  if (ended) worker.reset();
   return 0;
 }
