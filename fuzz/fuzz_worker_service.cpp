@@ -115,6 +115,7 @@ class Worker {
   void register_variables() {
     std::vector<autograd::Variable> trainable = model_->network().trainable_variables();
     std::vector<std::pair<std::string, Shape>> vars;
+    vars.reserve(trainable.size());
     for (const autograd::Variable& v : trainable) vars.emplace_back(v.name(), v.value().shape());
     ps::PsClient chief(
         {.addresses = {ps_->address()}, .max_message_bytes = osprey::fuzz::kFuzzMaxMessageBytes});
