@@ -11,6 +11,7 @@
 #include "cli/launch_util.h"
 #include "cli/local_cluster.h"
 #include "cli/process.h"
+#include "osprey/comm/tcp_store.h"
 #include "osprey/core/error.h"
 
 namespace osprey::cli {
@@ -21,11 +22,11 @@ int run_ps_cluster(const PsClusterArgs& a) {
                a.num_workers, a.num_ps);
   const std::string host = "127.0.0.1";
   nlohmann::json cluster;
-  cluster["chief"] = {fmt::format("{}:{}", host, free_port())};
+  cluster["chief"] = {fmt::format("{}:{}", host, comm::free_loopback_port())};
   for (int i = 0; i < a.num_workers; ++i)
-    cluster["worker"].push_back(fmt::format("{}:{}", host, free_port()));
+    cluster["worker"].push_back(fmt::format("{}:{}", host, comm::free_loopback_port()));
   for (int i = 0; i < a.num_ps; ++i)
-    cluster["ps"].push_back(fmt::format("{}:{}", host, free_port()));
+    cluster["ps"].push_back(fmt::format("{}:{}", host, comm::free_loopback_port()));
   const int cores = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
   const int threads =
       a.threads_per_worker > 0 ? a.threads_per_worker : std::max(1, cores / a.num_workers);

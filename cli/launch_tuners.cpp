@@ -9,6 +9,7 @@
 #include "cli/launch_util.h"
 #include "cli/local_cluster.h"
 #include "cli/process.h"
+#include "osprey/comm/tcp_store.h"
 #include "osprey/core/error.h"
 #include "osprey/tune/oracle_service.h"
 
@@ -40,7 +41,7 @@ int run_tuner_study(const TunerStudyArgs& a) {
   }
   if (available.empty()) available.push_back(0);
   const std::string host = "127.0.0.1";
-  const int port = free_port();
+  const int port = comm::free_loopback_port();
   const std::vector<std::string> command = find_program(a.command);
   const char* wait_policy = std::getenv("OMP_WAIT_POLICY");
   const char* spin_count = std::getenv("GOMP_SPINCOUNT");

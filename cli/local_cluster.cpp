@@ -2,10 +2,8 @@
 #include "cli/local_cluster.h"
 
 #include <fmt/format.h>
-#include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -74,21 +72,6 @@ void set_env(std::vector<std::string>& env, const std::string& name, const std::
 }
 
 }  // namespace
-
-int free_port() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  OSPREY_CHECK_T(Error, fd >= 0, "launch: socket failed: {}", std::strerror(errno));
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof a;
-  const bool ok = bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
-                  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0;
-  close(fd);
-  OSPREY_CHECK_T(Error, ok, "launch: cannot find a free port on 127.0.0.1: {}",
-                 std::strerror(errno));
-  return ntohs(a.sin_port);
-}
 
 std::vector<std::string> find_program(std::vector<std::string> command) {
   if (command.empty() || command[0].find('/') != std::string::npos) return command;

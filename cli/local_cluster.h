@@ -42,7 +42,4 @@ int supervise(std::vector<LocalTask> tasks, double grace_seconds);
 // The command as given, with a bare program name looked up on PATH like a shell does.
 std::vector<std::string> find_program(std::vector<std::string> command);
 
-// A port nothing listens on now: the kernel's pick for an ephemeral bind on 127.0.0.1.
-int free_port();
-
 }  // namespace osprey::cli

@@ -8,9 +8,6 @@
 // then refused with UNAVAILABLE (not in fit), which the chief reads as "try another worker". The
 // next input finds a fresh worker in fit. UNAVAILABLE at any other time is a finding.
 #include <google/protobuf/stubs/logging.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -20,6 +17,7 @@
 
 #include "fuzz_rpc.h"
 #include "fuzz_target.h"
+#include "osprey/comm/tcp_store.h"
 #include "osprey/distribute/parameter_server_strategy.h"
 #include "osprey/distribute/ps/internal/ps_client.h"
 #include "osprey/distribute/ps/internal/rpc.h"
@@ -44,21 +42,8 @@ constexpr osprey::fuzz::Method kMethods[] = {
     {"/osprey.distribute.ps.Worker/EndFit", parses_as<ps::EndFitRequest>}};
 constexpr size_t kEndFit = 2;
 
-// A port no one listens on now (the kernel's choice for an ephemeral bind): the worker's address
-// must be in the cluster spec before its server starts.
 std::string free_loopback_address() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof a;
-  if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0) {
-    std::perror("fuzz_worker_service: no free port");
-    std::abort();
-  }
-  ::close(fd);
-  return "127.0.0.1:" + std::to_string(ntohs(a.sin_port));
+  return "127.0.0.1:" + std::to_string(comm::free_loopback_port());
 }
 
 // One worker task in fit and its ps. The model is the distribution tests' MLP (5 inputs, 3

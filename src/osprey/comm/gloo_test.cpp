@@ -18,15 +18,10 @@ namespace {
 
 using std::chrono::milliseconds;
 
-int free_port() {
-  TcpStoreServer probe("127.0.0.1", 0);
-  return probe.port();
-}
-
 // Runs body(group, rank) for every rank on its own thread; returns each rank's error ("" if none).
 std::vector<std::string> run_gloo(int size, const std::function<void(GlooGroup&, int)>& body,
                                   milliseconds timeout = milliseconds(20000)) {
-  const std::string rendezvous = "127.0.0.1:" + std::to_string(free_port());
+  const std::string rendezvous = "127.0.0.1:" + std::to_string(free_loopback_port());
   std::vector<std::string> errors(static_cast<size_t>(size));
   std::vector<std::thread> threads;
   threads.reserve(static_cast<size_t>(size));

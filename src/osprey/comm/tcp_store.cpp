@@ -382,4 +382,19 @@ std::vector<int> TcpStore::gone_ranks(std::chrono::milliseconds reply_timeout) {
   return out;
 }
 
+int free_loopback_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  OSPREY_CHECK_T(Error, fd >= 0, "free_loopback_port: socket failed: {}", std::strerror(errno));
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  const bool ok = ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
+                  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0;
+  const int err = errno;
+  ::close(fd);
+  OSPREY_CHECK_T(Error, ok, "cannot find a free port on 127.0.0.1: {}", std::strerror(err));
+  return ntohs(a.sin_port);
+}
+
 }  // namespace osprey::comm

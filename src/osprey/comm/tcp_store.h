@@ -23,6 +23,12 @@
 
 namespace osprey::comm {
 
+// A port nothing listens on now: the kernel's pick for an ephemeral bind on 127.0.0.1. For
+// addresses a cluster spec must name before their servers start (osprey launch, tests, fuzz
+// harnesses); another process may take it in between, as with any such probe. Error when no
+// socket can be bound.
+int free_loopback_port();
+
 inline constexpr size_t kMaxStoreKeyBytes = 4096;
 inline constexpr size_t kMaxStoreValueBytes = size_t{16} << 20;
 

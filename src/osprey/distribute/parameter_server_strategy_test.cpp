@@ -5,9 +5,6 @@
 #include "osprey/distribute/parameter_server_strategy.h"
 
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <cmath>
@@ -16,6 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "osprey/comm/tcp_store.h"
 #include "osprey/distribute/devices.h"
 #include "osprey/distribute/mirrored_strategy.h"
 #include "osprey/distribute/one_device_strategy.h"
@@ -36,20 +34,6 @@ using testing::make_mlp;
 using testing::max_abs_difference;
 using testing::max_relative_difference;
 
-// A port no one listens on now (the kernel's choice for an ephemeral bind).
-int free_port() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  a.sin_port = 0;
-  EXPECT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
-  socklen_t len = sizeof a;
-  EXPECT_EQ(getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len), 0);
-  close(fd);
-  return ntohs(a.sin_port);
-}
-
 std::string loopback(int port) { return "127.0.0.1:" + std::to_string(port); }
 
 // A cluster of threads: `num_ps` parameter servers (none: the chief hosts one), `workers`
@@ -59,8 +43,9 @@ struct Cluster {
   nlohmann::json spec;
 
   Cluster(int workers, int num_ps) {
-    spec["chief"] = {loopback(free_port())};
-    for (int i = 0; i < workers; ++i) spec["worker"].push_back(loopback(free_port()));
+    spec["chief"] = {loopback(comm::free_loopback_port())};
+    for (int i = 0; i < workers; ++i)
+      spec["worker"].push_back(loopback(comm::free_loopback_port()));
     for (int i = 0; i < num_ps; ++i) {
       servers.push_back(std::make_unique<ps::PsServer>(
           ps::PsServerOptions{.listen = "127.0.0.1:0", .name = "ps " + std::to_string(i)}));
