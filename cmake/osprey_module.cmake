@@ -2,6 +2,7 @@
 # Creates the library osprey_<name> with the alias osprey::<name>. Tests named in TESTS are
 # collected into one binary per module, <name>_test, built by osprey_add_module_tests().
 set(OSPREY_COMMON_OPTIONS "")
+set(OSPREY_TEST_TIMEOUT_SCALE 1 CACHE STRING "Multiplies every test's own TIMEOUT (scripts/sanitize.sh sets it: sanitized code runs several times slower)")
 set(OSPREY_MODULES "" CACHE INTERNAL "")
 
 function(osprey_target_defaults target)
@@ -100,4 +101,21 @@ function(osprey_grpc_proto target proto)
   target_sources(${target} PRIVATE ${_files})
   set_source_files_properties(${_out}/${_stem}.pb.cc ${_out}/${_stem}.grpc.pb.cc
     PROPERTIES COMPILE_OPTIONS "-w" SKIP_UNITY_BUILD_INCLUSION ON)
+endfunction()
+
+# Called at the end of each CMakeLists.txt that gives its tests a TIMEOUT: multiplies those limits
+# by OSPREY_TEST_TIMEOUT_SCALE, so a sanitized build (several times slower) keeps them meaningful
+# without each limit knowing about sanitizers.
+function(osprey_scale_test_timeouts)
+  if(NOT OSPREY_TEST_TIMEOUT_SCALE GREATER 1)
+    return()
+  endif()
+  get_property(_tests DIRECTORY PROPERTY TESTS)
+  foreach(_t IN LISTS _tests)
+    get_test_property(${_t} TIMEOUT _limit)
+    if(_limit)
+      math(EXPR _limit "${_limit} * ${OSPREY_TEST_TIMEOUT_SCALE}")
+      set_tests_properties(${_t} PROPERTIES TIMEOUT ${_limit})
+    endif()
+  endforeach()
 endfunction()
