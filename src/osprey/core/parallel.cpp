@@ -10,43 +10,11 @@
 #include <thread>
 
 #include "osprey/core/error.h"
-
-// GCC's OpenMP runtime is not built with ThreadSanitizer, so TSan cannot see that a region's start
-// orders the caller's writes before each chunk, nor that its end orders each chunk's writes before
-// the caller goes on: every value handed in or out would be reported as a race. Under TSan,
-// parallel_for says so itself, as LLVM's Archer does for its own runtime; two chunks stay
-// unordered, so a race between them is still reported. Elsewhere these are empty.
-#if defined(__SANITIZE_THREAD__)
-#define OSPREY_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define OSPREY_TSAN 1
-#endif
-#endif
-#ifdef OSPREY_TSAN
-extern "C" void __tsan_acquire(void* addr);  // NOLINT(bugprone-reserved-identifier)
-extern "C" void __tsan_release(void* addr);  // NOLINT(bugprone-reserved-identifier)
-#endif
+#include "osprey/core/thread_sanitizer.h"
 
 namespace osprey {
 
 namespace {
-void happens_before(void* token) {
-#ifdef OSPREY_TSAN
-  __tsan_release(token);
-#else
-  (void)token;
-#endif
-}
-
-void happens_after(void* token) {
-#ifdef OSPREY_TSAN
-  __tsan_acquire(token);
-#else
-  (void)token;
-#endif
-}
-
 int initial_threads() {
   for (const char* var : {"OSPREY_NUM_THREADS", "OMP_NUM_THREADS"}) {
     const char* env = std::getenv(var);
@@ -100,9 +68,12 @@ int64_t num_chunks(int64_t n, int64_t grain) noexcept {
   return (n + grain - 1) / grain;
 }
 
-// Not instrumented itself: GCC hands a region its captures through a block it writes after
-// happens_before and its threads read before happens_after. The body, fn, is instrumented.
-#ifdef OSPREY_TSAN
+// Under TSan (thread_sanitizer.h), the region's start orders the caller's writes before each
+// chunk, and its end each chunk's writes before the caller goes on; two chunks stay unordered,
+// so a race between them is still reported. parallel_for itself is not instrumented: GCC hands
+// the region its captures through a block it writes after happens_before and its threads read
+// before happens_after. The body, fn, is instrumented.
+#ifdef OSPREY_THREAD_SANITIZER
 __attribute__((no_sanitize("thread")))
 #endif
 void parallel_for(int64_t begin, int64_t end, int64_t grain,
