@@ -4,8 +4,8 @@
 // directory. The shared token comes from OSPREY_PS_TOKEN, never from the command line (where
 // `ps` would show it). Once listening it prints "osprey ps: serving ..." on stderr: launchers and
 // tests wait for that line.
-#include <fcntl.h>
 #include <fmt/format.h>
+#include <pthread.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -32,33 +32,32 @@ struct PsArgs {
   int64_t max_message_mb = 256;
 };
 
-// The stop signals reach whichever thread the kernel picks (gRPC's, the thread pool's, ...): the
-// handler only writes the signal's number to a pipe, and the main thread, reading it, shuts down
-// outside any handler.
-int g_stop_pipe[2] = {-1, -1};
+// The stop signals are blocked in every thread (gRPC's threads, started after this, inherit the
+// mask) and taken by the main thread with sigwait, outside any handler. A handler that wrote to a
+// pipe the main thread read did the same, but a signal can land in any thread, and under
+// ThreadSanitizer one that landed in the reading thread waited for that thread's next
+// intercepted call, which never came: the ps did not stop.
+sigset_t stop_signals() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGINT);
+  return set;
+}
 
-void on_ps_stop_signal(int sig) {
-  const auto c = static_cast<char>(sig);
-  [[maybe_unused]] const ssize_t n = write(g_stop_pipe[1], &c, 1);
+void block_stop_signals() {
+  const sigset_t set = stop_signals();
+  if (const int e = pthread_sigmask(SIG_BLOCK, &set, nullptr); e != 0) {
+    OSPREY_THROW(Error, "osprey ps: cannot block SIGTERM and SIGINT: {}", std::strerror(e));
+  }
 }
 
 int wait_for_stop_signal() {
-  char c = 0;
-  while (read(g_stop_pipe[0], &c, 1) < 0 && errno == EINTR) {
+  const sigset_t set = stop_signals();
+  int sig = 0;
+  while (sigwait(&set, &sig) != 0) {
   }
-  return c;
-}
-
-void install_stop_handlers() {
-  if (pipe2(g_stop_pipe, O_CLOEXEC) != 0) {
-    OSPREY_THROW(Error, "osprey ps: cannot create a pipe: {}", std::strerror(errno));
-  }
-  struct sigaction sa {};
-  sa.sa_handler = on_ps_stop_signal;
-  sigemptyset(&sa.sa_mask);
-  sa.sa_flags = SA_RESTART;
-  sigaction(SIGTERM, &sa, nullptr);
-  sigaction(SIGINT, &sa, nullptr);
+  return sig;
 }
 
 bool is_loopback(const std::string& address) {
@@ -70,7 +69,7 @@ void run_ps(const PsArgs& args) {
   OSPREY_CHECK_T(cli::UsageError, args.max_message_mb <= (int64_t{1} << 11),
                  "--max-message-mb: must be at most 2048 (gRPC's limit is 2 GiB). Received: {}",
                  args.max_message_mb);
-  install_stop_handlers();  // before the server: a signal while it restores is not lost
+  block_stop_signals();  // before the server starts its threads; a signal while it restores waits
   const char* token = std::getenv("OSPREY_PS_TOKEN");
   auto server = as_usage_error([&] {  // a bad address or option combination: usage
     return std::make_unique<distribute::ps::PsServer>(
