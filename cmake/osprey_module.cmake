@@ -105,7 +105,8 @@ endfunction()
 
 # Called at the end of each CMakeLists.txt that gives its tests a TIMEOUT: multiplies those limits
 # by OSPREY_TEST_TIMEOUT_SCALE, so a sanitized build (several times slower) keeps them meaningful
-# without each limit knowing about sanitizers.
+# without each limit knowing about sanitizers. A test that checks a wall-clock time of its own
+# (osprey run's budget) reads the scale from OSPREY_TEST_TIME_SCALE.
 function(osprey_scale_test_timeouts)
   if(NOT OSPREY_TEST_TIMEOUT_SCALE GREATER 1)
     return()
@@ -116,6 +117,7 @@ function(osprey_scale_test_timeouts)
     if(_limit)
       math(EXPR _limit "${_limit} * ${OSPREY_TEST_TIMEOUT_SCALE}")
       set_tests_properties(${_t} PROPERTIES TIMEOUT ${_limit})
+      set_property(TEST ${_t} APPEND PROPERTY ENVIRONMENT OSPREY_TEST_TIME_SCALE=${OSPREY_TEST_TIMEOUT_SCALE})
     endif()
   endforeach()
 endfunction()
