@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Builds the whole suite (library, command, tests, examples; no benchmarks) under sanitizers and runs
-# it with ctest, as issue 27 asks before a release (docs/reliability.md):
+# Builds the whole suite (library, command, tests, examples; no benchmarks) under sanitizers
+# and runs it with ctest, as issue 27 asks before a release (docs/reliability.md):
 #   bash scripts/sanitize.sh address             # AddressSanitizer + UBSan + LeakSanitizer
 #   bash scripts/sanitize.sh thread              # ThreadSanitizer
 #   bash scripts/sanitize.sh thread -R Gloo      # extra arguments go to ctest
@@ -29,10 +29,9 @@ cmake --build "$build" -j"$(nproc)"
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 ctest_args=(--test-dir "$build" --output-on-failure -j"$(nproc)" --timeout 3000)
 if [[ $kind == thread ]]; then
-  # gRPC, protobuf and the OpenMP runtime are not built with TSan (scripts/tsan.supp says why).
-  # OpenMP's parallel regions run on one thread here: libgomp's barriers are invisible to TSan,
-  # and every hand-off inside a region would be reported. The threads osprey starts itself
-  # (strategies, communicators, servers, the data pipeline) are all checked.
+  # gRPC, protobuf and the OpenMP runtime are not built with TSan: scripts/tsan.supp and
+  # core/thread_sanitizer.h say what it cannot see and how osprey tells it. OpenMP runs on one
+  # thread (several are slow under TSan); the tests that ask for more get them, and are checked.
   export TSAN_OPTIONS="ignore_noninstrumented_modules=1 suppressions=$root/scripts/tsan.supp halt_on_error=1 second_deadlock_stack=1"
   export OMP_NUM_THREADS=1
   ctest "${ctest_args[@]}" "$@"
