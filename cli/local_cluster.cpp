@@ -105,17 +105,35 @@ int supervise(std::vector<LocalTask> specs, double grace_seconds) {
   std::optional<Clock::time_point> primary_ended;
   bool stopping = false;
   int received = 0;  // the signal that stopped the job
+  std::optional<Clock::time_point> asked_to_stop;
+  bool killed = false;
   std::vector<char> buf(1 << 16);
   auto stop_all = [&](int sig) {
     for (Running& t : tasks) {
       if (t.running) kill(t.child.pid, sig);
     }
+    if (!asked_to_stop) asked_to_stop = Clock::now();
   };
+  const auto grace = std::chrono::duration<double>(grace_seconds);
   while (std::any_of(tasks.begin(), tasks.end(), [](const Running& t) { return t.running; })) {
     if (const int sig = g_cluster_stop_signal.exchange(0); sig != 0) {
       stop_all(sig);
       stopping = true;
       received = sig;
+    }
+    // A task still running a grace after it was asked to stop is killed: launch never waits
+    // without bound on one that ignores or cannot act on SIGTERM.
+    if (asked_to_stop && !killed && Clock::now() - *asked_to_stop > grace) {
+      for (const Running& t : tasks) {
+        if (t.running)
+          fmt::print(
+              stderr,
+              "osprey launch: the {} {} did not stop {} s after it was asked to; killing it\n",
+              t.task.type, t.task.index, grace_seconds);
+      }
+      std::fflush(stderr);
+      stop_all(SIGKILL);
+      killed = true;
     }
     // After the primary: the others finish by themselves (their fit or study ended); those that
     // serve others (the ps) are stopped once nobody else runs, and everyone after the grace.
@@ -123,8 +141,7 @@ int supervise(std::vector<LocalTask> specs, double grace_seconds) {
       const bool others_done = std::none_of(tasks.begin(), tasks.end(), [](const Running& t) {
         return t.running && !t.task.serves_others;
       });
-      if (others_done ||
-          Clock::now() - *primary_ended > std::chrono::duration<double>(grace_seconds)) {
+      if (others_done || Clock::now() - *primary_ended > grace) {
         stop_all(SIGTERM);
         stopping = true;
       }

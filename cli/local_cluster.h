@@ -35,7 +35,8 @@ struct LocalTask {
 };
 
 // Starts every task, forwards their output, restarts them by their rules, and after the primary
-// ends gives the others `grace_seconds` to finish before stopping them. Returns the primary's
+// ends gives the others `grace_seconds` to finish before stopping them (SIGTERM, and SIGKILL for
+// one still running a grace later; the same after Ctrl-C or SIGTERM). Returns the primary's
 // exit code (128 + signal when killed by one), or 128 + the signal that stopped launch.
 int supervise(std::vector<LocalTask> tasks, double grace_seconds);
 

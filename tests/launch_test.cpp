@@ -6,10 +6,13 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 
 #include "cli/command_trial.h"
 #include "cli/launch_util.h"
+#include "cli/local_cluster.h"
+#include "cli/process.h"
 #include "cli/tune_command.h"
 #include "cli/usage_error.h"
 #include "osprey/tune/hyperband.h"
@@ -358,6 +361,36 @@ TEST(TrialPlaceholderValuesTest, ATrialWithoutAParentHasAnEmptyParentFolder) {
   EXPECT_EQ(v.at("parent_trial_dir"), "");
   EXPECT_EQ(v.at("epochs"), "5");
   EXPECT_EQ(v.at("initial_epoch"), "0");
+}
+
+// The supervisor of launch's local clusters (cli/local_cluster.h): once the chief has ended, a
+// server that ignores SIGTERM is killed a grace later, so launch does not wait on it for ever.
+TEST(SuperviseTest, AServerThatIgnoresSigtermIsKilledAGraceAfterItWasAskedToStop) {
+  const std::vector<std::string> env = child_environment({});
+  std::vector<LocalTask> tasks;
+  tasks.push_back({.type = "chief",
+                   .index = 0,
+                   .label = "[chief]",
+                   .argv = find_program({"true"}),
+                   .env = env,
+                   .primary = true});
+  tasks.push_back({.type = "ps",
+                   .index = 0,
+                   .label = "[ps 0]",
+                   .argv = find_program({"sh", "-c", "trap '' TERM; while :; do sleep 0.1; done"}),
+                   .env = env,
+                   .serves_others = true});
+  testing::internal::CaptureStderr();
+  const auto start = std::chrono::steady_clock::now();
+  const int code = supervise(std::move(tasks), 0.5);
+  const auto took = std::chrono::steady_clock::now() - start;
+  const std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(code, 0);  // the chief's
+  EXPECT_NE(err.find("osprey launch: the ps 0 did not stop 0.5 s after it was asked to; "
+                     "killing it"),
+            std::string::npos)
+      << err;
+  EXPECT_LT(took, std::chrono::seconds(30)) << "launch waited on the ps";
 }
 
 }  // namespace
