@@ -1,9 +1,11 @@
 // `osprey info`: what this build and machine offer: version, devices, threads, the ISA oneDNN
-// dispatches to, whether bf16/int8 kernels are native, and this process's place in the cluster.
+// dispatches to (and the cap, OSPREY_MAX_CPU_ISA), whether bf16/int8 kernels are native, and this
+// process's place in the cluster.
 #include <fmt/format.h>
 
 #include "cli/subcommands.h"
 #include "cli/usage_error.h"
+#include "osprey/core/cpu_isa.h"
 #include "osprey/core/device.h"
 #include "osprey/core/error.h"
 #include "osprey/core/parallel.h"
@@ -24,11 +26,17 @@ void add_info(CLI::App& app) {
     fmt::print("threads: {}\n", num_threads());
     fmt::print("kernels: {} backend, oneDNN {}\n", backend_for(Device::cpu(0)).name,
                cpu::dnnl_version_string());
+    fmt::print("CPU ISA: {}\n", describe_cpu_isa());
     fmt::print("oneDNN ISA: {}\n", cpu::dnnl_isa_name());
-    fmt::print("bf16 kernels: {}\n", cpu::native_bf16()        ? "native (AVX512_BF16)"
-                                     : cpu::avx512_available() ? "emulated (AVX-512 without BF16)"
-                                                               : "unavailable (no AVX-512)");
-    fmt::print("int8 kernels: {}\n", cpu::native_int8() ? "native (VNNI)" : "emulated (no VNNI)");
+    fmt::print("bf16 kernels: {}\n", cpu::native_bf16() ? "native (AVX512_BF16)"
+                                     : cpu::avx512_available()
+                                         ? "emulated by oneDNN (AVX-512 without BF16)"
+                                         : "emulated (no AVX-512): float32 kernels with bfloat16 "
+                                           "storage, no faster than float32");
+    fmt::print("int8 kernels: {}\n",
+               cpu::native_int8() ? "native (VNNI)"
+                                  : "u8 x s8 without VNNI: exact; inputs with negative values "
+                                    "run twice");
     // Last, so a malformed OSPREY_CONFIG/TF_CONFIG still lets the rest print; it is a usage
     // error (exit code 2): the command's environment is its input.
     try {

@@ -4,10 +4,12 @@
 // `osprey tune --command` (cli/tune_command.h, cli/command_trial.h): its command templates and a
 // trial's placeholder values; tests/tune_command_test.sh runs the real thing.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 
 #include "cli/command_trial.h"
 #include "cli/launch_util.h"
@@ -367,19 +369,27 @@ TEST(TrialPlaceholderValuesTest, ATrialWithoutAParentHasAnEmptyParentFolder) {
 // server that ignores SIGTERM is killed a grace later, so launch does not wait on it for ever.
 TEST(SuperviseTest, AServerThatIgnoresSigtermIsKilledAGraceAfterItWasAskedToStop) {
   const std::vector<std::string> env = child_environment({});
+  // The chief ends only once the ps has installed its trap (it then writes `ready`): a SIGTERM
+  // sent before `trap` ran would end the ps without the kill this test is about.
+  char dir_template[] = "/tmp/osprey_supervise_XXXXXX";
+  ASSERT_NE(mkdtemp(dir_template), nullptr);
+  const std::string ready = std::string(dir_template) + "/ready";
   std::vector<LocalTask> tasks;
-  tasks.push_back({.type = "chief",
-                   .index = 0,
-                   .label = "[chief]",
-                   .argv = find_program({"true"}),
-                   .env = env,
-                   .primary = true});
-  tasks.push_back({.type = "ps",
-                   .index = 0,
-                   .label = "[ps 0]",
-                   .argv = find_program({"sh", "-c", "trap '' TERM; while :; do sleep 0.1; done"}),
-                   .env = env,
-                   .serves_others = true});
+  tasks.push_back(
+      {.type = "chief",
+       .index = 0,
+       .label = "[chief]",
+       .argv = find_program({"sh", "-c", "while [ ! -e '" + ready + "' ]; do sleep 0.01; done"}),
+       .env = env,
+       .primary = true});
+  tasks.push_back(
+      {.type = "ps",
+       .index = 0,
+       .label = "[ps 0]",
+       .argv = find_program(
+           {"sh", "-c", "trap '' TERM; : > '" + ready + "'; while :; do sleep 0.1; done"}),
+       .env = env,
+       .serves_others = true});
   testing::internal::CaptureStderr();
   const auto start = std::chrono::steady_clock::now();
   const int code = supervise(std::move(tasks), 0.5);
@@ -391,6 +401,8 @@ TEST(SuperviseTest, AServerThatIgnoresSigtermIsKilledAGraceAfterItWasAskedToStop
             std::string::npos)
       << err;
   EXPECT_LT(took, std::chrono::seconds(30)) << "launch waited on the ps";
+  std::remove(ready.c_str());
+  rmdir(dir_template);
 }
 
 }  // namespace

@@ -1,8 +1,8 @@
 // Kernels behind float_convert.h. The scalar loops are the reference; the AVX2 kernels are built
 // for the x86-64-v3 baseline; the AVX-512 ones carry a target attribute and run only when
-// __builtin_cpu_supports says so. Each vector kernel leaves its last n % width elements to the
-// scalar loop. float8 encoding is integer SIMD of the steps in detail::f8_round_magnitude;
-// float8 decoding goes through float16, whose layout float8 shares.
+// __builtin_cpu_supports says so and the ISA cap (cpu_isa.h) allows. Each vector kernel leaves its
+// last n % width elements to the scalar loop. float8 encoding is integer SIMD of the steps in
+// detail::f8_round_magnitude; float8 decoding goes through float16, whose layout float8 shares.
 #include "osprey/core/float_convert.h"
 
 #include <cpuid.h>
@@ -10,6 +10,7 @@
 
 #include <atomic>
 
+#include "osprey/core/cpu_isa.h"
 #include "osprey/core/error.h"
 
 #define OSPREY_AVX512 __attribute__((target("avx512f,avx512bf16,avx512bw,avx512vl")))
@@ -367,8 +368,10 @@ bool cpu_supports(ConvertPath path) noexcept {
   __builtin_cpu_init();
   switch (path) {
     case ConvertPath::avx512:
-      return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-             __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bf16");
+      // The cap (OSPREY_MAX_CPU_ISA) applies: under AVX2 the conversions run as on an AVX2 CPU.
+      return cpu_isa_has_bf16(effective_cpu_isa()) && __builtin_cpu_supports("avx512f") &&
+             __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
+             __builtin_cpu_supports("avx512bf16");
     case ConvertPath::avx2:
       return __builtin_cpu_supports("avx2") && has_f16c();
     case ConvertPath::scalar:

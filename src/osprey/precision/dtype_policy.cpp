@@ -1,8 +1,13 @@
 #include "osprey/precision/dtype_policy.h"
 
+#include <fmt/format.h>
+
 #include <array>
+#include <atomic>
+#include <cstdio>
 #include <mutex>
 
+#include "osprey/core/cpu_isa.h"
 #include "osprey/core/error.h"
 
 namespace osprey::precision {
@@ -30,6 +35,28 @@ DTypePolicy& global_policy() {
   return policy;
 }
 
+// Says once per process and 16-bit type that a policy computing in it is emulated here, and
+// what that costs: the CPU kernels then run in float32 on 16-bit storage (tensor/cpu/dnnl_util.h),
+// so the policy keeps mixed precision's numerics and memory but brings no speed-up.
+void warn_if_emulated(const std::string& name, DType compute) {
+  static std::atomic<bool> warned_bf16{false}, warned_f16{false};
+  const CpuIsa isa = effective_cpu_isa();
+  if (compute == DType::bfloat16 && !cpu_isa_has_avx512(isa) && !warned_bf16.exchange(true)) {
+    fmt::print(stderr,
+               "osprey: warning: dtype policy '{}': this CPU ({}) has no bfloat16 arithmetic, so "
+               "bfloat16 is emulated: float32 kernels on bfloat16 storage, with bfloat16's "
+               "rounding. Expect about float32's step time, not a speed-up.\n",
+               name, cpu_isa_name(isa));
+  }
+  if (compute == DType::float16 && !warned_f16.exchange(true)) {
+    fmt::print(stderr,
+               "osprey: warning: dtype policy '{}': CPUs have no float16 arithmetic, so float16 "
+               "is emulated: float32 kernels on float16 storage, with float16's rounding. Expect "
+               "about float32's step time, not a speed-up.\n",
+               name);
+  }
+}
+
 }  // namespace
 
 const char* valid_policy_names() noexcept {
@@ -42,6 +69,7 @@ DTypePolicy::DTypePolicy(std::string_view name) {
     name_ = std::string(name);
     variable_dtype_ = p.variable_dtype;
     compute_dtype_ = p.compute_dtype;
+    warn_if_emulated(name_, compute_dtype_);
     return;
   }
   OSPREY_THROW(ValueError, "DTypePolicy: unknown dtype policy '{}'. Valid policies: {}", name,

@@ -228,7 +228,7 @@ Tensor weights_scratch(size_t bytes) {
 
 void conv2d_forward(const Tensor& x_in, const Tensor& w_in, const Tensor* bias_in, Tensor& y,
                     const Conv2dParams& p) {
-  if (all_float16({&x_in, &w_in, bias_in, &y})) {
+  if (half_via_float32({&x_in, &w_in, bias_in, &y})) {
     const Tensor b32 = float32_copy(bias_in);
     Tensor y32 = float32_like(y);
     conv2d_forward(x_in.to(DType::float32), w_in.to(DType::float32),
@@ -266,7 +266,7 @@ void conv2d_forward(const Tensor& x_in, const Tensor& w_in, const Tensor* bias_i
 
 void conv2d_backward_data(const Tensor& dy_in, const Tensor& w_in, Tensor& dx,
                           const Conv2dParams& p) {
-  if (all_float16({&dy_in, &w_in, &dx})) {
+  if (half_via_float32({&dy_in, &w_in, &dx})) {
     Tensor dx32 = float32_like(dx);
     conv2d_backward_data(dy_in.to(DType::float32), w_in.to(DType::float32), dx32, p);
     return copy(dx32, dx);
@@ -294,7 +294,7 @@ void conv2d_backward_data(const Tensor& dy_in, const Tensor& w_in, Tensor& dx,
 
 void conv2d_backward_weights(const Tensor& dy_in, const Tensor& x_in, Tensor& dw, Tensor* dbias,
                              const Conv2dParams& p) {
-  if (all_float16({&dy_in, &x_in, &dw, dbias})) {
+  if (half_via_float32({&dy_in, &x_in, &dw, dbias})) {
     Tensor dw32 = float32_like(dw), db32 = dbias != nullptr ? float32_like(*dbias) : Tensor();
     conv2d_backward_weights(dy_in.to(DType::float32), x_in.to(DType::float32), dw32,
                             dbias != nullptr ? &db32 : nullptr, p);

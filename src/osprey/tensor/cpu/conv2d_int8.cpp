@@ -2,7 +2,8 @@
 // float32, NHWC and groups 1 (anything else is the reference kernel's), dequantized by one scale
 // per sample and per output channel, plus bias, activation and an optional fused max pool. Runs
 // on the chunk scheme of int8_chunks.h: chunks of samples go through a cached one-thread oneDNN
-// s8 convolution and are dequantized (and pooled) while their sums are in cache.
+// int8 convolution (exact on every ISA: execute_int8) and are dequantized (and pooled) while
+// their sums are in cache.
 // A convolution with few taps (kh * kw * c <= 64: the CNN's 3x3 first layer over one channel) runs
 // as an int8 matmul over its unfolded input rows, where oneDNN's direct int8 convolution is slow.
 // conv2d_int8 with a fused max pool pools the int32 sums of the chunk before dequantizing them
@@ -34,14 +35,14 @@ struct ConvGeometry {
   int64_t out_per_sample() const { return ph > 0 ? ph * pw * o : acc_per_sample(); }
 };
 
-// s8 NHWC x s8 HWIO (groups 1) -> s32 NHWC for mb samples; the weights in the layout the
-// primitive prefers.
+// int8 NHWC x s8 HWIO (groups 1) -> s32 NHWC for mb samples (int8_src_type()); the weights in
+// the layout the primitive prefers.
 std::unique_ptr<Int8Entry> make_conv_entry(int64_t mb, const ConvGeometry& g, const Tensor& w,
                                            const Conv2dParams& p) {
   auto e = std::make_unique<Int8Entry>();
   try {
     const auto xmd =
-        make_md({mb, g.c, g.h, g.w}, dnnl_dt::s8, {g.in_per_sample(), 1, g.w * g.c, g.c});
+        make_md({mb, g.c, g.h, g.w}, int8_src_type(), {g.in_per_sample(), 1, g.w * g.c, g.c});
     const auto ymd =
         make_md({mb, g.o, g.oh, g.ow}, dnnl_dt::s32, {g.acc_per_sample(), 1, g.ow * g.o, g.o});
     const Shape& s = w.shape();
@@ -54,6 +55,9 @@ std::unique_ptr<Int8Entry> make_conv_entry(int64_t mb, const ConvGeometry& g, co
         {p.pad_bottom, p.pad_right});
     const dnnl::convolution_forward::primitive_desc pd(d, base_attr(), engine());
     e->packed_b = pd.weights_desc();
+    e->u8_src = int8_src_type() == dnnl_dt::u8;
+    e->src_bytes = mb * g.in_per_sample();
+    e->sums = mb * g.acc_per_sample();
     e->op = std::make_unique<DnnlOp>(
         pd, std::vector<DnnlOp::Arg>{
                 {DNNL_ARG_SRC, xmd}, {DNNL_ARG_WEIGHTS, e->packed_b}, {DNNL_ARG_DST, ymd}});
@@ -247,7 +251,7 @@ void conv2d_int8(const Tensor& x_q, const Tensor& x_scale, const Tensor& w_q, co
           unfold_int8(src, rows.data(), mb, g, ws[0], ws[1], p);
           src = rows.data();
         }
-        e.op->execute({const_cast<int8_t*>(src), packed, acc});
+        execute_int8(e, src, packed, acc);
         Dequant dc = d;
         dc.a_scale += s;
         if (pool != nullptr) {

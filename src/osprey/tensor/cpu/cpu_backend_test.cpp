@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 
+#include "osprey/core/cpu_isa.h"
 #include "osprey/core/parallel.h"
 #include "osprey/tensor/cpu/cpu_test_util.h"
 #include "osprey/tensor/cpu/dnnl_info.h"
@@ -309,6 +310,11 @@ TEST(CpuInfoTest, ReportsVersionAndIsa) {
   if (native_bf16()) {
     EXPECT_TRUE(avx512_available());
   }
+  // oneDNN's JIT kernels and osprey's own run at one level: the cap (OSPREY_MAX_CPU_ISA, the ISA
+  // matrix's tests) reaches both.
+  EXPECT_EQ(isa, cpu_isa_name(effective_cpu_isa()));
+  EXPECT_EQ(native_int8(), cpu_isa_has_vnni(effective_cpu_isa()));
+  EXPECT_EQ(native_bf16(), cpu_isa_has_bf16(effective_cpu_isa()));
 }
 
 }  // namespace

@@ -477,11 +477,45 @@ TEST(CpuGatherTest, GatherAndScatterAddRowsMatchReferenceAndCheckIndices) {
 TEST(CpuInt8Test, TheInt8MatmulRunsAJitKernelNotOneDnnsReference) {
   const std::string impl = int8_matmul_impl(256, 784, 512);
   RecordProperty("impl", impl);
-  ASSERT_FALSE(impl.empty()) << "oneDNN has no s8 x s8 -> s32 matmul here";
-  if (native_int8()) {
-    EXPECT_NE(impl.rfind("ref", 0), 0u) << impl;
-  } else {
-    GTEST_SKIP() << "no VNNI on this CPU (oneDNN chose " << impl << ")";
+  ASSERT_FALSE(impl.empty()) << "oneDNN has no int8 -> s32 matmul here";
+  // With VNNI an s8 x s8 kernel; without, u8 x s8 (int8_src_type): a JIT kernel either way.
+  EXPECT_NE(impl.rfind("ref", 0), 0u) << impl;
+}
+
+// Without VNNI, oneDNN's s8 x s8 kernels saturate (int8_chunks.h): the int32 sums must be exact
+// for every input, negative activations and -128 included, whatever ISA runs them.
+TEST(CpuInt8Test, Int8MatmulSumsAreExactForExtremeValuesOnEveryIsa) {
+  const int64_t m = 37, k = 300, n = 19;
+  Tensor a = Tensor::empty({m, k}, {DType::int8}), b = Tensor::empty({k, n}, {DType::int8});
+  int8_t* ap = a.data<int8_t>();
+  int8_t* bp = b.data<int8_t>();
+  // Rows of all 127, all -128, alternating signs, and a mix; columns of -128 and 127: the worst
+  // pairs for 16-bit lanes.
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < k; ++j) {
+      const int8_t v = i % 4 == 0   ? 127
+                       : i % 4 == 1 ? -128
+                       : i % 4 == 2 ? static_cast<int8_t>(j % 2 == 0 ? 127 : -127)
+                                    : static_cast<int8_t>((i * 31 + j * 17) % 255 - 127);
+      ap[i * k + j] = v;
+    }
+  }
+  for (int64_t j = 0; j < k; ++j) {
+    for (int64_t c = 0; c < n; ++c) {
+      bp[j * n + c] = c % 3 == 0   ? static_cast<int8_t>(-128)
+                      : c % 3 == 1 ? static_cast<int8_t>(127)
+                                   : static_cast<int8_t>((j * 7 + c * 13) % 255 - 127);
+    }
+  }
+  const Tensor ones_m = ones({m}), ones_n = ones({n});
+  Tensor got = Tensor::empty({m, n});
+  cpu::matmul_int8(a, ones_m, b, ones_n, nullptr, got, Activation::none);
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t c = 0; c < n; ++c) {
+      int64_t want = 0;
+      for (int64_t j = 0; j < k; ++j) want += int64_t{ap[i * k + j]} * bp[j * n + c];
+      ASSERT_EQ(got.at({i, c}), static_cast<double>(want)) << "row " << i << " column " << c;
+    }
   }
 }
 

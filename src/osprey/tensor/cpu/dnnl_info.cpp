@@ -1,11 +1,48 @@
 #include "osprey/tensor/cpu/dnnl_info.h"
 
-#include <cpuid.h>
 #include <fmt/format.h>
 
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include "osprey/core/cpu_isa.h"
+
 namespace osprey::cpu {
+
+namespace {
+
+dnnl::cpu_isa to_dnnl_isa(CpuIsa isa) noexcept {
+  switch (isa) {
+    case CpuIsa::sse41:
+      return dnnl::cpu_isa::sse41;
+    case CpuIsa::avx:
+      return dnnl::cpu_isa::avx;
+    case CpuIsa::avx2:
+      return dnnl::cpu_isa::avx2;
+    case CpuIsa::avx2_vnni:
+      return dnnl::cpu_isa::avx2_vnni;
+    case CpuIsa::avx512_core:
+      return dnnl::cpu_isa::avx512_core;
+    case CpuIsa::avx512_core_vnni:
+      return dnnl::cpu_isa::avx512_core_vnni;
+    case CpuIsa::avx512_core_bf16:
+      return dnnl::cpu_isa::avx512_core_bf16;
+    case CpuIsa::avx512_core_amx:
+      return dnnl::cpu_isa::avx512_core_amx;
+  }
+  return dnnl::cpu_isa::all;
+}
+
+}  // namespace
+
+void apply_cpu_isa_cap() {
+  // oneDNN takes its cap once, before it first looks at the ISA: the first caller sets it (a
+  // malformed value throws here, and the next caller tries again).
+  static const bool applied = [] {
+    if (const std::optional<CpuIsa> cap = cpu_isa_cap()) dnnl::set_max_cpu_isa(to_dnnl_isa(*cap));
+    return true;
+  }();
+  (void)applied;
+}
 
 std::string dnnl_version_string() {
   const dnnl_version_t* v = dnnl_version();
@@ -17,6 +54,7 @@ std::string dnnl_version_string() {
 }
 
 std::string dnnl_isa_name() {
+  apply_cpu_isa_cap();
   switch (dnnl::get_effective_cpu_isa()) {
     case dnnl::cpu_isa::avx512_core_amx:
       return "avx512_core_amx";
@@ -43,31 +81,10 @@ std::string dnnl_isa_name() {
   }
 }
 
-bool native_bf16() noexcept {
-  static const bool v = __builtin_cpu_supports("avx512bf16") ||
-                        dnnl::get_effective_cpu_isa() == dnnl::cpu_isa::avx512_core_amx;
-  return v;
-}
+bool native_bf16() noexcept { return cpu_isa_has_bf16(effective_cpu_isa()); }
 
-namespace {
-// clang 14's __builtin_cpu_supports does not know "avxvnni" (GCC's does): CPUID leaf 7, subleaf
-// 1, EAX bit 4.
-bool has_avx_vnni() noexcept {
-  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
-  return __get_cpuid_count(7, 1, &eax, &ebx, &ecx, &edx) != 0 && (eax & (1u << 4)) != 0;
-}
-}  // namespace
+bool native_int8() noexcept { return cpu_isa_has_vnni(effective_cpu_isa()); }
 
-bool native_int8() noexcept {
-  static const bool v = __builtin_cpu_supports("avx512vnni") || has_avx_vnni() ||
-                        dnnl::get_effective_cpu_isa() == dnnl::cpu_isa::avx512_core_amx;
-  return v;
-}
-
-bool avx512_available() noexcept {
-  static const bool v = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-                        __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
-  return v;
-}
+bool avx512_available() noexcept { return cpu_isa_has_avx512(effective_cpu_isa()); }
 
 }  // namespace osprey::cpu

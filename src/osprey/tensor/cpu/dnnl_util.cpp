@@ -8,7 +8,10 @@
 namespace osprey::cpu {
 
 const dnnl::engine& engine() {
-  static const dnnl::engine* e = new dnnl::engine(dnnl::engine::kind::cpu, 0);
+  static const dnnl::engine* e = [] {
+    apply_cpu_isa_cap();
+    return new dnnl::engine(dnnl::engine::kind::cpu, 0);
+  }();
   return *e;
 }
 
@@ -60,14 +63,14 @@ dnnl::algorithm eltwise_algorithm(Activation a) noexcept {
   return dnnl::algorithm::undef;
 }
 
-bool all_float16(std::initializer_list<const Tensor*> ts) noexcept {
-  bool any = false;
+bool half_via_float32(std::initializer_list<const Tensor*> ts) noexcept {
+  DType d = DType::float32;
   for (const Tensor* t : ts) {
     if (t == nullptr || !t->defined()) continue;
-    if (t->dtype() != DType::float16) return false;
-    any = true;
+    if (d == DType::float32) d = t->dtype();
+    if (t->dtype() != d) return false;
   }
-  return any;
+  return d == DType::float16 || (d == DType::bfloat16 && !dnnl_float_ok(DType::bfloat16));
 }
 
 Tensor float32_copy(const Tensor* t) { return t != nullptr ? t->to(DType::float32) : Tensor(); }

@@ -38,10 +38,12 @@ bool dnnl_float_ok(DType d) noexcept;
 // undef for none.
 dnnl::algorithm eltwise_algorithm(Activation a) noexcept;
 
-// float16 has no arithmetic on this CPU and oneDNN no f16 kernels for it: a kernel whose defined
-// tensors are all float16 (nulls are skipped) runs its float32 path on float32 copies and stores
-// the result back in float16, as the policy says ("converts through f32").
-bool all_float16(std::initializer_list<const Tensor*> ts) noexcept;
+// True when a kernel whose defined tensors (nulls are skipped) all hold one 16-bit float type
+// runs its float32 path on float32 copies and stores the result back in that type: float16
+// always (no f16 arithmetic on these CPUs, no f16 kernels in oneDNN for them), bfloat16 where the
+// ISA (cap included) has no AVX-512, since oneDNN then has only its reference bf16 kernels, about
+// 170x slower than float32. The numerics are mixed precision's: 16-bit storage, float32 math.
+bool half_via_float32(std::initializer_list<const Tensor*> ts) noexcept;
 // A float32 copy of *t, undefined for null.
 Tensor float32_copy(const Tensor* t);
 // A contiguous float32 tensor of t's shape, for a kernel's float32 result before it is stored

@@ -1,9 +1,13 @@
-// The out-of-line parts of the int8 chunk scheme (int8_chunks.h): the packed weight cache and
-// the dequantization loop.
+// The out-of-line parts of the int8 chunk scheme (int8_chunks.h): exact execution without VNNI,
+// the packed weight cache and the dequantization loop.
 #include "osprey/tensor/cpu/int8_chunks.h"
+
+#include <immintrin.h>
 
 #include <cmath>
 #include <cstring>
+
+#include "osprey/tensor/cpu/dnnl_info.h"
 
 namespace osprey::cpu {
 
@@ -19,7 +23,42 @@ bool same_bytes(const int8_t* a, const int8_t* b, size_t n) {
   return same.load();
 }
 
+// True when a byte of x[0, n) is negative as an int8 (its top bit set): the bytes OR'ed 32 at a
+// time.
+bool any_negative(const int8_t* x, int64_t n) {
+  __m256i acc = _mm256_setzero_si256();
+  int64_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    acc = _mm256_or_si256(acc, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + i)));
+  }
+  bool neg = _mm256_movemask_epi8(acc) != 0;
+  for (; i < n; ++i) neg = neg || x[i] < 0;
+  return neg;
+}
+
 }  // namespace
+
+dnnl_dt int8_src_type() noexcept { return native_int8() ? dnnl_dt::s8 : dnnl_dt::u8; }
+
+void execute_int8(const Int8Entry& e, const int8_t* src, void* packed, void* sums) {
+  void* x = const_cast<int8_t*>(src);
+  if (!e.u8_src || !any_negative(src, e.src_bytes)) return e.op->execute({x, packed, sums});
+  thread_local std::vector<uint8_t> pos, neg;
+  thread_local std::vector<int32_t> neg_sums;
+  const auto n = static_cast<size_t>(e.src_bytes);
+  pos.resize(n);
+  neg.resize(n);
+  neg_sums.resize(static_cast<size_t>(e.sums));
+  for (size_t i = 0; i < n; ++i) {
+    const int v = src[i];
+    pos[i] = static_cast<uint8_t>(v > 0 ? v : 0);
+    neg[i] = static_cast<uint8_t>(v < 0 ? -v : 0);  // -(-128) = 128 fits a u8
+  }
+  e.op->execute({pos.data(), packed, sums});
+  e.op->execute({neg.data(), packed, neg_sums.data()});
+  auto* out = static_cast<int32_t*>(sums);
+  for (int64_t i = 0; i < e.sums; ++i) out[i] -= neg_sums[static_cast<size_t>(i)];
+}
 
 std::shared_ptr<const PackedWeights> PackedWeightCache::get(const Tensor& b, const Int8Entry& e) {
   const auto* data = static_cast<const int8_t*>(b.raw_data());

@@ -19,11 +19,28 @@
 
 namespace osprey::cpu {
 
-// An int8 primitive (matmul or convolution) with its weights' plain and preferred layouts.
+// An int8 primitive (matmul or convolution) with its weights' plain and preferred layouts, and
+// the sizes of one execution's int8 input and int32 sums.
 struct Int8Entry : CacheEntry {
   std::unique_ptr<DnnlOp> op;
   dnnl::memory::desc plain_b, packed_b;
+  bool u8_src = false;  // reads its input as u8 (int8_src_type())
+  int64_t src_bytes = 0, sums = 0;
 };
+
+// The type an int8 primitive reads its (int8) activations as. With VNNI or AMX, s8: oneDNN adds
+// 128 and subtracts a compensation, exactly, in 32-bit sums. Without VNNI, oneDNN's AVX2 kernels
+// add pairs of u8 x s8 products in 16-bit lanes (vpmaddubsw), which saturate past 32767; the s8
+// path's +128 makes a pair reach 2 * 255 * 127, and results were off by up to 0.3 in the int8
+// tests. There the primitives read u8 and execute_int8 feeds them values 0..128 only: a pair of
+// products is then within [-32768, 32512], and every sum is exact on every ISA.
+dnnl_dt int8_src_type() noexcept;
+
+// Runs e on src (e.src_bytes of int8) into its int32 sums (e.sums). For a u8 primitive an input
+// with negative values runs twice, on max(x, 0) and on max(-x, 0), and the second sums are
+// subtracted (the products are linear in x, and integer sums exact); an input without negative
+// values (images, what follows a relu) runs once, as is.
+void execute_int8(const Int8Entry& e, const int8_t* src, void* packed, void* sums);
 
 // Weights packed for one primitive's layout, with the plain bytes they were packed from.
 struct PackedWeights {

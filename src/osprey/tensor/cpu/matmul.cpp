@@ -142,6 +142,18 @@ std::unique_ptr<MatmulEntry> make_entry(const Tensor& a, const Tensor& b, const 
   return e;
 }
 
+// A float32 copy of a 16-bit operand. A transposed view (the backward's x^T and w^T) converts
+// as the dense tensor it views, then is transposed back: a linear, vectorized conversion, where
+// converting the view itself is a transposing copy (oneDNN's generic reorder, which took most of
+// an emulated bfloat16 training step).
+Tensor float32_keeping_transpose(const Tensor& t) {
+  const int nd = t.ndim();
+  if (nd < 2 || t.is_contiguous()) return t.to(DType::float32);
+  const Tensor back = t.transpose(nd - 2, nd - 1);
+  if (!back.is_contiguous()) return t.to(DType::float32);
+  return back.to(DType::float32).transpose(nd - 2, nd - 1);
+}
+
 }  // namespace
 
 void matmul(const Tensor& a, const Tensor& b, const Tensor* bias_in, Tensor& out,
@@ -156,12 +168,13 @@ void matmul(const Tensor& a, const Tensor& b, const Tensor* bias_in, Tensor& out
                     (bias == nullptr || (bias->dtype() == d && bias->ndim() == 1)) &&
                     a.shape()[nd - 1] > 0 && dnnl_layout_ok(out);
   if (out.numel() == 0) return;
-  if (all_float16({&a, &b, bias, &out})) {
-    // No float16 arithmetic on this CPU (oneDNN has no f16 matmul for it): compute in float32
-    // with vectorized conversions either side; the result is stored in float16.
+  if (half_via_float32({&a, &b, bias, &out})) {
+    // float16, or bfloat16 without AVX-512 (dnnl_util.h): compute in float32 with vectorized
+    // conversions either side; the result is stored in the 16-bit type.
     const Tensor bias32 = float32_copy(bias);
     Tensor o32 = p.accumulate ? out.to(DType::float32) : float32_like(out);
-    matmul(a.to(DType::float32), b.to(DType::float32), bias != nullptr ? &bias32 : nullptr, o32, p);
+    matmul(float32_keeping_transpose(a), float32_keeping_transpose(b),
+           bias != nullptr ? &bias32 : nullptr, o32, p);
     copy(o32, out);
     return;
   }

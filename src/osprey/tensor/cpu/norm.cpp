@@ -127,6 +127,12 @@ void run_backward(const DnnlOp& op, std::initializer_list<void*> base, void* gp,
 
 void batch_norm_forward(const Tensor& x_in, const Tensor* gamma, const Tensor* beta, Tensor& mean,
                         Tensor& invstd, bool training, double eps, int channel_axis, Tensor& y) {
+  if (half_via_float32({&x_in, &y})) {
+    Tensor y32 = float32_like(y);
+    batch_norm_forward(x_in.to(DType::float32), gamma, beta, mean, invstd, training, eps,
+                       channel_axis, y32);
+    return copy(y32, y);
+  }
   const int axis = channel_axis < 0 ? channel_axis + x_in.ndim() : channel_axis;
   const bool fast = dnnl_float_ok(x_in.dtype()) && y.dtype() == x_in.dtype() && y.is_contiguous() &&
                     x_in.numel() > 0 && axis >= 0 && axis < x_in.ndim();
@@ -210,6 +216,12 @@ void run_norm_backward(const DnnlOp& op, const Tensor& x, const Tensor& mean, co
 void batch_norm_backward(const Tensor& dy_in, const Tensor& x_in, const Tensor* gamma,
                          const Tensor& mean, const Tensor& invstd, int channel_axis, Tensor& dx,
                          Tensor* dgamma, Tensor* dbeta) {
+  if (half_via_float32({&dy_in, &x_in, &dx})) {
+    Tensor dx32 = float32_like(dx);
+    batch_norm_backward(dy_in.to(DType::float32), x_in.to(DType::float32), gamma, mean, invstd,
+                        channel_axis, dx32, dgamma, dbeta);
+    return copy(dx32, dx);
+  }
   const int axis = channel_axis < 0 ? channel_axis + x_in.ndim() : channel_axis;
   const DType d = x_in.dtype();
   const bool fast = dnnl_float_ok(d) && dy_in.dtype() == d && dx.dtype() == d &&
@@ -260,6 +272,11 @@ void batch_norm_backward(const Tensor& dy_in, const Tensor& x_in, const Tensor* 
 
 void layer_norm_forward(const Tensor& x_in, const Tensor* gamma, const Tensor* beta,
                         int64_t norm_size, double eps, Tensor& y, Tensor& mean, Tensor& rstd) {
+  if (half_via_float32({&x_in, &y})) {
+    Tensor y32 = float32_like(y);
+    layer_norm_forward(x_in.to(DType::float32), gamma, beta, norm_size, eps, y32, mean, rstd);
+    return copy(y32, y);
+  }
   const bool fast = dnnl_float_ok(x_in.dtype()) && y.dtype() == x_in.dtype() && y.is_contiguous() &&
                     x_in.numel() > 0 && norm_size > 0 && x_in.numel() % norm_size == 0;
   const int64_t rows = fast ? x_in.numel() / norm_size : 0;
@@ -307,6 +324,12 @@ void layer_norm_forward(const Tensor& x_in, const Tensor* gamma, const Tensor* b
 void layer_norm_backward(const Tensor& dy_in, const Tensor& x_in, const Tensor* gamma,
                          const Tensor& mean, const Tensor& rstd, int64_t norm_size, Tensor& dx,
                          Tensor* dgamma, Tensor* dbeta) {
+  if (half_via_float32({&dy_in, &x_in, &dx})) {
+    Tensor dx32 = float32_like(dx);
+    layer_norm_backward(dy_in.to(DType::float32), x_in.to(DType::float32), gamma, mean, rstd,
+                        norm_size, dx32, dgamma, dbeta);
+    return copy(dx32, dx);
+  }
   const DType d = x_in.dtype();
   const bool fast = dnnl_float_ok(d) && dy_in.dtype() == d && dx.dtype() == d &&
                     dx.is_contiguous() && x_in.numel() > 0 && norm_size > 0 &&

@@ -134,7 +134,7 @@ PoolEntry* backward_entry(bool is_max, const Tensor& dy, const Tensor& dx, const
 }  // namespace
 
 void max_pool2d_forward(const Tensor& x_in, Tensor& y, Tensor* workspace, const Pool2dParams& p) {
-  if (all_float16({&x_in, &y})) {  // the float32 workspace serves the float16 backward below
+  if (half_via_float32({&x_in, &y})) {  // the float32 workspace serves the 16-bit backward below
     Tensor y32 = float32_like(y);
     max_pool2d_forward(x_in.to(DType::float32), y32, workspace, p);
     return copy(y32, y);
@@ -157,7 +157,7 @@ void max_pool2d_forward(const Tensor& x_in, Tensor& y, Tensor* workspace, const 
 
 void max_pool2d_backward(const Tensor& dy_in, const Tensor& x, const Tensor& workspace, Tensor& dx,
                          const Pool2dParams& p) {
-  if (all_float16({&dy_in, &x, &dx})) {
+  if (half_via_float32({&dy_in, &x, &dx})) {
     // x as it is: the oneDNN backward reads only the workspace, and the reference fallback reads
     // x in any dtype.
     Tensor dx32 = float32_like(dx);
@@ -178,7 +178,7 @@ void max_pool2d_backward(const Tensor& dy_in, const Tensor& x, const Tensor& wor
 }
 
 void avg_pool2d_forward(const Tensor& x_in, Tensor& y, const Pool2dParams& p) {
-  if (all_float16({&x_in, &y})) {
+  if (half_via_float32({&x_in, &y})) {
     Tensor y32 = float32_like(y);
     avg_pool2d_forward(x_in.to(DType::float32), y32, p);
     return copy(y32, y);
@@ -191,7 +191,7 @@ void avg_pool2d_forward(const Tensor& x_in, Tensor& y, const Pool2dParams& p) {
 }
 
 void avg_pool2d_backward(const Tensor& dy_in, Tensor& dx, const Pool2dParams& p) {
-  if (all_float16({&dy_in, &dx})) {
+  if (half_via_float32({&dy_in, &dx})) {
     Tensor dx32 = float32_like(dx);
     avg_pool2d_backward(dy_in.to(DType::float32), dx32, p);
     return copy(dx32, dx);

@@ -74,6 +74,11 @@ SoftmaxEntry* lookup_softmax(OpKind kind, const Shape& s, DType d, int axis, boo
 }  // namespace
 
 void softmax_forward(const Tensor& x_in, int axis, bool log, Tensor& y) {
+  if (half_via_float32({&x_in, &y})) {
+    Tensor y32 = float32_like(y);
+    softmax_forward(x_in.to(DType::float32), axis, log, y32);
+    return copy(y32, y);
+  }
   const int a = axis < 0 ? axis + x_in.ndim() : axis;
   if (!dnnl_float_ok(x_in.dtype()) || y.dtype() != x_in.dtype() || !y.is_contiguous() ||
       x_in.numel() == 0 || a < 0 || a >= x_in.ndim()) {
@@ -86,6 +91,11 @@ void softmax_forward(const Tensor& x_in, int axis, bool log, Tensor& y) {
 }
 
 void softmax_backward(const Tensor& dy_in, const Tensor& y_in, int axis, bool log, Tensor& dx) {
+  if (half_via_float32({&dy_in, &y_in, &dx})) {
+    Tensor dx32 = float32_like(dx);
+    softmax_backward(dy_in.to(DType::float32), y_in.to(DType::float32), axis, log, dx32);
+    return copy(dx32, dx);
+  }
   const int a = axis < 0 ? axis + y_in.ndim() : axis;
   const DType d = y_in.dtype();
   if (!dnnl_float_ok(d) || dy_in.dtype() != d || dx.dtype() != d || !dx.is_contiguous() ||
