@@ -229,8 +229,9 @@ TEST(CpuConvTest, NonContiguousInputsAreHandled) {
   EXPECT_TRUE(all_close(got, want, 1e-4, 1e-4));
 }
 
-TEST(CpuConvTest, Bfloat16ConvolutionAndSoftmaxRunOnOneDnn) {
-  if (!avx512_available()) GTEST_SKIP() << "no AVX-512: oneDNN has no fast bfloat16 kernels here";
+// On oneDNN's bf16 kernels with AVX-512; without, on its float32 kernels over bfloat16 storage
+// (dnnl_util.h's half_via_float32): the reference's results either way.
+TEST(CpuConvTest, Bfloat16ConvolutionAndSoftmaxMatchTheReferenceNativeOrEmulated) {
   const Conv2dParams p{.pad_top = 1, .pad_bottom = 1, .pad_left = 1, .pad_right = 1};
   const Tensor x = randn({2, 8, 8, 16}, 1, 1.0, 0.0, DType::bfloat16),
                w = randn({3, 3, 16, 8}, 2, 0.2, 0.0, DType::bfloat16);
@@ -541,6 +542,22 @@ TEST(CpuMixedPrecisionTest, Float16MatmulComputesInFloat32AndStoresFloat16) {
   want = osprey::relu(osprey::add(want, bias.to(DType::float32)));
   EXPECT_EQ(got.dtype(), DType::float16);
   EXPECT_LT(max_abs_diff(got, want), 2e-2);  // one float16 rounding of values up to ~30
+}
+
+// bfloat16 matmul with both operands transposed (the backward's x^T dy and dy w^T), natively on
+// AVX512_BF16, through oneDNN's emulation on AVX-512, or through float32 kernels below AVX-512,
+// where a transposed view converts as the tensor it views (matmul.cpp): one bfloat16 rounding of
+// the float32 result either way.
+TEST(CpuMixedPrecisionTest, Bfloat16MatmulOfTransposedOperandsIsTheFloat32ProductRounded) {
+  const Tensor a = randn({70, 33}, 1, 1.0, 0.0, DType::bfloat16),
+               b = randn({20, 70}, 2, 1.0, 0.0, DType::bfloat16);
+  Tensor got = Tensor::empty({33, 20}, {DType::bfloat16});
+  cpu::matmul(a.transpose(0, 1), b.transpose(0, 1), nullptr, got, {});
+  Tensor want = Tensor::empty({33, 20}, {DType::float32});
+  reference::matmul(a.to(DType::float32).transpose(0, 1), b.to(DType::float32).transpose(0, 1),
+                    nullptr, want, {});
+  EXPECT_EQ(got.dtype(), DType::bfloat16);
+  EXPECT_LT(max_abs_diff(got, want), 0.25);  // one bfloat16 rounding (2^-8) of values up to ~30
 }
 
 TEST(CpuMixedPrecisionTest, Float16ConvolutionAndPoolingComputeInFloat32AndStoreFloat16) {
