@@ -28,11 +28,10 @@ void add_info(CLI::App& app) {
                cpu::dnnl_version_string());
     fmt::print("CPU ISA: {}\n", describe_cpu_isa());
     fmt::print("oneDNN ISA: {}\n", cpu::dnnl_isa_name());
-    fmt::print("bf16 kernels: {}\n", cpu::native_bf16() ? "native (AVX512_BF16)"
-                                     : cpu::avx512_available()
-                                         ? "emulated by oneDNN (AVX-512 without BF16)"
-                                         : "emulated (no AVX-512): float32 kernels with bfloat16 "
-                                           "storage, no faster than float32");
+    fmt::print("bf16 kernels: {}\n", cpu::native_bf16()
+                                         ? "native (AVX512_BF16)"
+                                         : "emulated (no AVX512_BF16): float32 kernels with "
+                                           "bfloat16 storage, no faster than float32");
     fmt::print("int8 kernels: {}\n",
                cpu::native_int8() ? "native (VNNI)"
                                   : "u8 x s8 without VNNI: exact; inputs with negative values "

@@ -41,7 +41,7 @@ DTypePolicy& global_policy() {
 void warn_if_emulated(const std::string& name, DType compute) {
   static std::atomic<bool> warned_bf16{false}, warned_f16{false};
   const CpuIsa isa = effective_cpu_isa();
-  if (compute == DType::bfloat16 && !cpu_isa_has_avx512(isa) && !warned_bf16.exchange(true)) {
+  if (compute == DType::bfloat16 && !cpu_isa_has_bf16(isa) && !warned_bf16.exchange(true)) {
     fmt::print(stderr,
                "osprey: warning: dtype policy '{}': this CPU ({}) has no bfloat16 arithmetic, so "
                "bfloat16 is emulated: float32 kernels on bfloat16 storage, with bfloat16's "

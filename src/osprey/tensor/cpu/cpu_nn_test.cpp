@@ -81,7 +81,7 @@ TEST(CpuMatmulTest, BatchedWithBroadcastAndStridedOperands) {
 }
 
 TEST(CpuMatmulTest, Bfloat16AndFloat64) {
-  if (avx512_available()) {
+  {  // native, or float32 kernels on bfloat16 storage: the reference's result either way
     const Tensor a = randn({64, 96}, 1, 1.0, 0.0, DType::bfloat16),
                  b = randn({96, 48}, 2, 1.0, 0.0, DType::bfloat16);
     const Tensor bias = randn({48}, 3, 1.0, 0.0, DType::bfloat16);
@@ -229,7 +229,7 @@ TEST(CpuConvTest, NonContiguousInputsAreHandled) {
   EXPECT_TRUE(all_close(got, want, 1e-4, 1e-4));
 }
 
-// On oneDNN's bf16 kernels with AVX-512; without, on its float32 kernels over bfloat16 storage
+// On oneDNN's bf16 kernels with AVX512_BF16; without, on its float32 kernels over bfloat16 storage
 // (dnnl_util.h's half_via_float32): the reference's results either way.
 TEST(CpuConvTest, Bfloat16ConvolutionAndSoftmaxMatchTheReferenceNativeOrEmulated) {
   const Conv2dParams p{.pad_top = 1, .pad_bottom = 1, .pad_left = 1, .pad_right = 1};
@@ -545,7 +545,7 @@ TEST(CpuMixedPrecisionTest, Float16MatmulComputesInFloat32AndStoresFloat16) {
 }
 
 // bfloat16 matmul with both operands transposed (the backward's x^T dy and dy w^T), natively on
-// AVX512_BF16, through oneDNN's emulation on AVX-512, or through float32 kernels below AVX-512,
+// AVX512_BF16, or else through float32 kernels,
 // where a transposed view converts as the tensor it views (matmul.cpp): one bfloat16 rounding of
 // the float32 result either way.
 TEST(CpuMixedPrecisionTest, Bfloat16MatmulOfTransposedOperandsIsTheFloat32ProductRounded) {

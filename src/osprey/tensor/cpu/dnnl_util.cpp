@@ -41,7 +41,7 @@ dnnl_dt to_dnnl(DType d) noexcept {
 
 bool dnnl_float_ok(DType d) noexcept {
   if (d == DType::float32) return true;
-  if (d == DType::bfloat16) return avx512_available();
+  if (d == DType::bfloat16) return native_bf16();
   return false;
 }
 

@@ -29,9 +29,10 @@ const dnnl::stream& stream();
 
 // The oneDNN data type of d, or undef when oneDNN has none (float64, int64, bool, float8).
 dnnl_dt to_dnnl(DType d) noexcept;
-// True when oneDNN primitives take d as an activation type here: float32, and bfloat16 when the
-// machine computes it natively or at least with AVX-512 emulation (else oneDNN picks its slow
-// reference kernel, which the reference backend does as well).
+// True when oneDNN primitives take d as an activation type here: float32, and bfloat16 where the
+// CPU computes it natively (AVX512_BF16 or AMX). Elsewhere oneDNN has its reference bf16 kernels
+// (no AVX-512: about 170x slower than float32) or an emulation (AVX-512 without BF16: 1.7-2.5x
+// slower than float32), and osprey runs float32 kernels on bfloat16 storage instead.
 bool dnnl_float_ok(DType d) noexcept;
 
 // The oneDNN eltwise algorithm of a fused activation (post-ops of matmul and convolution);
@@ -41,8 +42,8 @@ dnnl::algorithm eltwise_algorithm(Activation a) noexcept;
 // True when a kernel whose defined tensors (nulls are skipped) all hold one 16-bit float type
 // runs its float32 path on float32 copies and stores the result back in that type: float16
 // always (no f16 arithmetic on these CPUs, no f16 kernels in oneDNN for them), bfloat16 where the
-// ISA (cap included) has no AVX-512, since oneDNN then has only its reference bf16 kernels, about
-// 170x slower than float32. The numerics are mixed precision's: 16-bit storage, float32 math.
+// ISA (cap included) has no AVX512_BF16 (dnnl_float_ok). The numerics are mixed precision's:
+// 16-bit storage, float32 math, each result rounded to the 16-bit type.
 bool half_via_float32(std::initializer_list<const Tensor*> ts) noexcept;
 // A float32 copy of *t, undefined for null.
 Tensor float32_copy(const Tensor* t);
