@@ -242,8 +242,9 @@ TEST(CpuReduceTest, ReductionsMatchTheReferenceForEveryAxisPattern) {
                got = Tensor::empty(want.shape(), {d});
         ref().reduce(op, x, want);
         fast().reduce(op, x, got);
-        EXPECT_TRUE(all_close(got, want, 1e-6,
-                              1e-6 * std::sqrt(static_cast<double>(x.numel() / want.numel()))))
+        EXPECT_TRUE(all_close(
+            got, want, 1e-6,
+            1e-6 * std::sqrt(static_cast<double>(x.numel()) / static_cast<double>(want.numel()))))
             << "op " << static_cast<int>(op) << " on " << x.describe();
       }
     }

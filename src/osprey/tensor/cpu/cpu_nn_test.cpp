@@ -204,7 +204,8 @@ TEST(CpuConvTest, ForwardAndBothBackwardsMatchReference) {
     ref().conv2d_backward_data(dy, w, dx_w, c.p);
     fast().conv2d_backward_data(dy, w, dx_g, c.p);
     EXPECT_TRUE(all_close(dx_g, dx_w, tol, tol)) << what << " backward data";
-    const double wtol = 1e-5 * std::sqrt(static_cast<double>(ys.numel() / c.o));
+    const double wtol =
+        1e-5 * std::sqrt(static_cast<double>(ys.numel()) / static_cast<double>(c.o));
     for (bool with_bias : {false, true}) {
       Tensor dw_w = Tensor::empty(w.shape()), dw_g = Tensor::empty(w.shape());
       Tensor db_w = Tensor::empty({c.o}), db_g = Tensor::empty({c.o});

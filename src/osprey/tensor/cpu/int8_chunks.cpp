@@ -49,10 +49,12 @@ void execute_int8(const Int8Entry& e, const int8_t* src, void* packed, void* sum
   pos.resize(n);
   neg.resize(n);
   neg_sums.resize(static_cast<size_t>(e.sums));
+  // The byte as unsigned (two's complement): x itself for x >= 0, 256 + x for x < 0, whose
+  // negation modulo 256 is -x (128 for -128, which fits a u8).
   for (size_t i = 0; i < n; ++i) {
-    const int v = src[i];
-    pos[i] = static_cast<uint8_t>(v > 0 ? v : 0);
-    neg[i] = static_cast<uint8_t>(v < 0 ? -v : 0);  // -(-128) = 128 fits a u8
+    const auto u = static_cast<uint8_t>(src[i]);
+    pos[i] = u < 128 ? u : uint8_t{0};
+    neg[i] = u < 128 ? uint8_t{0} : static_cast<uint8_t>(256 - u);
   }
   e.op->execute({pos.data(), packed, sums});
   e.op->execute({neg.data(), packed, neg_sums.data()});
