@@ -37,9 +37,12 @@ wait_for() {
   return 1
 }
 
+# 150 steps an epoch (about 2 s here): the kill comes a poll, a pgrep and a read of every
+# candidate's environment after "Epoch 2/4", and the restarted worker must start and rejoin
+# before the job ends. With 40 steps, under load, the job could end first (CI failed so once).
 run_job() {  # extra osprey train flags...
   "$osprey" launch --workers 2 --ps 2 --ps-checkpoint-dir "$tmp/ckpt" --max-restarts 2 -- \
-    "$osprey" train --strategy parameter_server --epochs 4 --steps-per-epoch 40 --batch-size 64 \
+    "$osprey" train --strategy parameter_server --epochs 4 --steps-per-epoch 150 --batch-size 64 \
     --optimizer sgd --lr 0.05 --timeout 60 --output "$tmp/model" "$@" >"$tmp/out" 2>&1 &
   launch_pid=$!
 }
