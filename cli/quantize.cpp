@@ -1,8 +1,9 @@
 // `osprey quantize DIR --mode int8|float8 [--output OUT]`: loads a model saved by `osprey train`
 // (or Model::save), swaps its layers (quant/quantize.h: int8 Dense, Conv2D and Embedding layers
 // for inference, or float8-training Dense and Conv2D layers with --amax-history-length and
-// --margin) and saves it to OUT (default: DIR, replaced atomically). Prints the quantized kernel
-// paths and the sizes.
+// --margin) and saves it to OUT, atomically. OUT defaults to DIR_int8 or DIR_float8 beside DIR:
+// the float32 model, its optimizer state and history stay, and a folder is replaced (DIR itself
+// included) only when --output names it. Prints the quantized kernel paths and the sizes.
 #include "osprey/quant/quantize.h"
 
 #include <fmt/format.h>
@@ -11,6 +12,7 @@
 #include <string>
 
 #include "cli/subcommands.h"
+#include "cli/usage_error.h"
 #include "cli/validators.h"
 #include "osprey/train/model.h"
 
@@ -43,9 +45,22 @@ void add_quantize(CLI::App& app) {
       ->check(kPositive);
   cmd->add_option("--margin", args->options.float8.margin, "float8: scales divided by 2^margin")
       ->check(kNonNegative);
-  cmd->add_option("--output,-o", args->output, "Where to save the quantized model (default: DIR)");
+  cmd->add_option("--output,-o", args->output,
+                  "Where to save the quantized model (default: DIR_int8 or DIR_float8; an "
+                  "existing folder is replaced only when named here)");
   cmd->callback([args] {
-    const std::string out = args->output.empty() ? args->dir : args->output;
+    std::string out = args->output;
+    if (out.empty()) {
+      std::string base = args->dir;
+      while (base.size() > 1 && base.back() == '/') base.pop_back();
+      out = base + "_" + args->mode;
+      if (std::filesystem::exists(out)) {
+        throw UsageError(fmt::format(
+            "osprey quantize: {} exists; to replace it, name it: --output {} (or choose another "
+            "folder)",
+            out, out));
+      }
+    }
     const uintmax_t before = weights_bytes(args->dir);
     Model model = load_model(args->dir);
     for (const std::string& path : model.quantize(args->mode, args->options))
