@@ -368,10 +368,9 @@ bool cpu_supports(ConvertPath path) noexcept {
   __builtin_cpu_init();
   switch (path) {
     case ConvertPath::avx512:
-      // The cap (OSPREY_MAX_CPU_ISA) applies: under AVX2 the conversions run as on an AVX2 CPU.
-      return cpu_isa_has_bf16(effective_cpu_isa()) && __builtin_cpu_supports("avx512f") &&
-             __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
-             __builtin_cpu_supports("avx512bf16");
+      // The effective level is one the CPU has (AVX-512 F, BW, VL and BF16 included), within
+      // the cap: under OSPREY_MAX_CPU_ISA=AVX2 the conversions run as on an AVX2 CPU.
+      return cpu_isa_has_bf16(effective_cpu_isa());
     case ConvertPath::avx2:
       return __builtin_cpu_supports("avx2") && has_f16c();
     case ConvertPath::scalar:

@@ -41,20 +41,17 @@ DTypePolicy& global_policy() {
 void warn_if_emulated(const std::string& name, DType compute) {
   static std::atomic<bool> warned_bf16{false}, warned_f16{false};
   const CpuIsa isa = effective_cpu_isa();
-  if (compute == DType::bfloat16 && !cpu_isa_has_bf16(isa) && !warned_bf16.exchange(true)) {
-    fmt::print(stderr,
-               "osprey: warning: dtype policy '{}': this CPU ({}) has no bfloat16 arithmetic, so "
-               "bfloat16 is emulated: float32 kernels on bfloat16 storage, with bfloat16's "
-               "rounding. Expect about float32's step time, not a speed-up.\n",
-               name, cpu_isa_name(isa));
-  }
-  if (compute == DType::float16 && !warned_f16.exchange(true)) {
-    fmt::print(stderr,
-               "osprey: warning: dtype policy '{}': CPUs have no float16 arithmetic, so float16 "
-               "is emulated: float32 kernels on float16 storage, with float16's rounding. Expect "
-               "about float32's step time, not a speed-up.\n",
-               name);
-  }
+  // float16 is emulated on every CPU here; bfloat16 wherever AVX512_BF16 is missing.
+  std::atomic<bool>* warned = compute == DType::float16                              ? &warned_f16
+                              : compute == DType::bfloat16 && !cpu_isa_has_bf16(isa) ? &warned_bf16
+                                                                                     : nullptr;
+  if (warned == nullptr || warned->exchange(true)) return;
+  const std::string_view type = dtype_name(compute);
+  fmt::print(stderr,
+             "osprey: warning: dtype policy '{}': this CPU ({}) has no {} arithmetic, so {} is "
+             "emulated: float32 kernels on {} storage, with {}'s rounding. Expect about float32's "
+             "step time, not a speed-up.\n",
+             name, cpu_isa_name(isa), type, type, type, type);
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 
 #include "osprey/tensor/cpu/cpu_test_util.h"
 #include "osprey/tensor/cpu/dnnl_info.h"
+#include "osprey/tensor/cpu/dnnl_util.h"
 #include "osprey/tensor/cpu/kernels.h"
 #include "osprey/tensor/ops.h"
 
@@ -543,6 +544,17 @@ TEST(CpuMixedPrecisionTest, Float16MatmulComputesInFloat32AndStoresFloat16) {
   want = osprey::relu(osprey::add(want, bias.to(DType::float32)));
   EXPECT_EQ(got.dtype(), DType::float16);
   EXPECT_LT(max_abs_diff(got, want), 2e-2);  // one float16 rounding of values up to ~30
+}
+
+TEST(CpuMixedPrecisionTest, OnlyTensorsAllOfOne16BitTypeTakeTheFloat32Path) {
+  const Tensor h = Tensor::empty({2}, {DType::float16}), b = Tensor::empty({2}, {DType::bfloat16});
+  const Tensor f = Tensor::empty({2}, {DType::float32});
+  EXPECT_TRUE(half_via_float32({&h, nullptr, &h}));
+  EXPECT_EQ(half_via_float32({&b, &b}), !native_bf16());
+  EXPECT_FALSE(half_via_float32({&f, &f}));
+  EXPECT_FALSE(half_via_float32({&f, &h}));  // mixed: not one 16-bit type
+  EXPECT_FALSE(half_via_float32({&h, &b}));
+  EXPECT_FALSE(half_via_float32({nullptr}));
 }
 
 // bfloat16 matmul with both operands transposed (the backward's x^T dy and dy w^T), natively on

@@ -1,6 +1,7 @@
 #include "osprey/tensor/cpu/dnnl_util.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "osprey/tensor/allocator.h"
 #include "osprey/tensor/cpu/dnnl_info.h"
@@ -64,11 +65,11 @@ dnnl::algorithm eltwise_algorithm(Activation a) noexcept {
 }
 
 bool half_via_float32(std::initializer_list<const Tensor*> ts) noexcept {
-  DType d = DType::float32;
+  std::optional<DType> d;  // the first defined tensor's; every other must match it
   for (const Tensor* t : ts) {
     if (t == nullptr || !t->defined()) continue;
-    if (d == DType::float32) d = t->dtype();
-    if (t->dtype() != d) return false;
+    if (!d) d = t->dtype();
+    if (t->dtype() != *d) return false;
   }
   return d == DType::float16 || (d == DType::bfloat16 && !dnnl_float_ok(DType::bfloat16));
 }
