@@ -15,7 +15,7 @@
 
 #include "osprey/applications/fashion_mnist_models.h"
 #include "osprey/data/fashion_mnist.h"
-#include "osprey/distribute/multi_worker_mirrored_strategy.h"
+#include "osprey/distribute/data_parallel/multi_worker_mirrored_strategy.h"
 #include "osprey/train/model.h"
 
 int main(int argc, char** argv) {

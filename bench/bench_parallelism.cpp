@@ -16,9 +16,9 @@
 #include <chrono>
 #include <vector>
 
-#include "osprey/distribute/mirrored_strategy.h"
-#include "osprey/distribute/model_parallel.h"
-#include "osprey/distribute/pipeline_parallel.h"
+#include "osprey/distribute/data_parallel/mirrored_strategy.h"
+#include "osprey/distribute/model_parallel/model_parallel.h"
+#include "osprey/distribute/pipeline/pipeline_parallel.h"
 #include "osprey/nn/layers/all.h"
 #include "osprey/tensor/allocator.h"
 #include "osprey/tensor/factory.h"

@@ -17,8 +17,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "cli/process.h"
 #include "osprey/core/error.h"
+#include "osprey/io/subprocess.h"
 #include "osprey/tune/hyperband.h"
 #include "osprey/tune/report_metric.h"
 
@@ -30,46 +30,6 @@ using Clock = std::chrono::steady_clock;
 
 // Whether a metric file line holds nothing but whitespace.
 bool blank(std::string_view s) { return s.find_first_not_of(" \t\r\n") == std::string_view::npos; }
-
-// The running trial's process group, for the signal handler.
-std::atomic<pid_t> g_trial_group{0};
-static_assert(std::atomic<pid_t>::is_always_lock_free, "used from a signal handler");
-
-// SIGINT / SIGTERM: stop the trial's whole group (a shell and what it started), then die of the
-// signal as before. The trial stays running in the oracle, so a rerun resumes it.
-void stop_trial_and_die(int sig) {
-  const pid_t group = g_trial_group;
-  if (group > 0) kill(-group, SIGTERM);
-  signal(sig, SIG_DFL);
-  raise(sig);
-}
-
-// Bytes from a pipe cut into lines ('\n'; a trailing '\r' dropped). A line longer than 64 KB is
-// cut there, so a program that never ends a line cannot grow the buffer without bound.
-class LineSplitter {
- public:
-  std::vector<std::string> feed(std::string_view bytes) {
-    std::vector<std::string> lines;
-    for (char c : bytes) {
-      if (c != '\n') partial_ += c;
-      if (c == '\n' || partial_.size() >= (64 << 10)) lines.push_back(take());
-    }
-    return lines;
-  }
-  std::vector<std::string> finish() {
-    if (partial_.empty()) return {};
-    return {take()};
-  }
-
- private:
-  std::string take() {
-    std::string line = std::move(partial_);
-    partial_.clear();
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    return line;
-  }
-  std::string partial_;
-};
 
 // The last 20 lines and at most 4 KB of the trial's stderr, for its failure message.
 class StderrTail {
@@ -179,19 +139,21 @@ class TrialRun {
     // Python buffers stdout into a pipe until exit: reports would arrive too late to prune.
     if (std::getenv("PYTHONUNBUFFERED") == nullptr) env.emplace_back("PYTHONUNBUFFERED", "1");
     if (options_.verbose) echo(stdout, fmt::format("$ {}", command));
-    child_ = spawn("/bin/sh", {"sh", "-c", command}, child_environment(env), &g_trial_group);
+    child_ = io::ChildProcess::start(
+        {"/bin/sh", "-c", command},
+        {.env = io::environment_with(env), .name = "osprey tune", .forward_signals_to_it = true});
     try {
       wait_for_end(metric_file);
     } catch (...) {
-      kill(-child_.pid, SIGKILL);
-      if (!reaped_) waitpid(child_.pid, nullptr, 0);
-      close_pipes();
-      g_trial_group = 0;
+      child_.send_to_group(SIGKILL);
+      child_.wait();
+      child_.close_pipes();
+      io::SignalForwarding::set_target(0);
       throw;
     }
     // Whatever the program left running in its group ends with the trial.
-    kill(-child_.pid, SIGKILL);
-    g_trial_group = 0;
+    child_.send_to_group(SIGKILL);
+    io::SignalForwarding::set_target(0);
     return end();
   }
 
@@ -208,7 +170,7 @@ class TrialRun {
     stop_ = why;
     stop_message_ = std::move(message);
     stop_sent_ = Clock::now();
-    kill(-child_.pid, SIGTERM);
+    child_.send_to_group(SIGTERM);
   }
 
   // A report goes to the oracle as one epoch; a report naming the epoch of the one before adds
@@ -265,65 +227,57 @@ class TrialRun {
     }
   }
 
-  void close_pipes() {
-    for (pollfd& p : fds_) {
-      if (p.fd >= 0) close(p.fd);
-      p.fd = -1;
-    }
-  }
-
   // Reads the pipes and the metric file until the program has exited and closed both pipes.
   void wait_for_end(const std::filesystem::path& metric_file) {
-    fds_[0] = {child_.out_fd, POLLIN, 0};
-    fds_[1] = {child_.err_fd, POLLIN, 0};
-    LineSplitter split[2];
+    pollfd fds[2] = {{child_.out_fd(), POLLIN, 0}, {child_.err_fd(), POLLIN, 0}};
+    io::LineSplitter split[2];
     MetricFileReader file(metric_file);
     const auto start = Clock::now();
     Clock::time_point reaped_at{};
     bool killed = false;
     std::vector<char> buf(1 << 16);
     while (true) {
-      const bool open = fds_[0].fd >= 0 || fds_[1].fd >= 0;
+      const bool open = fds[0].fd >= 0 || fds[1].fd >= 0;
       const auto now = Clock::now();
-      if (reaped_ && !open) break;
+      if (child_.reaped() && !open) break;
       // The program is gone but something it started holds the pipes: stop its group, and if
       // that is not enough (it left the group), stop reading.
-      if (reaped_ && now - reaped_at > std::chrono::seconds(2)) {
+      if (child_.reaped() && now - reaped_at > std::chrono::seconds(2)) {
         if (!killed) {
-          kill(-child_.pid, SIGKILL);
+          child_.send_to_group(SIGKILL);
           killed = true;
         } else if (now - reaped_at > std::chrono::seconds(3)) {
-          close_pipes();
+          child_.close_pipes();
           break;
         }
       }
-      if (poll(fds_, 2, 100) < 0 && errno != EINTR)
+      if (poll(fds, 2, 100) < 0 && errno != EINTR)
         OSPREY_THROW(Error, "osprey tune: poll failed: {}", std::strerror(errno));
       for (int i = 0; i < 2; ++i) {
-        if (fds_[i].fd < 0 || fds_[i].revents == 0) continue;
-        const ssize_t n = read(fds_[i].fd, buf.data(), buf.size());
+        if (fds[i].fd < 0 || fds[i].revents == 0) continue;
+        const ssize_t n = read(fds[i].fd, buf.data(), buf.size());
         if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
         std::vector<std::string> lines =
             n > 0 ? split[i].feed(std::string_view(buf.data(), static_cast<size_t>(n)))
                   : split[i].finish();
         if (n <= 0) {
-          close(fds_[i].fd);
-          fds_[i].fd = -1;
+          i == 0 ? child_.close_out() : child_.close_err();
+          fds[i].fd = -1;
         }
         for (std::string& line : lines) i == 0 ? on_stdout(line) : on_stderr(std::move(line));
       }
       on_metric_file_lines(file.poll(/*final=*/false));
-      if (!reaped_ && waitpid(child_.pid, &wait_status_, WNOHANG) == child_.pid) {
-        reaped_ = true;
+      if (!child_.reaped() && child_.poll_exit()) {
+        wait_status_ = *child_.poll_exit();
         reaped_at = Clock::now();
       }
       if (options_.trial_timeout > 0 &&
           Clock::now() - start > std::chrono::duration<double>(options_.trial_timeout))
         stop(Stop::timed_out);
       // SIGTERM first, so the program may save what it has; SIGKILL after 5 s.
-      if (stop_ != Stop::none && !reaped_ && !killed &&
+      if (stop_ != Stop::none && !child_.reaped() && !killed &&
           Clock::now() - stop_sent_ > std::chrono::seconds(5)) {
-        kill(-child_.pid, SIGKILL);
+        child_.send_to_group(SIGKILL);
         killed = true;
       }
     }
@@ -371,9 +325,7 @@ class TrialRun {
   tune::Oracle& oracle_;
   const tune::Trial& trial_;
   const CommandStudyOptions& options_;
-  Child child_;
-  pollfd fds_[2] = {{-1, 0, 0}, {-1, 0, 0}};
-  bool reaped_ = false;
+  io::ChildProcess child_;
   int wait_status_ = 0;
   Stop stop_ = Stop::none;
   std::string stop_message_;
@@ -385,19 +337,6 @@ class TrialRun {
 };
 
 }  // namespace
-
-TrialSignalScope::TrialSignalScope() {
-  struct sigaction sa {};
-  sa.sa_handler = stop_trial_and_die;
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGINT, &sa, &old_int_);
-  sigaction(SIGTERM, &sa, &old_term_);
-}
-
-TrialSignalScope::~TrialSignalScope() {
-  sigaction(SIGINT, &old_int_, nullptr);
-  sigaction(SIGTERM, &old_term_, nullptr);
-}
 
 std::map<std::string, std::string> trial_placeholder_values(const tune::Oracle& oracle,
                                                             const tune::Trial& trial,

@@ -6,9 +6,8 @@
 //   const tune::Trial ended = run_command_trial(oracle, oracle.create_trial("tuner0"), options);
 #pragma once
 
-#include <signal.h>
-
 #include "cli/tune_command.h"
+#include "osprey/io/subprocess.h"
 #include "osprey/tune/oracle.h"
 
 namespace osprey::cli {
@@ -18,14 +17,10 @@ namespace osprey::cli {
 // The trial stays running in the oracle, so a rerun resumes it.
 class TrialSignalScope {
  public:
-  TrialSignalScope();
-  ~TrialSignalScope();
-  TrialSignalScope(const TrialSignalScope&) = delete;
-  TrialSignalScope& operator=(const TrialSignalScope&) = delete;
+  TrialSignalScope() : forwarding_(io::SignalForwarding::Target::group, /*die_after=*/true) {}
 
  private:
-  struct sigaction old_int_ {};
-  struct sigaction old_term_ {};
+  io::SignalForwarding forwarding_;
 };
 
 // The values of a trial's placeholders: its hyperparameters (the space's default for one it

@@ -9,7 +9,7 @@
 #include "osprey/core/device.h"
 #include "osprey/core/error.h"
 #include "osprey/core/parallel.h"
-#include "osprey/distribute/cluster_resolver.h"
+#include "osprey/distribute/cluster/cluster_resolver.h"
 #include "osprey/tensor/backend.h"
 #include "osprey/tensor/cpu/dnnl_info.h"
 #include "osprey/version.h"

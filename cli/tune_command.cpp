@@ -9,6 +9,7 @@
 #include "cli/command_trial.h"
 #include "cli/usage_error.h"
 #include "osprey/core/error.h"
+#include "osprey/io/subprocess.h"
 #include "osprey/tune/oracle_service.h"
 
 namespace osprey::cli {
@@ -59,12 +60,6 @@ std::vector<std::string> command_placeholders(std::string_view command) {
   return names;
 }
 
-std::string shell_quote(std::string_view s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
-
 std::string substitute_command(std::string_view command,
                                const std::map<std::string, std::string>& values) {
   std::string out;
@@ -79,7 +74,7 @@ std::string substitute_command(std::string_view command,
           OSPREY_THROW(ValueError, "--command: unknown placeholder {{{}}}; the placeholders are {}",
                        n, fmt::join(known, ", "));
         }
-        out += shell_quote(it->second);
+        out += io::shell_quote(it->second);
       });
   return out;
 }

@@ -31,12 +31,10 @@ inline constexpr const char* kCommandPlaceholders[] = {"epochs", "initial_epoch"
 // `}}` are literal braces. ValueError for an unmatched brace or an empty `{}`, naming the
 // position.
 std::vector<std::string> command_placeholders(std::string_view command);
-// The command with each {name} replaced by shell_quote(values[name]) and `{{`/`}}` by braces.
+// The command with each {name} replaced by io::shell_quote(values[name]) and `{{`/`}}` by braces.
 // ValueError naming a placeholder `values` lacks and listing the ones it has.
 std::string substitute_command(std::string_view command,
                                const std::map<std::string, std::string>& values);
-// `s` in single quotes for /bin/sh, embedded single quotes as '\''.
-std::string shell_quote(std::string_view s);
 
 // UsageError before any trial runs: a template that does not parse, a placeholder that is neither
 // a hyperparameter of `space` nor one of kCommandPlaceholders (the message lists the valid ones),

@@ -9,7 +9,9 @@ endforeach()
 install(TARGETS ${_targets} EXPORT ospreyTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(DIRECTORY src/osprey DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} FILES_MATCHING PATTERN "*.h"
-  PATTERN "*_test*" EXCLUDE PATTERN "internal" EXCLUDE)
+  PATTERN "*_test*" EXCLUDE PATTERN "internal" EXCLUDE
+  # comm/rpc/ exposes gRPC types: the services built on it keep them out of public headers.
+  REGEX "/comm/rpc($|/)" EXCLUDE)
 install(FILES ${PROJECT_BINARY_DIR}/generated/osprey/version.h
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/osprey)
 install(EXPORT ospreyTargets NAMESPACE osprey:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/osprey)

@@ -7,7 +7,7 @@
 #include <cstdlib>
 
 #include "fuzz_target.h"
-#include "osprey/distribute/ps/internal/rpc.h"
+#include "osprey/comm/rpc/rpc.h"
 
 namespace osprey::fuzz {
 
@@ -78,7 +78,7 @@ void LiveService::run(const uint8_t* data, size_t size, std::span<const Method> 
     google::protobuf::SetLogHandler(nullptr);
     channel_.reset();
     const std::string address = start_();
-    channel_ = distribute::rpc::make_channel(address, kFuzzMaxMessageBytes);
+    channel_ = comm::rpc::make_channel(address, kFuzzMaxMessageBytes);
     inputs_ = 0;
   }
   ++inputs_;

@@ -17,10 +17,10 @@
 
 #include "fuzz_rpc.h"
 #include "fuzz_target.h"
+#include "osprey/comm/rpc/rpc.h"
 #include "osprey/comm/tcp_store.h"
-#include "osprey/distribute/parameter_server_strategy.h"
 #include "osprey/distribute/ps/internal/ps_client.h"
-#include "osprey/distribute/ps/internal/rpc.h"
+#include "osprey/distribute/ps/parameter_server_strategy.h"
 #include "osprey/distribute/ps/ps.grpc.pb.h"
 #include "osprey/distribute/ps/ps_server.h"
 #include "osprey/distribute/ps/variable_sharding.h"
@@ -71,7 +71,7 @@ class Worker {
                    {.input_shape = {5}}));
     model_->compile("sgd", "mse", {}, {.strategy = strategy});
     register_variables();
-    channel_ = rpc::make_channel(address_, osprey::fuzz::kFuzzMaxMessageBytes);
+    channel_ = comm::rpc::make_channel(address_, osprey::fuzz::kFuzzMaxMessageBytes);
     fit_ = std::thread([this] {
       const Tensor x = random_normal({16, 5}, {.seed = 1});
       const Tensor y = random_normal({16, 3}, {.seed = 2});

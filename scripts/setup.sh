@@ -16,12 +16,13 @@ set -euo pipefail
 # clients. libstb-dev: stb_image, which decodes folders of images (osprey train --data DIR/).
 # clang-14, libclang-rt-14-dev, libomp-14-dev (tests only): the libFuzzer build of the fuzz targets
 # (scripts/fuzz.sh) under ASan and UBSan; clang's OpenMP is libomp.
+# ccache: a rebuild (CI's clean clone on the same machine) reuses earlier compilations.
 # valgrind (tests only): bench_ops counts instructions through callgrind's client requests
 # (valgrind/callgrind.h), and the test command builds the benchmarks.
 # chromium (tests only): osprey report's pages are loaded in headless Chromium, which must log no
 # console message, and screenshotted (tests/report_chromium_test.py).
 packages=(
-  build-essential cmake pkg-config
+  build-essential cmake pkg-config ccache
   libdnnl-dev ocl-icd-opencl-dev
   nlohmann-json3-dev libfmt-dev libcli11-dev libtomlplusplus-dev zlib1g-dev libstb-dev
   dataset-fashion-mnist

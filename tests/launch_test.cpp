@@ -1,7 +1,7 @@
-// Unit tests of `osprey launch`'s pure parts (cli/launch_util.h): the launcher's command line,
-// the workers' thread share, the rank-tagged output and the failure summaries, using the exact
-// text Open MPI 4.1 prints. tests/launch_test.sh runs the real thing under mpirun. And those of
-// `osprey tune --command` (cli/tune_command.h, cli/command_trial.h): its command templates and a
+// Unit tests of `osprey launch`'s pure parts (cli/launch/launch_util.h): the launcher's command
+// line, the workers' thread share, the rank-tagged output and the failure summaries, using the
+// exact text Open MPI 4.1 prints. tests/launch_test.sh runs the real thing under mpirun. And those
+// of `osprey tune --command` (cli/tune_command.h, cli/command_trial.h): its command templates and a
 // trial's placeholder values; tests/tune_command_test.sh runs the real thing.
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -12,11 +12,11 @@
 #include <cstdlib>
 
 #include "cli/command_trial.h"
-#include "cli/launch_util.h"
-#include "cli/local_cluster.h"
-#include "cli/process.h"
+#include "cli/launch/launch_util.h"
+#include "cli/launch/local_cluster.h"
 #include "cli/tune_command.h"
 #include "cli/usage_error.h"
+#include "osprey/io/subprocess.h"
 #include "osprey/tune/hyperband.h"
 #include "osprey/tune/random_search.h"
 
@@ -271,16 +271,18 @@ TEST(CommandPlaceholdersTest, AnUnmatchedBraceOrAnEmptyPlaceholderNamesItsPositi
             "--command: empty placeholder {} at position 5 of 'echo {}'");
 }
 
-TEST(ShellQuoteTest, SingleQuotesWithEmbeddedQuotesClosedAndReopened) {
-  EXPECT_EQ(shell_quote(""), "''");
-  EXPECT_EQ(shell_quote("0.01"), "'0.01'");
-  EXPECT_EQ(shell_quote("it's"), R"('it'\''s')");
+TEST(ShellQuoteTest, SafeWordsStayBareTheRestIsSingleQuotedWithQuotesClosedAndReopened) {
+  EXPECT_EQ(io::shell_quote(""), "''");
+  EXPECT_EQ(io::shell_quote("0.01"), "0.01");
+  EXPECT_EQ(io::shell_quote("OSPREY_NUM_THREADS=2"), "OSPREY_NUM_THREADS=2");
+  EXPECT_EQ(io::shell_quote("a b"), "'a b'");
+  EXPECT_EQ(io::shell_quote("it's"), R"('it'\''s')");
 }
 
 TEST(ShellQuoteTest, TheShellReadsBackExactlyTheValue) {
-  for (const std::string v :
-       {"a b", "it's", R"("q" \n $HOME `id` $(id) ; | & * ~)", "''", "x\ny"}) {
-    FILE* sh = popen(("printf '%s' " + shell_quote(v)).c_str(), "r");
+  for (const std::string v : {"a b", "it's", R"("q" \n $HOME `id` $(id) ; | & * ~)", "''", "x\ny",
+                              "0.01", "-x", "a=b", "/tmp/a,b:c@d%e"}) {
+    FILE* sh = popen(("printf '%s' " + io::shell_quote(v)).c_str(), "r");
     ASSERT_NE(sh, nullptr);
     std::string out;
     for (int c; (c = std::fgetc(sh)) != EOF;) out += static_cast<char>(c);
@@ -292,7 +294,7 @@ TEST(ShellQuoteTest, TheShellReadsBackExactlyTheValue) {
 TEST(SubstituteCommandTest, QuotesEachValueAndUnescapesBraces) {
   EXPECT_EQ(substitute_command("t.py --lr {lr} --name {name} --empty {e} {{literal}}",
                                {{"lr", "0.01"}, {"name", "it's a \"b\""}, {"e", ""}}),
-            R"(t.py --lr '0.01' --name 'it'\''s a "b"' --empty '' {literal})");
+            R"(t.py --lr 0.01 --name 'it'\''s a "b"' --empty '' {literal})");
 }
 
 TEST(SubstituteCommandTest, AnUnknownPlaceholderListsTheKnownOnes) {
@@ -365,28 +367,28 @@ TEST(TrialPlaceholderValuesTest, ATrialWithoutAParentHasAnEmptyParentFolder) {
   EXPECT_EQ(v.at("initial_epoch"), "0");
 }
 
-// The supervisor of launch's local clusters (cli/local_cluster.h): once the chief has ended, a
-// server that ignores SIGTERM is killed a grace later, so launch does not wait on it for ever.
+// The supervisor of launch's local clusters (cli/launch/local_cluster.h): once the chief has ended,
+// a server that ignores SIGTERM is killed a grace later, so launch does not wait on it for ever.
 TEST(SuperviseTest, AServerThatIgnoresSigtermIsKilledAGraceAfterItWasAskedToStop) {
-  const std::vector<std::string> env = child_environment({});
+  const std::vector<std::string> env = io::environment_with({});
   // The chief ends only once the ps has installed its trap (it then writes `ready`): a SIGTERM
   // sent before `trap` ran would end the ps without the kill this test is about.
   char dir_template[] = "/tmp/osprey_supervise_XXXXXX";
   ASSERT_NE(mkdtemp(dir_template), nullptr);
   const std::string ready = std::string(dir_template) + "/ready";
   std::vector<LocalTask> tasks;
-  tasks.push_back(
-      {.type = "chief",
-       .index = 0,
-       .label = "[chief]",
-       .argv = find_program({"sh", "-c", "while [ ! -e '" + ready + "' ]; do sleep 0.01; done"}),
-       .env = env,
-       .primary = true});
+  tasks.push_back({.type = "chief",
+                   .index = 0,
+                   .label = "[chief]",
+                   .argv = io::find_program(
+                       {"sh", "-c", "while [ ! -e '" + ready + "' ]; do sleep 0.01; done"}),
+                   .env = env,
+                   .primary = true});
   tasks.push_back(
       {.type = "ps",
        .index = 0,
        .label = "[ps 0]",
-       .argv = find_program(
+       .argv = io::find_program(
            {"sh", "-c", "trap '' TERM; : > '" + ready + "'; while :; do sleep 0.1; done"}),
        .env = env,
        .serves_others = true});

@@ -13,9 +13,9 @@
 
 #include "osprey/comm/mpi.h"
 #include "osprey/core/error.h"
+#include "osprey/distribute/data_parallel/mirrored_strategy.h"
+#include "osprey/distribute/data_parallel/multi_worker_mirrored_strategy.h"
 #include "osprey/distribute/devices.h"
-#include "osprey/distribute/mirrored_strategy.h"
-#include "osprey/distribute/multi_worker_mirrored_strategy.h"
 #include "osprey/distribute/one_device_strategy.h"
 #include "osprey/distribute/strategy_fixture.h"
 #include "osprey/distribute/weights_difference.h"

@@ -7,8 +7,8 @@
 #include <cstring>
 #include <filesystem>
 
-#include "osprey/distribute/model_parallel.h"
-#include "osprey/distribute/pipeline_parallel.h"
+#include "osprey/distribute/model_parallel/model_parallel.h"
+#include "osprey/distribute/pipeline/pipeline_parallel.h"
 #include "osprey/distribute/strategy_fixture.h"
 #include "osprey/distribute/weights_difference.h"
 #include "osprey/nn/layers/all.h"

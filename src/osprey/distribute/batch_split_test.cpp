@@ -6,10 +6,10 @@
 
 #include <string>
 
+#include "osprey/distribute/data_parallel/gradient_reducer.h"
+#include "osprey/distribute/data_parallel/mirrored_strategy.h"
 #include "osprey/distribute/devices.h"
-#include "osprey/distribute/gradient_reducer.h"
 #include "osprey/distribute/learning_rate_scaling.h"
-#include "osprey/distribute/mirrored_strategy.h"
 #include "osprey/tensor/factory.h"
 
 namespace osprey::distribute {

@@ -17,8 +17,8 @@
 #include <string>
 #include <vector>
 
-#include "osprey/distribute/mirrored_strategy.h"
-#include "osprey/distribute/model_parallel.h"
+#include "osprey/distribute/data_parallel/mirrored_strategy.h"
+#include "osprey/distribute/model_parallel/model_parallel.h"
 
 namespace osprey::distribution {
 

@@ -6,9 +6,9 @@
 
 #include <string>
 
-#include "osprey/distribute/central_storage_strategy.h"
+#include "osprey/distribute/data_parallel/central_storage_strategy.h"
+#include "osprey/distribute/data_parallel/mirrored_strategy.h"
 #include "osprey/distribute/devices.h"
-#include "osprey/distribute/mirrored_strategy.h"
 #include "osprey/distribute/one_device_strategy.h"
 #include "osprey/nn/layers/all.h"
 #include "osprey/optim/adam.h"

@@ -13,12 +13,12 @@
 #include <set>
 #include <thread>
 
-#include "osprey/distribute/ps/internal/rpc.h"
+#include "osprey/comm/rpc/rpc.h"
 #include "osprey/tune/oracle.grpc.pb.h"
 
 namespace osprey::tune {
 
-namespace rpc = distribute::rpc;
+namespace rpc = comm::rpc;
 using Clock = std::chrono::steady_clock;
 
 namespace {

@@ -12,7 +12,7 @@
 #include <set>
 #include <thread>
 
-#include "osprey/distribute/ps/internal/rpc.h"
+#include "osprey/comm/rpc/rpc.h"
 #include "osprey/io/temporary_directory.h"
 #include "osprey/tune/oracle.grpc.pb.h"
 #include "osprey/tune/random_search.h"
@@ -219,8 +219,7 @@ TEST(OracleServiceTest, TokensAreChecked) {
 TEST(OracleServiceTest, MalformedAndOversizedRequestsAreRefused) {
   RandomSearchOracle chief(study_options(2));
   OracleServer server(chief, {.max_message_bytes = 4096, .lease_seconds = 5, .verbose = false});
-  auto stub =
-      wire::OracleService::NewStub(distribute::rpc::make_channel(server.address(), 1 << 20));
+  auto stub = wire::OracleService::NewStub(comm::rpc::make_channel(server.address(), 1 << 20));
   auto send_space = [&](const std::string& json) {
     wire::UpdateSpaceRequest request;
     request.set_tuner_id("tuner0");

@@ -28,8 +28,8 @@
 #include <set>
 
 #include "osprey/autograd/variable.h"
+#include "osprey/comm/rpc/not_found_error.h"
 #include "osprey/core/error.h"
-#include "osprey/distribute/not_found_error.h"
 #include "osprey/distribute/ps/shard_checkpoint.h"
 #include "osprey/optim/factory.h"
 
@@ -190,7 +190,7 @@ struct ParameterShard::Impl {
     for (const auto& [name, g] : args.gradients) {
       const auto it = variable_index.find(name);
       if (it == variable_index.end()) {
-        OSPREY_THROW(distribute::NotFoundError,
+        OSPREY_THROW(comm::rpc::NotFoundError,
                      "{}: worker {} pushed a gradient for '{}', which is not one of this "
                      "shard's {} variables",
                      who(), args.worker, name, variables.size());
@@ -222,7 +222,7 @@ struct ParameterShard::Impl {
     for (const auto& [name, t] : args.state) {
       const auto it = state_index.find(name);
       if (it == state_index.end()) {
-        OSPREY_THROW(distribute::NotFoundError,
+        OSPREY_THROW(comm::rpc::NotFoundError,
                      "{}: worker {} pushed state '{}', which is not one of this shard's {} state "
                      "tensors",
                      who(), args.worker, name, state.size());

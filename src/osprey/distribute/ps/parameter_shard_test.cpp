@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "osprey/comm/rpc/not_found_error.h"
 #include "osprey/core/error.h"
-#include "osprey/distribute/not_found_error.h"
 #include "osprey/io/safetensors.h"
 #include "osprey/io/temporary_directory.h"
 #include "osprey/optim/adam.h"
@@ -321,7 +321,7 @@ TEST(ParameterShardTest, UnknownVariableIsNotFoundAndChangesNothing) {
   PushArgs args = async_push(0, {1});
   args.gradients.emplace_back("dense/bias", vec({1}));
   args.worker = 3;
-  EXPECT_EQ(error_of<NotFoundError>([&] { shard.push(args); }),
+  EXPECT_EQ(error_of<comm::rpc::NotFoundError>([&] { shard.push(args); }),
             "ps: worker 3 pushed a gradient for 'dense/bias', which is not one of this shard's 1 "
             "variables");
   expect_values(shard, "w", {1});

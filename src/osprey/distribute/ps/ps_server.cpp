@@ -1,5 +1,5 @@
 // PsServer (ps_server.h): ps.proto's ParameterServer service over a ParameterShard. Each handler
-// runs under rpc::serve (the token first, then exceptions to statuses: an unknown variable is
+// runs under comm::rpc::serve (the token first, then exceptions to statuses: an unknown variable is
 // NOT_FOUND, a bad shape or a malformed tensor INVALID_ARGUMENT); gRPC itself refuses messages
 // over max_message_bytes with RESOURCE_EXHAUSTED before a handler sees them.
 #include "osprey/distribute/ps/ps_server.h"
@@ -13,7 +13,7 @@
 #include <mutex>
 #include <thread>
 
-#include "osprey/distribute/ps/internal/rpc.h"
+#include "osprey/comm/rpc/rpc.h"
 #include "osprey/distribute/ps/internal/wire.h"
 #include "osprey/distribute/ps/ps.grpc.pb.h"
 
@@ -118,7 +118,7 @@ class Service final : public ParameterServer::Service {
                      StatsReply* reply) override {
     // Counted before answering, so the reply includes this request (not its own size).
     bytes_received_ += static_cast<int64_t>(request->ByteSizeLong());
-    return rpc::serve(*context, token_, [&] {
+    return comm::rpc::serve(*context, token_, [&] {
       const ShardStats s = shard_.stats(request->reset());
       reply->set_version(s.version);
       reply->set_pushes(s.pushes);
@@ -150,12 +150,13 @@ class Service final : public ParameterServer::Service {
   }
 
  private:
-  // rpc::serve with the bytes counted (the request's as it arrives, the reply's when it is OK).
+  // comm::rpc::serve with the bytes counted (the request's as it arrives, the reply's when it is
+  // OK).
   template <class Request, class Reply, class Fn>
   grpc::Status serve(const grpc::ServerContext& context, const Request& request, Reply& reply,
                      Fn&& fn) {
     bytes_received_ += static_cast<int64_t>(request.ByteSizeLong());
-    grpc::Status status = rpc::serve(context, token_, fn);
+    grpc::Status status = comm::rpc::serve(context, token_, fn);
     if (status.ok()) bytes_sent_ += static_cast<int64_t>(reply.ByteSizeLong());
     return status;
   }
@@ -216,7 +217,7 @@ struct PsServer::Impl {
 
 PsServer::PsServer(PsServerOptions options) {
   const std::string what = fmt::format("{} (--listen {})", options.name, options.listen);
-  rpc::check_address(options.listen, what);
+  comm::rpc::check_address(options.listen, what);
   OSPREY_CHECK(options.max_message_bytes > 0,
                "{}: max_message_bytes must be positive. Received: {}", options.name,
                options.max_message_bytes);
@@ -229,8 +230,8 @@ PsServer::PsServer(PsServerOptions options) {
   impl_ = std::make_unique<Impl>(std::move(options));  // restores the shard
   Impl& s = *impl_;
   s.service = std::make_unique<Service>(s.shard, s.options);
-  s.server = rpc::start_server(s.options.listen, {s.service.get()}, s.options.max_message_bytes,
-                               &s.port, s.options.name);
+  s.server = comm::rpc::start_server(s.options.listen, {s.service.get()},
+                                     s.options.max_message_bytes, &s.port, s.options.name);
   if (s.options.checkpoint_every_seconds > 0) {
     s.checkpointer = std::thread([&s] { s.checkpoint_loop(); });
   }

@@ -14,9 +14,9 @@
 #include <string>
 #include <vector>
 
+#include "osprey/comm/rpc/rpc.h"
 #include "osprey/core/error.h"
 #include "osprey/core/float_convert.h"
-#include "osprey/distribute/ps/internal/rpc.h"
 #include "osprey/distribute/ps/internal/wire.h"
 #include "osprey/distribute/ps/ps.grpc.pb.h"
 #include "osprey/io/temporary_directory.h"
@@ -33,13 +33,13 @@ Tensor vec(std::vector<float> v) { return from_vector<float>(v); }
 
 struct Client {
   explicit Client(const std::string& address, std::string token = "")
-      : stub(ParameterServer::NewStub(rpc::make_channel(address, int64_t{64} << 20))),
+      : stub(ParameterServer::NewStub(comm::rpc::make_channel(address, int64_t{64} << 20))),
         token(std::move(token)) {}
 
   template <class Request, class Reply, class Method>
   grpc::Status call(Method method, const Request& request, Reply* reply) {
     grpc::ClientContext context;
-    rpc::prepare(context, token, kTimeout);
+    comm::rpc::prepare(context, token, kTimeout);
     return ((*stub).*method)(&context, request, reply);
   }
   grpc::Status reg(const RegisterRequest& r, RegisterReply* reply = nullptr) {
@@ -333,26 +333,29 @@ TEST(WireTest, ToWireAndBackKeepsEveryElement) {
 
 TEST(RpcTest, CheckAddressAcceptsHostPortAndRefusesTheRest) {
   for (const char* ok : {"127.0.0.1:0", "localhost:5001", "[::1]:65535", "ps-0.example:80"}) {
-    EXPECT_NO_THROW(rpc::check_address(ok, "test")) << ok;
+    EXPECT_NO_THROW(comm::rpc::check_address(ok, "test")) << ok;
   }
   for (const char* bad : {"", "127.0.0.1", ":5001", "host:", "host:65536", "host:-1", "::1:5",
                           "[::1:5", "host:5x", "a b:1"}) {
-    EXPECT_THROW(rpc::check_address(bad, "test"), ValueError) << bad;
+    EXPECT_THROW(comm::rpc::check_address(bad, "test"), ValueError) << bad;
   }
 }
 
 TEST(RpcTest, ThrowStatusMapsCodesToOspreyErrorsNamingTheCall) {
   try {
-    rpc::throw_status({grpc::StatusCode::NOT_FOUND, "no variable 'w'"}, "Push to ps 1 at h:1");
+    comm::rpc::throw_status({grpc::StatusCode::NOT_FOUND, "no variable 'w'"},
+                            "Push to ps 1 at h:1");
   } catch (const ValueError& e) {
     EXPECT_EQ(std::string(e.what()), "Push to ps 1 at h:1: NOT_FOUND: no variable 'w'");
   }
-  EXPECT_THROW(rpc::throw_status({grpc::StatusCode::RESOURCE_EXHAUSTED, "big"}, "x"), ValueError);
-  EXPECT_THROW(rpc::throw_status({grpc::StatusCode::UNAVAILABLE, "down"}, "x"), DistributedError);
-  EXPECT_THROW(rpc::throw_status({grpc::StatusCode::UNAUTHENTICATED, "wrong token"}, "x"),
+  EXPECT_THROW(comm::rpc::throw_status({grpc::StatusCode::RESOURCE_EXHAUSTED, "big"}, "x"),
+               ValueError);
+  EXPECT_THROW(comm::rpc::throw_status({grpc::StatusCode::UNAVAILABLE, "down"}, "x"),
                DistributedError);
-  EXPECT_TRUE(rpc::is_transient(grpc::Status(grpc::StatusCode::DEADLINE_EXCEEDED, "")));
-  EXPECT_FALSE(rpc::is_transient(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "")));
+  EXPECT_THROW(comm::rpc::throw_status({grpc::StatusCode::UNAUTHENTICATED, "wrong token"}, "x"),
+               DistributedError);
+  EXPECT_TRUE(comm::rpc::is_transient(grpc::Status(grpc::StatusCode::DEADLINE_EXCEEDED, "")));
+  EXPECT_FALSE(comm::rpc::is_transient(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "")));
 }
 
 }  // namespace

@@ -4,8 +4,8 @@
 
 #include <algorithm>
 
+#include "osprey/comm/rpc/rpc.h"
 #include "osprey/core/error.h"
-#include "osprey/distribute/ps/internal/rpc.h"
 
 namespace osprey::distribute::ps {
 
@@ -18,7 +18,7 @@ double seconds_since(Clock::time_point t) {
 }
 
 std::string status_text(const grpc::Status& s) {
-  return fmt::format("{}: {}", rpc::code_name(s.error_code()), s.error_message());
+  return fmt::format("{}: {}", comm::rpc::code_name(s.error_code()), s.error_message());
 }
 
 }  // namespace
@@ -42,10 +42,10 @@ ClusterCoordinator::ClusterCoordinator(CoordinatorOptions options)
   OSPREY_CHECK(!workers_.empty(), "ClusterCoordinator: the cluster lists no worker task");
   last_progress_ = Clock::now();
   for (size_t w = 0; w < workers_.size(); ++w) {
-    rpc::check_address(options_.workers[w], fmt::format("worker {}'s address", w));
+    comm::rpc::check_address(options_.workers[w], fmt::format("worker {}'s address", w));
     workers_[w].address = options_.workers[w];
     workers_[w].stub =
-        Worker::NewStub(rpc::make_channel(workers_[w].address, options_.max_message_bytes));
+        Worker::NewStub(comm::rpc::make_channel(workers_[w].address, options_.max_message_bytes));
     workers_[w].since = Clock::now();
     workers_[w].last_error = "not reached yet";
   }
@@ -117,7 +117,7 @@ RemoteValuePtr ClusterCoordinator::take(int w, std::unique_lock<std::mutex>& loc
 bool ClusterCoordinator::probe(int w) {
   WorkerSlot& slot = workers_[static_cast<size_t>(w)];
   grpc::ClientContext context;
-  rpc::prepare(context, options_.token, std::chrono::seconds(2));
+  comm::rpc::prepare(context, options_.token, std::chrono::seconds(2));
   PingRequest request;
   PingReply reply;
   const grpc::Status status = slot.stub->Ping(&context, request, &reply);
@@ -179,7 +179,7 @@ void ClusterCoordinator::dispatch(int w) {
     slot.running = value;
     slot.since = Clock::now();
     grpc::ClientContext context;
-    rpc::prepare(context, options_.token, options_.timeout);
+    comm::rpc::prepare(context, options_.token, options_.timeout);
     slot.call = &context;
     lock.unlock();
     StepReply reply;
@@ -196,7 +196,7 @@ void ClusterCoordinator::dispatch(int w) {
       finish(value, RemoteValue::State::cancelled, nullptr);
       break;
     }
-    if (rpc::is_transient(status)) {
+    if (comm::rpc::is_transient(status)) {
       // The worker is gone (or not ready): the step runs elsewhere, the worker is probed.
       value->state_ = RemoteValue::State::queued;
       queue_.push_front(value);
@@ -213,9 +213,9 @@ void ClusterCoordinator::dispatch(int w) {
     }
     std::exception_ptr error;
     try {
-      rpc::throw_status(status,
-                        fmt::format("step {} share {} on worker {} at {}", value->request_.step(),
-                                    value->request_.share(), w, slot.address));
+      comm::rpc::throw_status(
+          status, fmt::format("step {} share {} on worker {} at {}", value->request_.step(),
+                              value->request_.share(), w, slot.address));
     } catch (...) {
       error = std::current_exception();
     }
@@ -270,7 +270,7 @@ void ClusterCoordinator::end_fit(const std::string& error) {
       if (!workers_[w].up) continue;
     }
     grpc::ClientContext context;
-    rpc::prepare(context, options_.token, std::chrono::seconds(5));
+    comm::rpc::prepare(context, options_.token, std::chrono::seconds(5));
     EndFitRequest request;
     request.set_error(error);
     EndFitReply reply;

@@ -8,9 +8,9 @@
 #include <mutex>
 #include <thread>
 
+#include "osprey/comm/rpc/rpc.h"
 #include "osprey/core/error.h"
 #include "osprey/core/thread_sanitizer.h"
-#include "osprey/distribute/ps/internal/rpc.h"
 #include "osprey/distribute/ps/internal/wire.h"
 
 namespace osprey::distribute::ps {
@@ -31,9 +31,9 @@ PsClient::PsClient(PsClientOptions options) : options_(std::move(options)) {
   OSPREY_CHECK(!options_.addresses.empty(),
                "ParameterServerStrategy: the cluster lists no ps task");
   for (size_t i = 0; i < options_.addresses.size(); ++i) {
-    rpc::check_address(options_.addresses[i], fmt::format("ps {}'s address", i));
+    comm::rpc::check_address(options_.addresses[i], fmt::format("ps {}'s address", i));
     stubs_.push_back(ParameterServer::NewStub(
-        rpc::make_channel(options_.addresses[i], options_.max_message_bytes)));
+        comm::rpc::make_channel(options_.addresses[i], options_.max_message_bytes)));
   }
 }
 
@@ -90,7 +90,7 @@ void PsClient::call_all(const char* method, const std::vector<Request>& requests
     for (int i : pending) {
       const auto k = static_cast<size_t>(i);
       contexts[k] = std::make_unique<grpc::ClientContext>();
-      rpc::prepare(*contexts[k], options_.token, left);
+      comm::rpc::prepare(*contexts[k], options_.token, left);
       replies[k].Clear();
       // gRPC's completion thread runs the callback after its uninstrumented core has finished the
       // call: TSan is told that what this thread wrote for it comes first (thread_sanitizer.h).
@@ -110,11 +110,11 @@ void PsClient::call_all(const char* method, const std::vector<Request>& requests
     for (int i : pending) {
       const grpc::Status& s = status[static_cast<size_t>(i)];
       if (s.ok()) continue;
-      if (rpc::is_transient(s) && Clock::now() < deadline) {
+      if (comm::rpc::is_transient(s) && Clock::now() < deadline) {
         retry.push_back(i);
         continue;
       }
-      rpc::throw_status(s, fmt::format("{} to {}", method, describe(i)));
+      comm::rpc::throw_status(s, fmt::format("{} to {}", method, describe(i)));
     }
     if (!retry.empty()) {
       std::this_thread::sleep_for(backoff);

@@ -2,14 +2,14 @@
 
 #include <fmt/format.h>
 
+#include "osprey/comm/rpc/rpc.h"
 #include "osprey/core/error.h"
-#include "osprey/distribute/ps/internal/rpc.h"
 
 namespace osprey::distribute::ps {
 
 grpc::Status WorkerService::RunStep(grpc::ServerContext* context, const StepRequest* request,
                                     StepReply* reply) {
-  return rpc::serve(*context, token_, [&] {
+  return comm::rpc::serve(*context, token_, [&] {
     std::lock_guard step(step_mutex_);
     Handler handler;
     {
@@ -46,7 +46,7 @@ grpc::Status WorkerService::RunStep(grpc::ServerContext* context, const StepRequ
 
 grpc::Status WorkerService::Ping(grpc::ServerContext* context, const PingRequest*,
                                  PingReply* reply) {
-  return rpc::serve(*context, token_, [&] {
+  return comm::rpc::serve(*context, token_, [&] {
     std::lock_guard lock(mutex_);
     last_call_ = std::chrono::steady_clock::now();
     reply->set_task_index(task_index_);
@@ -56,7 +56,7 @@ grpc::Status WorkerService::Ping(grpc::ServerContext* context, const PingRequest
 
 grpc::Status WorkerService::EndFit(grpc::ServerContext* context, const EndFitRequest* request,
                                    EndFitReply*) {
-  return rpc::serve(*context, token_, [&] {
+  return comm::rpc::serve(*context, token_, [&] {
     std::lock_guard lock(mutex_);
     ended_ = true;
     error_ = request->error();
