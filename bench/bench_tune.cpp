@@ -31,7 +31,7 @@
 #include "osprey/data/fashion_mnist.h"
 #include "osprey/nn/layers/all.h"
 #include "osprey/optim/factory.h"
-#include "osprey/tune/tuners.h"
+#include "osprey/tune/builtin_tuners.h"
 
 namespace os = osprey;
 namespace tune = osprey::tune;

@@ -26,8 +26,8 @@
 #include "osprey/data/fashion_mnist.h"
 #include "osprey/nn/layers/all.h"
 #include "osprey/optim/factory.h"
+#include "osprey/tune/builtin_tuners.h"
 #include "osprey/tune/oracle_service.h"
-#include "osprey/tune/tuners.h"
 
 namespace os = osprey;
 namespace tune = osprey::tune;

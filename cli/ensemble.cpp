@@ -24,9 +24,9 @@
 #include "osprey/core/error.h"
 #include "osprey/data/fashion_mnist.h"
 #include "osprey/io/json.h"
+#include "osprey/tune/builtin_tuners.h"
 #include "osprey/tune/hyper_cnn.h"
 #include "osprey/tune/hyper_mlp.h"
-#include "osprey/tune/tuners.h"
 
 namespace osprey::cli {
 

@@ -61,6 +61,8 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;
+  } catch (const osprey::cli::ExitCode& e) {
+    return e.code;
   } catch (const osprey::cli::UsageError& e) {  // a subcommand refused its options
     fmt::print(stderr, "osprey: error: {}\n", e.what());
     osprey::comm::mpi_abort_if_running(2);  // the other ranks may be waiting in a collective

@@ -45,8 +45,8 @@
 #include "osprey/train/callback.h"
 #include "osprey/train/callbacks/tensorboard.h"
 #include "osprey/train/trainer.h"
+#include "osprey/tune/builtin_tuners.h"
 #include "osprey/tune/hyper_cnn.h"
-#include "osprey/tune/tuners.h"
 
 namespace osprey::cli {
 

@@ -35,12 +35,12 @@
 #include "osprey/nn/layers/all.h"
 #include "osprey/optim/factory.h"
 #include "osprey/train/callbacks/tensorboard.h"
+#include "osprey/tune/builtin_tuners.h"
 #include "osprey/tune/hyper_cnn.h"
 #include "osprey/tune/hyper_mlp.h"
 #include "osprey/tune/oracle_service.h"
 #include "osprey/tune/random_search.h"
 #include "osprey/tune/search_space_toml.h"
-#include "osprey/tune/tuners.h"
 
 namespace osprey::cli {
 
@@ -175,7 +175,7 @@ void run_command(const TuneArgs& a) {
   set_global_seed(a.seed);
   const tune::HyperParameters space =
       as_usage_error([&] { return tune::hyperparameters_from_toml(a.space); });
-  check_command_template(a.command, space);
+  cli::check_command_template(a.command, space);
   const tune::PrunerOptions pruner{.kind = tune::parse_pruner_kind(a.pruner, "--pruner")};
   const tune::OracleOptions oo{.objective = make_objective(a.metric, "--metric", a.direction),
                                .max_trials = a.max_trials,
@@ -195,55 +195,40 @@ void run_command(const TuneArgs& a) {
     oracle = std::make_unique<tune::AshaOracle>(
         oo, tune::AshaOracleOptions{.max_epochs = a.epochs, .min_epochs = 1, .factor = a.factor});
   }
-  const std::filesystem::path project_dir = std::filesystem::path(a.directory) / a.project;
   // In a distributed study (OSPREY_TUNER_ID, OSPREY_ORACLE_IP/PORT; `osprey launch --tuners N`)
   // the chief owns the study and serves its oracle; a worker runs trials it asks the chief for.
-  const tune::TunerRole role = tune::tuner_role_from_env();
-  if (a.overwrite && !role.is_worker() && !tune::restarted_by_launcher())
-    std::filesystem::remove_all(project_dir);
-  if (role.is_worker()) {
-    oracle = tune::connect_oracle(
-        std::move(oracle),
-        {.address = role.oracle_address, .tuner_id = role.tuner_id, .token = role.token});
-    oracle->set_directory(project_dir);
-    oracle->refresh();
-  } else {
-    oracle->set_directory(project_dir);
-    oracle->reload();
-  }
-  if (role.is_chief()) {
-    tune::OracleServer server(
-        *oracle, tune::chief_service_options(role, true), [](const tune::Trial& t) {
-          fmt::print("trial {} {}{}\n", t.trial_id, tune::status_name(t.status),
-                     t.score ? fmt::format(" score {:.6g}", *t.score) : "");
-          std::fflush(stdout);
-        });
-    fmt::print("chief: serving the {} oracle of {} at {}; waiting for tuners\n",
-               oracle->class_name(), project_dir.string(), server.address());
-    std::fflush(stdout);
-    server.wait_until_done();
-    server.shutdown();
-    const auto best = oracle->get_best_trials(1);
-    OSPREY_CHECK_T(Error, !best.empty(), "osprey tune: no trial completed ({} trials)",
-                   oracle->trials().size());
-    fmt::print("\nbest trial {}: score {:.6g}\nbest hyperparameters: {}\n", best[0].trial_id,
-               *best[0].score, best[0].hyperparameters.to_json().at("values").dump());
+  tune::Study study(std::move(oracle),
+                    {.directory = std::filesystem::path(a.directory) / a.project,
+                     .overwrite = a.overwrite,
+                     .max_trials_failing = a.max_consecutive_failed_trials,
+                     .failing_limit_text = fmt::format("--max-consecutive-failed-trials {}",
+                                                       a.max_consecutive_failed_trials),
+                     .message_prefix = "osprey tune: "});
+  if (study.role().is_chief()) {
+    study.serve([](const tune::Trial& t, double) {
+      fmt::print("trial {} {}{}\n", t.trial_id, tune::status_name(t.status),
+                 t.score ? fmt::format(" score {:.6g}", *t.score) : "");
+      std::fflush(stdout);
+    });
+    study.check_scored();
+    const tune::Trial best = study.oracle().get_best_trials(1)[0];
+    fmt::print("\nbest trial {}: score {:.6g}\nbest hyperparameters: {}\n", best.trial_id,
+               *best.score, best.hyperparameters.to_json().at("values").dump());
     return;
   }
+  const tune::Oracle& o = study.oracle();
   fmt::print("osprey tune: {} over {}, objective {} ({}), command: {}\n", a.tuner, a.space,
-             oracle->objective().name(), oracle->objective().direction(), a.command);
-  if (!oracle->trials().empty()) {
-    fmt::print("resuming {}: {} trials already there\n", project_dir.string(),
-               oracle->trials().size());
+             o.objective().name(), o.objective().direction(), a.command);
+  if (!o.trials().empty()) {
+    fmt::print("resuming {}: {} trials already there\n", study.options().directory.string(),
+               o.trials().size());
   }
-  fmt::print("{}", oracle->hyperparameters().summary());
+  fmt::print("{}", o.hyperparameters().summary());
   std::fflush(stdout);
-  run_command_study(*oracle, {.command = a.command,
-                              .epochs = a.epochs,
-                              .trial_timeout = a.trial_timeout,
-                              .max_consecutive_failed_trials = a.max_consecutive_failed_trials,
-                              .verbose = !a.quiet,
-                              .tuner_id = role.is_worker() ? role.tuner_id : "tuner0"});
+  run_command_study(study, {.command = a.command,
+                            .epochs = a.epochs,
+                            .trial_timeout = a.trial_timeout,
+                            .verbose = !a.quiet});
 }
 
 void run(const TuneArgs& a) {
@@ -319,13 +304,15 @@ void run(const TuneArgs& a) {
   if (already > 0)
     fmt::print("resuming {}: {} trials already there\n", tuner->project_dir().string(), already);
   tuner->search_space_summary();
-  tuner->search(train.x, train.y,
-                {.batch_size = a.batch_size,
-                 .epochs = a.epochs,
-                 .verbose = 0,
-                 .callbacks = fit_callbacks,
-                 .validation_data = train::ValidationData(val.x, val.y),
-                 .seed = a.seed});
+  const tune::StudyEnd end = tuner->search(train.x, train.y,
+                                           {.batch_size = a.batch_size,
+                                            .epochs = a.epochs,
+                                            .verbose = 0,
+                                            .callbacks = fit_callbacks,
+                                            .validation_data = train::ValidationData(val.x, val.y),
+                                            .seed = a.seed});
+  // A worker that ran its share of trials makes way for a fresh process (launch --tuners).
+  if (end == tune::StudyEnd::share_done) throw ExitCode{tune::kExitNextTrial};
   fmt::print("\n");
   tuner->results_summary(3);
   const auto best = tuner->get_best_hyperparameters(1);

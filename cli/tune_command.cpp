@@ -4,112 +4,19 @@
 
 #include <algorithm>
 #include <chrono>
-#include <thread>
 
-#include "cli/command_trial.h"
 #include "cli/usage_error.h"
 #include "osprey/core/error.h"
 #include "osprey/io/subprocess.h"
-#include "osprey/tune/oracle_service.h"
+#include "osprey/tune/command_trial.h"
 
 namespace osprey::cli {
 
-namespace {
-
-// Walks a command template: `text` gets the literal runs (braces unescaped), `name` each
-// placeholder.
-template <class Text, class Name>
-void scan_template(std::string_view c, Text text, Name name) {
-  std::string literal;
-  for (size_t i = 0; i < c.size();) {
-    const char ch = c[i];
-    if ((ch == '{' || ch == '}') && i + 1 < c.size() && c[i + 1] == ch) {
-      literal += ch;
-      i += 2;
-      continue;
-    }
-    OSPREY_CHECK(ch != '}',
-                 "--command: unmatched '}}' at position {} of '{}' (write }}}} for a literal "
-                 "brace)",
-                 i, c);
-    if (ch != '{') {
-      literal += ch;
-      ++i;
-      continue;
-    }
-    const size_t close = c.find_first_of("{}", i + 1);
-    OSPREY_CHECK(close != std::string_view::npos && c[close] == '}',
-                 "--command: unmatched '{{' at position {} of '{}' (write {{{{ for a literal "
-                 "brace)",
-                 i, c);
-    OSPREY_CHECK(close > i + 1, "--command: empty placeholder {{}} at position {} of '{}'", i, c);
-    text(literal);
-    literal.clear();
-    name(std::string(c.substr(i + 1, close - i - 1)));
-    i = close + 1;
-  }
-  text(literal);
-}
-
-}  // namespace
-
-std::vector<std::string> command_placeholders(std::string_view command) {
-  std::vector<std::string> names;
-  scan_template(
-      command, [](const std::string&) {}, [&](std::string n) { names.push_back(std::move(n)); });
-  return names;
-}
-
-std::string substitute_command(std::string_view command,
-                               const std::map<std::string, std::string>& values) {
-  std::string out;
-  scan_template(
-      command, [&](const std::string& t) { out += t; },
-      [&](const std::string& n) {
-        const auto it = values.find(n);
-        if (it == values.end()) {
-          std::vector<std::string> known;
-          known.reserve(values.size());
-          for (const auto& [k, v] : values) known.push_back("{" + k + "}");
-          OSPREY_THROW(ValueError, "--command: unknown placeholder {{{}}}; the placeholders are {}",
-                       n, fmt::join(known, ", "));
-        }
-        out += io::shell_quote(it->second);
-      });
-  return out;
-}
-
 void check_command_template(std::string_view command, const tune::HyperParameters& space) {
-  const auto reserved = [](const std::string& name) {
-    return std::any_of(std::begin(kCommandPlaceholders), std::end(kCommandPlaceholders),
-                       [&](const char* p) { return name == p; });
-  };
-  std::vector<std::string> valid(std::begin(kCommandPlaceholders), std::end(kCommandPlaceholders));
-  for (const tune::HyperParameter& h : space.space()) {
-    if (h.name.starts_with(tune::kTunerValuePrefix)) continue;
-    OSPREY_CHECK_T(cli::UsageError, !reserved(h.name),
-                   "osprey tune: the search space declares '{}', a placeholder osprey fills in "
-                   "itself; rename the hyperparameter (e.g. num_{})",
-                   h.name, h.name);
-    valid.push_back(h.name);
-  }
-  const std::vector<std::string> names =
-      as_usage_error([&] { return command_placeholders(command); });
-  for (const std::string& n : names) {
-    if (std::find(valid.begin(), valid.end(), n) != valid.end()) continue;
-    std::vector<std::string> braced;
-    braced.reserve(valid.size());
-    for (const std::string& v : valid) braced.push_back("{" + v + "}");
-    OSPREY_THROW(cli::UsageError,
-                 "osprey tune: --command: unknown placeholder {{{}}}; the placeholders are {} "
-                 "({{{{ and }}}} are literal braces)",
-                 n, fmt::join(braced, ", "));
-  }
+  as_usage_error([&] { tune::check_command_template(command, space); });
 }
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
 
 std::string values_text(const tune::HyperParameters& hp) {
   std::vector<std::string> parts;
@@ -170,60 +77,25 @@ void print_summary(tune::Oracle& oracle) {
 
 }  // namespace
 
-int run_command_study(tune::Oracle& oracle, const CommandStudyOptions& options) {
+int run_command_study(tune::Study& study, const tune::CommandTrialOptions& options) {
+  tune::Oracle& oracle = study.oracle();
   oracle.refresh();
-  check_command_template(options.command, oracle.hyperparameters());
-  OSPREY_CHECK(options.max_consecutive_failed_trials >= 1,
-               "osprey tune: max_consecutive_failed_trials must be >= 1. Received: {}",
-               options.max_consecutive_failed_trials);
-  TrialSignalScope signals;
+  cli::check_command_template(options.command, oracle.hyperparameters());
+  // Ctrl-C and SIGTERM stop the running trial's whole process group, then osprey; the trial stays
+  // running in the oracle, so a rerun resumes it.
+  io::SignalForwarding signals(io::SignalForwarding::Target::group, /*die_after=*/true);
+  tune::CommandTrialRunner runner(oracle, options);
   bool header = true;
-  int consecutive_failures = 0;
-  while (true) {
-    const tune::Trial trial = oracle.create_trial(options.tuner_id);
-    if (trial.status == tune::TrialStatus::stopped) break;
-    if (trial.status == tune::TrialStatus::idle) {  // others' trials must end first
-      std::this_thread::sleep_for(std::chrono::milliseconds(200));
-      continue;
-    }
-    const auto start = Clock::now();
-    tune::Trial ended;
-    try {
-      ended = run_command_trial(oracle, trial, options);
-    } catch (const tune::TrialLost& e) {
-      // This worker went silent too long and the chief gave the trial to another: its process
-      // is stopped (run_command_trial) and whoever holds the trial now reports for it.
-      fmt::print("trial {}: dropped: {}\n", trial.trial_id, e.what());
-      std::fflush(stdout);
-      continue;
-    }
-    const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
-    oracle.refresh();
-    print_row(oracle, ended, seconds, header);
-    header = false;
-    if (ended.status != tune::TrialStatus::failed) {
-      consecutive_failures = 0;
-    } else if (++consecutive_failures >= options.max_consecutive_failed_trials) {
-      OSPREY_THROW(Error,
-                   "osprey tune: search stopped: {} trials failed in a row "
-                   "(--max-consecutive-failed-trials {}); the last, trial {}, failed with: {}",
-                   consecutive_failures, options.max_consecutive_failed_trials, ended.trial_id,
-                   ended.message);
-    }
-  }
+  const tune::StudyEnd end =
+      study.run(runner, {.on_trial_end = [&](const tune::Trial& ended, double seconds) {
+                  print_row(oracle, ended, seconds, header);
+                  header = false;
+                }});
+  // A launched worker that ran its share of trials makes way for a fresh process.
+  if (end == tune::StudyEnd::share_done) throw ExitCode{tune::kExitNextTrial};
   oracle.refresh();
   print_summary(oracle);
-  if (oracle.get_best_trials(1).empty()) {
-    const auto& trials = oracle.trials();
-    const auto last = std::find_if(trials.rbegin(), trials.rend(), [](const tune::Trial& t) {
-      return t.status == tune::TrialStatus::failed;
-    });
-    OSPREY_THROW(Error, "osprey tune: no trial completed ({} trials{})", trials.size(),
-                 last == trials.rend()
-                     ? std::string()
-                     : fmt::format("; the last failed one, trial {}, failed with: {}",
-                                   last->trial_id, last->message));
-  }
+  study.check_scored();
   return 0;
 }
 

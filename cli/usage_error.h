@@ -17,6 +17,13 @@ class UsageError : public ValueError {
   using ValueError::ValueError;
 };
 
+// Thrown by a subcommand to end osprey with `code` once the stack has unwound (its objects
+// destroyed, their threads joined), not as a failure: main returns it. A tuner worker whose share
+// of trials is done ends this way (tune::kExitNextTrial).
+struct ExitCode {
+  int code = 0;
+};
+
 // Runs f; a ValueError it throws becomes a UsageError with the same message. For library calls
 // that check the command's input for it (a strategy built from the options and OSPREY_CONFIG).
 template <class F>

@@ -31,11 +31,14 @@ int main() {
                                      .project_name = "asha",
                                      .overwrite = true,
                                      .pruner = {.kind = os::tune::PrunerKind::median}});
-  tuner.search(train.x, train.y,
-               {.batch_size = 128,
-                .epochs = 9,
-                .verbose = 0,
-                .validation_data = os::train::ValidationData(val.x, val.y)});
+  const os::tune::StudyEnd end =
+      tuner.search(train.x, train.y,
+                   {.batch_size = 128,
+                    .epochs = 9,
+                    .verbose = 0,
+                    .validation_data = os::train::ValidationData(val.x, val.y)});
+  // A launched worker that ran its share of trials makes way for a fresh process.
+  if (end == os::tune::StudyEnd::share_done) return os::tune::kExitNextTrial;
   if (tuner.role().is_worker()) return 0;  // the chief, or a lone tuner, reports the result
 
   const auto best = tuner.oracle().get_best_trials(1).at(0);

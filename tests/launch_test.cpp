@@ -11,12 +11,12 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "cli/command_trial.h"
 #include "cli/launch/launch_util.h"
 #include "cli/launch/local_cluster.h"
 #include "cli/tune_command.h"
 #include "cli/usage_error.h"
 #include "osprey/io/subprocess.h"
+#include "osprey/tune/command_trial.h"
 #include "osprey/tune/hyperband.h"
 #include "osprey/tune/random_search.h"
 
@@ -24,6 +24,10 @@ namespace osprey::cli {
 namespace {
 
 using Args = std::vector<std::string>;
+// Command trials' templates live in tune/ (command_trial.h); the command checks them as usage.
+using tune::command_placeholders;
+using tune::substitute_command;
+using tune::trial_placeholder_values;
 
 TEST(LaunchArgvTest, MpirunStartsNWorkersUnboundTaggedWithTheirEnvironment) {
   const LaunchSpec spec{.launcher = Launcher::mpirun,
@@ -312,27 +316,27 @@ tune::HyperParameters xy_space() {
 }
 
 TEST(CheckCommandTemplateTest, TakesTheSpacesNamesAndOspreysOwn) {
-  EXPECT_NO_THROW(check_command_template(
+  EXPECT_NO_THROW(cli::check_command_template(
       "t {x} {y} {epochs} {initial_epoch} {trial_id} {trial_dir} {parent_trial_dir} {{z}}",
       xy_space()));
 }
 
 TEST(CheckCommandTemplateTest, AnUnknownPlaceholderIsAUsageErrorListingTheValidOnes) {
-  EXPECT_EQ(error_of<UsageError>([] { check_command_template("echo {x} {z}", xy_space()); }),
+  EXPECT_EQ(error_of<UsageError>([] { cli::check_command_template("echo {x} {z}", xy_space()); }),
             "osprey tune: --command: unknown placeholder {z}; the placeholders are {epochs}, "
             "{initial_epoch}, {trial_id}, {trial_dir}, {parent_trial_dir}, {x}, {y} ({{ and }} "
             "are literal braces)");
 }
 
 TEST(CheckCommandTemplateTest, ATemplateThatDoesNotParseIsAUsageError) {
-  EXPECT_EQ(error_of<UsageError>([] { check_command_template("echo {x", xy_space()); }),
+  EXPECT_EQ(error_of<UsageError>([] { cli::check_command_template("echo {x", xy_space()); }),
             "--command: unmatched '{' at position 5 of 'echo {x' (write {{ for a literal brace)");
 }
 
 TEST(CheckCommandTemplateTest, ASpaceMayNotDeclareAPlaceholderOspreyFillsIn) {
   tune::HyperParameters space = xy_space();
   space.Int("parent_trial_dir", 0, 1);
-  EXPECT_EQ(error_of<UsageError>([&] { check_command_template("echo {x}", space); }),
+  EXPECT_EQ(error_of<UsageError>([&] { cli::check_command_template("echo {x}", space); }),
             "osprey tune: the search space declares 'parent_trial_dir', a placeholder osprey "
             "fills in itself; rename the hyperparameter (e.g. num_parent_trial_dir)");
 }

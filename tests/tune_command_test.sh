@@ -144,7 +144,7 @@ timeout_resume)
   rc=$?
   [ $rc = 1 ] || fail "a study whose only trial timed out: exit code $rc, expected 1"
   [ $(($(date +%s) - start)) -lt 20 ] || fail "the timed-out trial was not stopped"
-  grep -q "no trial completed" "$tmp/out" || fail "no 'no trial completed' message"
+  grep -q "osprey tune: search ended without a completed trial (1 failed); the last, trial 0000, failed with: timed out after 1 s" "$tmp/out" || fail "no 'search ended without a completed trial' message naming the timeout"
   check_study "$tmp/t/command_study" '
 t = trials["0000"]
 if t["status"] != "failed" or not t["message"].startswith("timed out after 1 s"):

@@ -19,7 +19,7 @@
 #include "osprey/tensor/factory.h"
 #include "osprey/tensor/ops.h"
 #include "osprey/testing/rounding.h"
-#include "osprey/tune/tuners.h"
+#include "osprey/tune/builtin_tuners.h"
 
 namespace osprey::ensemble {
 namespace {

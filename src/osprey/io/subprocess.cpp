@@ -208,8 +208,7 @@ int ChildProcess::wait() {
 }
 
 SignalForwarding::SignalForwarding(Target target, bool die_after) {
-  OSPREY_CHECK(!g_active.exchange(true),
-               "SignalForwarding: one is already active in this process");
+  OSPREY_CHECK(!g_active.exchange(true), "SignalForwarding: one is already active in this process");
   g_target = 0;
   g_received = 0;
   g_group = target == Target::group;

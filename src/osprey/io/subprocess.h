@@ -85,9 +85,10 @@ class ChildProcess {
 // same signal to it alone, or SIGTERM to its whole process group (a shell and what it started;
 // SIGTERM, because a program a shell started in the background ignores SIGINT). The last one
 // received is kept for the caller to act on; with die_after, we then die of the signal ourselves
-// (a command trial's Ctrl-C: stop the trial's program, then osprey). The handlers are installed without SA_RESTART, so a blocking poll or
-// waitpid returns EINTR and the caller's loop sees received(). The old handlers come back after.
-// One at a time per process (an Error otherwise): the handler's state is process-wide.
+// (a command trial's Ctrl-C: stop the trial's program, then osprey). The handlers are installed
+// without SA_RESTART, so a blocking poll or waitpid returns EINTR and the caller's loop sees
+// received(). The old handlers come back after. One at a time per process (an Error otherwise): the
+// handler's state is process-wide.
 class SignalForwarding {
  public:
   enum class Target { process, group };

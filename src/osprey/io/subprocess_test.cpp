@@ -36,8 +36,7 @@ TEST(ChildProcessTest, RunsABareProgramFromPathWithItsOutputOnPipesAndItsExitCod
 }
 
 TEST(ChildProcessTest, AProgramThatCannotRunExits127NamingItAndWhy) {
-  ChildProcess c =
-      ChildProcess::start({"no-such-program-osprey", "x"}, {.name = "osprey launch"});
+  ChildProcess c = ChildProcess::start({"no-such-program-osprey", "x"}, {.name = "osprey launch"});
   EXPECT_EQ(read_all(c.err_fd()),
             "osprey launch: cannot run no-such-program-osprey: No such file or directory\n");
   EXPECT_EQ(shell_exit_code(c.wait()), 127);

@@ -7,8 +7,8 @@
 // workers are never left without work, at the price of promoting on partial rungs. It never ends
 // by itself: the search stops at max_trials, which must be positive.
 // Trials carry Hyperband's values (hyperband.h: kTunerRound = the rung, kTunerBracket = 0), so
-// the Asha tuner (tuners.h) is the Hyperband tuner: a promoted trial resumes from its parent's
-// end state at kTunerInitialEpoch.
+// the Asha tuner (builtin_tuners.h) is the Hyperband tuner: a promoted trial resumes from its
+// parent's end state at kTunerInitialEpoch.
 //   AshaOracle oracle({.max_trials = 100, .hyperparameters = hp},
 //                     {.max_epochs = 27, .min_epochs = 1, .factor = 3});  // rungs 1, 3, 9, 27
 #pragma once

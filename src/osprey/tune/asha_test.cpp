@@ -15,8 +15,8 @@
 #include "osprey/nn/layers/all.h"
 #include "osprey/tensor/factory.h"
 #include "osprey/train/trainer.h"
+#include "osprey/tune/builtin_tuners.h"
 #include "osprey/tune/tuner_test_data.h"
-#include "osprey/tune/tuners.h"
 
 namespace osprey::tune {
 namespace {

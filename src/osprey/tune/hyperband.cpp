@@ -5,7 +5,7 @@
 #include <cstddef>
 
 #include "osprey/core/error.h"
-#include "osprey/tune/tuners.h"
+#include "osprey/tune/builtin_tuners.h"
 
 namespace osprey::tune {
 

@@ -2,7 +2,7 @@
 // halving. Bracket s starts n = ceil((s_max + 1) / (s + 1) * factor^s) random configurations
 // at max_epochs / factor^s epochs and keeps the best 1/factor of each round for factor times
 // more epochs, up to max_epochs. A promoted trial is a new trial with the same values and
-// kTunerTrialId naming its parent; the Hyperband tuner (tuners.h, its run_trial in
+// kTunerTrialId naming its parent; the Hyperband tuner (builtin_tuners.h, its run_trial in
 // hyperband.cpp) starts it from the state its parent ended in at epoch kTunerInitialEpoch, so it
 // trains only the extra epochs. The schedule for max_epochs = 81, factor = 3 is Table 1 of the
 // paper:

@@ -14,8 +14,8 @@
 #include "osprey/io/tfevents_reader.h"
 #include "osprey/nn/layers/all.h"
 #include "osprey/train/callbacks/tensorboard.h"
+#include "osprey/tune/builtin_tuners.h"
 #include "osprey/tune/tuner_test_data.h"
-#include "osprey/tune/tuners.h"
 
 namespace osprey::tune {
 namespace {

@@ -5,6 +5,7 @@
 
 #include "osprey/tune/asha.h"
 #include "osprey/tune/best_epoch.h"
+#include "osprey/tune/builtin_tuners.h"
 #include "osprey/tune/hyper_cnn.h"
 #include "osprey/tune/hyper_mlp.h"
 #include "osprey/tune/hypermodel.h"
@@ -17,4 +18,3 @@
 #include "osprey/tune/trial.h"
 #include "osprey/tune/trial_checkpoint.h"
 #include "osprey/tune/tuner.h"
-#include "osprey/tune/tuners.h"

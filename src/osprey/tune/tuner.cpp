@@ -170,11 +170,9 @@ std::string values_text(const HyperParameters& hp, fmt::string_view item, fmt::s
 }  // namespace
 
 Tuner::Tuner(HyperModelArg hypermodel, std::unique_ptr<Oracle> oracle, TunerOptions options)
-    : hypermodel_(std::move(hypermodel.model)),
-      oracle_(std::move(oracle)),
-      options_(std::move(options)) {
+    : hypermodel_(std::move(hypermodel.model)), options_(std::move(options)) {
   OSPREY_CHECK(hypermodel_ != nullptr, "Tuner: no hypermodel or build function given");
-  OSPREY_CHECK(oracle_ != nullptr, "Tuner: no oracle given");
+  OSPREY_CHECK(oracle != nullptr, "Tuner: no oracle given");
   OSPREY_CHECK(options_.executions_per_trial >= 1,
                "Tuner: executions_per_trial must be >= 1. Received: {}",
                options_.executions_per_trial);
@@ -182,35 +180,26 @@ Tuner::Tuner(HyperModelArg hypermodel, std::unique_ptr<Oracle> oracle, TunerOpti
                "Tuner: max_consecutive_failed_trials must be >= 1. Received: {}",
                options_.max_consecutive_failed_trials);
   OSPREY_CHECK(!options_.project_name.empty(), "Tuner: project_name is empty");
-  role_ = tuner_role_from_env();
-  project_dir_ = std::filesystem::path(options_.directory) / options_.project_name;
-  // Only the chief owns the study's files; a chief restarted by `osprey launch` resumes them.
-  if (options_.overwrite && !role_.is_worker() && !restarted_by_launcher() &&
-      std::filesystem::exists(project_dir_))
-    std::filesystem::remove_all(project_dir_);
-  if (role_.is_worker()) {
-    options_.tuner_id = role_.tuner_id;
-    oracle_ = connect_oracle(
-        std::move(oracle_),
-        {.address = role_.oracle_address, .tuner_id = role_.tuner_id, .token = role_.token});
-    oracle_->set_directory(project_dir_);
-    oracle_->refresh();
-  } else {
-    oracle_->set_directory(project_dir_);
-    oracle_->reload();
-  }
+  study_ = std::make_unique<Study>(
+      std::move(oracle),
+      StudyOptions{.directory = std::filesystem::path(options_.directory) / options_.project_name,
+                   .overwrite = options_.overwrite,
+                   .tuner_id = options_.tuner_id,
+                   .max_trials_failing = options_.max_consecutive_failed_trials,
+                   .max_seconds = options_.max_seconds,
+                   .verbose = options_.verbose >= 1});
 }
 
 std::filesystem::path Tuner::checkpoint_path(const std::string& trial_id) const {
-  return oracle_->trial_dir(trial_id) / "checkpoint";
+  return oracle().trial_dir(trial_id) / "checkpoint";
 }
 
 std::filesystem::path Tuner::end_state_path(const std::string& trial_id) const {
-  return oracle_->trial_dir(trial_id) / "end_state";
+  return oracle().trial_dir(trial_id) / "end_state";
 }
 
 std::filesystem::path Tuner::validation_predictions_path(const std::string& trial_id) const {
-  return oracle_->trial_dir(trial_id) / "val_predictions.safetensors";
+  return oracle().trial_dir(trial_id) / "val_predictions.safetensors";
 }
 
 TrialPredictions Tuner::validation_predictions(const std::string& trial_id) const {
@@ -234,27 +223,27 @@ void Tuner::load_end_state(const std::string& trial_id, Model& model) const {
 void Tuner::populate_initial_space() {
   // Building once with the defaults declares the hyperparameters, as KerasTuner does before the
   // first trial, so the summary and the first proposal see the whole (unconditional) space.
-  HyperParameters hp = oracle_->hyperparameters().copy_space();
+  HyperParameters hp = oracle().hyperparameters().copy_space();
   {
     nn::NameScope names;
     hypermodel_->build(hp);
   }
-  oracle_->update_space(hp);
+  oracle().update_space(hp);
 }
 
 std::string Tuner::search_space_summary(bool print) {
-  if (oracle_->hyperparameters().space().empty()) populate_initial_space();
-  std::string s = oracle_->hyperparameters().summary();
+  if (oracle().hyperparameters().space().empty()) populate_initial_space();
+  std::string s = oracle().hyperparameters().summary();
   if (print) fmt::print("{}", s);
   return s;
 }
 
-void Tuner::search(const Tensor& x, const Tensor& y, const train::FitOptions& options) {
-  run_search(TrainData{x, y, std::nullopt}, options);
+StudyEnd Tuner::search(const Tensor& x, const Tensor& y, const train::FitOptions& options) {
+  return run_search(TrainData{x, y, std::nullopt}, options);
 }
 
-void Tuner::search(const data::Dataset& dataset, const train::FitOptions& options) {
-  run_search(TrainData{Tensor(), Tensor(), dataset}, options);
+StudyEnd Tuner::search(const data::Dataset& dataset, const train::FitOptions& options) {
+  return run_search(TrainData{Tensor(), Tensor(), dataset}, options);
 }
 
 namespace {
@@ -269,28 +258,28 @@ void Tuner::print_row(const Trial& t, double seconds) {
   if (options_.verbose < 1) return;
   if (!header_printed_) {
     fmt::print("{:<6} {:>7} {:<9} {:>12} {:>12} {:>8} {:>9} {:>9}  {}\n", "trial", "done", "status",
-               oracle_->objective().name().substr(0, 12), "best so far", "time", "elapsed", "left",
+               oracle().objective().name().substr(0, 12), "best so far", "time", "elapsed", "left",
                "hyperparameters");
     header_printed_ = true;
   }
-  const auto best = oracle_->get_best_trials(1);
+  const auto best = oracle().get_best_trials(1);
   const std::string score = t.score ? fmt::format("{:.4f}", *t.score) : "-";
   const std::string best_s = best.empty() ? "-" : fmt::format("{:.4f}", *best[0].score);
   const int64_t ended =
-      std::count_if(oracle_->trials().begin(), oracle_->trials().end(),
+      std::count_if(oracle().trials().begin(), oracle().trials().end(),
                     [](const Trial& x) { return x.status != TrialStatus::running; });
-  const int n = oracle_->max_trials();
+  const int n = oracle().max_trials();
   const auto now = std::chrono::steady_clock::now();
   const double elapsed = std::chrono::duration<double>(now - search_start_).count();
   // What is left: the mean trial time of this search times the trials still to run, capped by
   // max_seconds; unknown when the oracle sets no trial count and no time limit.
   std::optional<double> left;
-  if (n > 0)
-    left = search_trial_seconds_ / search_trials_ *
+  if (n > 0 && study_->trials_run() > 0)
+    left = study_->trial_seconds() / study_->trials_run() *
            static_cast<double>(std::max<int64_t>(0, n - ended));
-  if (deadline_) {
+  if (const auto& deadline = study_->deadline()) {
     const double to_deadline =
-        std::max(0.0, std::chrono::duration<double>(*deadline_ - now).count());
+        std::max(0.0, std::chrono::duration<double>(*deadline - now).count());
     left = left ? std::min(*left, to_deadline) : to_deadline;
   }
   fmt::print("{:<6} {:>7} {:<9} {:>12} {:>12} {:>7.1f}s {:>8.1f}s {:>9}  {}\n", t.trial_id,
@@ -303,159 +292,70 @@ void Tuner::print_row(const Trial& t, double seconds) {
 
 namespace {
 
-// OSPREY_TUNER_TRIALS_PER_PROCESS: trials a worker process runs before it exits with
-// kExitNextTrial for its launcher to start a fresh one (0: no limit).
-int trials_per_process() {
-  const char* v = std::getenv("OSPREY_TUNER_TRIALS_PER_PROCESS");
-  if (v == nullptr || *v == '\0') return 0;
-  char* end = nullptr;
-  const long n = std::strtol(v, &end, 10);
-  OSPREY_CHECK(*end == '\0' && n >= 0 && n <= 1000000,
-               "OSPREY_TUNER_TRIALS_PER_PROCESS must be a count >= 0. Received: '{}'", v);
-  return static_cast<int>(n);
-}
+// A Study's runner from a function: the Tuner's trials, which need its protected hooks.
+class FunctionRunner : public TrialRunner {
+ public:
+  explicit FunctionRunner(std::function<Trial(const Trial&)> run) : run_(std::move(run)) {}
+  Trial run(const Trial& trial) override { return run_(trial); }
+
+ private:
+  std::function<Trial(const Trial&)> run_;
+};
 
 }  // namespace
 
-void Tuner::serve_study() {
-  if (oracle_->hyperparameters().space().empty()) populate_initial_space();
+StudyEnd Tuner::run_search(const TrainData& data, const train::FitOptions& options) {
+  if (oracle().hyperparameters().space().empty()) populate_initial_space();
   search_start_ = std::chrono::steady_clock::now();
-  auto last_end = search_start_;
-  search_trials_ = 0;
-  search_trial_seconds_ = 0.0;
-  // Called under the server's lock as each trial ends. The chief does not see a trial's own
-  // time, so a row shows the time since the previous trial ended: with N workers that is the
-  // study's pace, which is what the estimate of what is left needs.
-  OracleServer server(
-      *oracle_, chief_service_options(role_, options_.verbose >= 1), [&](const Trial& t) {
-        const auto now = std::chrono::steady_clock::now();
-        const double seconds = std::chrono::duration<double>(now - last_end).count();
-        last_end = now;
-        ++search_trials_;
-        search_trial_seconds_ += seconds;
-        print_row(t, seconds);
-      });
-  if (options_.verbose >= 1) {
-    fmt::print("chief: serving the {} oracle of {} at {}; waiting for tuners\n",
-               oracle_->class_name(), project_dir_.string(), server.address());
-    std::fflush(stdout);
+  if (role().is_chief()) {
+    study_->serve([&](const Trial& t, double seconds) { print_row(t, seconds); });
+    write_hparams_experiment(options.callbacks, oracle());
+    study_->check_scored();
+    return StudyEnd::finished;
   }
-  server.wait_until_done();
-  server.shutdown();
-}
-
-void Tuner::run_search(const TrainData& data, const train::FitOptions& options) {
-  if (role_.is_chief()) {
-    serve_study();
-    write_hparams_experiment(options.callbacks, *oracle_);
-    check_search_scored();
-    return;
+  FunctionRunner runner([&](const Trial& t) { return run_and_end(t, data, options); });
+  StudyCallbacks callbacks{.on_trial_end = [&](const Trial& t, double s) { print_row(t, s); }};
+  if (options_.verbose >= 2) {
+    callbacks.on_trial_start = [](const Trial& t) {
+      fmt::print("Search: running trial {}: {}\n", t.trial_id,
+                 values_text(t.hyperparameters, "{}={}", " "));
+    };
   }
-  if (oracle_->hyperparameters().space().empty()) populate_initial_space();
-  deadline_.reset();
-  search_start_ = std::chrono::steady_clock::now();
-  search_trials_ = 0;
-  search_trial_seconds_ = 0.0;
-  const int per_process = role_.is_worker() ? trials_per_process() : 0;
-  if (options_.max_seconds > 0) {
-    deadline_ = std::chrono::steady_clock::now() +
-                std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                    std::chrono::duration<double>(options_.max_seconds));
-  }
-  int consecutive_failures = 0;
-  while (true) {
-    if (deadline_ && std::chrono::steady_clock::now() >= *deadline_) {
-      if (options_.verbose >= 1)
-        fmt::print("search stopped: max_seconds={} spent\n", options_.max_seconds);
-      break;
-    }
-    const Trial trial = oracle_->create_trial(options_.tuner_id);
-    if (trial.status == TrialStatus::stopped) break;
-    if (trial.status == TrialStatus::idle) {
-      // Other workers' trials must end first (a Hyperband round, the study's last trials).
-      OSPREY_ASSERT(role_.is_worker(), "{}: idle with no other trial running (one tuner)",
-                    oracle_->class_name());
-      std::this_thread::sleep_for(std::chrono::milliseconds(250));
-      continue;
-    }
-    if (options_.verbose >= 2) {
-      fmt::print("Search: running trial {}: {}\n", trial.trial_id,
-                 values_text(trial.hyperparameters, "{}={}", " "));
-    }
-    const auto start = std::chrono::steady_clock::now();
-    // Only the trial's own failure is caught: an IoError from a full disk, an InternalError or
-    // bad_alloc stops the search, the trial left running so that a resumed search re-runs it.
-    Trial ended;
-    try {
-      try {
-        run_trial(trial, data, options);
-        ended = oracle_->end_trial(trial.trial_id, TrialStatus::completed);
-      } catch (const TrialFailed& e) {
-        ended = oracle_->end_trial(trial.trial_id, TrialStatus::failed, e.what());
-      } catch (const ValueError& e) {
-        ended = oracle_->end_trial(trial.trial_id, TrialStatus::failed, e.what());
-      }
-    } catch (const TrialLost& e) {
-      // This worker went silent too long (the chief re-queued the trial): whoever has it now
-      // reports for it; this one moves on.
-      if (options_.verbose >= 1) fmt::print("trial {}: dropped: {}\n", trial.trial_id, e.what());
-      continue;
-    }
-    // A failed trial keeps no predictions, even one the oracle failed after it trained.
-    if (ended.status == TrialStatus::failed)
-      std::filesystem::remove(validation_predictions_path(trial.trial_id));
-    const double seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    ++search_trials_;
-    search_trial_seconds_ += seconds;
-    oracle_->refresh();  // a worker's view of the study, for the row
-    print_row(ended, seconds);
-    if (ended.status != TrialStatus::failed) {
-      consecutive_failures = 0;
-    } else if (++consecutive_failures >= options_.max_consecutive_failed_trials) {
-      OSPREY_THROW(Error,
-                   "search stopped: {} trials failed in a row (max_consecutive_failed_trials={}); "
-                   "the last, trial {}, failed with: {}",
-                   consecutive_failures, options_.max_consecutive_failed_trials, ended.trial_id,
-                   ended.message);
-    }
-    if (per_process > 0 && search_trials_ >= per_process) {
-      // Its share done, the process makes way for a fresh one (launch --tuners): memory a trial
-      // leaves behind never reaches the next.
-      std::fflush(stdout);
-      std::fflush(stderr);
-      std::_Exit(kExitNextTrial);
-    }
-  }
+  const StudyEnd end = study_->run(runner, callbacks);
+  std::fflush(stdout);
+  // A worker whose share is done makes way for a fresh process; the study goes on without it.
+  if (end == StudyEnd::share_done) return end;
   // The study's owner writes it: a worker sees only what the chief sent it.
-  if (!role_.is_worker()) write_hparams_experiment(options.callbacks, *oracle_);
-  check_search_scored();
+  if (!role().is_worker()) write_hparams_experiment(options.callbacks, oracle());
+  study_->check_scored();
+  return end;
 }
 
-void Tuner::check_search_scored() {
-  oracle_->refresh();
-  // A search that scored nothing has no best trial to give; saying so here beats an empty
-  // get_best_hyperparameters() that the caller indexes.
-  if (oracle_->get_best_trials(1).empty()) {
-    const auto& trials = oracle_->trials();
-    const auto failed = std::count_if(trials.begin(), trials.end(), [](const Trial& t) {
-      return t.status == TrialStatus::failed;
-    });
-    const auto last = std::find_if(trials.rbegin(), trials.rend(),
-                                   [](const Trial& t) { return t.status == TrialStatus::failed; });
-    OSPREY_THROW(Error, "search ended without a completed trial ({} failed){}", failed,
-                 last == trials.rend() ? std::string()
-                                       : fmt::format("; the last, trial {}, failed with: {}",
-                                                     last->trial_id, last->message));
+Trial Tuner::run_and_end(const Trial& trial, const TrainData& data,
+                         const train::FitOptions& options) {
+  // Only the trial's own failure is caught: an IoError from a full disk, an InternalError or
+  // bad_alloc stops the search, the trial left running so that a resumed search re-runs it.
+  Trial ended;
+  try {
+    run_trial(trial, data, options);
+    ended = oracle().end_trial(trial.trial_id, TrialStatus::completed);
+  } catch (const TrialFailed& e) {
+    ended = oracle().end_trial(trial.trial_id, TrialStatus::failed, e.what());
+  } catch (const ValueError& e) {
+    ended = oracle().end_trial(trial.trial_id, TrialStatus::failed, e.what());
   }
+  // A failed trial keeps no predictions, even one the oracle failed after it trained.
+  if (ended.status == TrialStatus::failed)
+    std::filesystem::remove(validation_predictions_path(trial.trial_id));
+  return ended;
 }
 
 void Tuner::run_trial(const Trial& trial, const TrainData& data, const train::FitOptions& options) {
   auto best =
-      std::make_shared<TrialReporter::Best>(TrialReporter::Best{oracle_->objective().worst()});
+      std::make_shared<TrialReporter::Best>(TrialReporter::Best{oracle().objective().worst()});
   // A resumed trial starts from the best it reported before it was cut short (its checkpoint
   // holds that state: it is written before an epoch is reported).
-  const Objective& objective = oracle_->objective();
+  const Objective& objective = oracle().objective();
   for (size_t e = 0; e < trial.executions.size(); ++e) {
     for (const EpochRecord& r : trial.executions[e]) {
       for (const auto& [k, v] : r.metrics) {
@@ -467,7 +367,7 @@ void Tuner::run_trial(const Trial& trial, const TrainData& data, const train::Fi
     }
   }
   const std::filesystem::path checkpoint = checkpoint_path(trial.trial_id);
-  const std::filesystem::path backups = oracle_->trial_dir(trial.trial_id) / "backup";
+  const std::filesystem::path backups = oracle().trial_dir(trial.trial_id) / "backup";
   const std::filesystem::path end_state =
       keeps_end_state(trial) ? end_state_path(trial.trial_id) : std::filesystem::path();
   const std::filesystem::path predictions = validation_predictions_path(trial.trial_id);
@@ -477,7 +377,7 @@ void Tuner::run_trial(const Trial& trial, const TrainData& data, const train::Fi
     nn::NameScope names;
     HyperParameters hp = trial.hyperparameters;
     Model model = hypermodel_->build(hp);
-    oracle_->update_space(hp);
+    oracle().update_space(hp);
     OSPREY_CHECK(
         model.defined() && model.compiled(),
         "trial {}: the build function must return a compiled model (call model.compile(...))",
@@ -485,8 +385,9 @@ void Tuner::run_trial(const Trial& trial, const TrainData& data, const train::Fi
     prepare_model(trial, model);
     train::FitOptions fo = options;
     fo.callbacks = trial_callbacks(options.callbacks, trial, execution);
-    if (deadline_) fo.callbacks.push_back(std::make_shared<StopAt>(*deadline_));
-    fo.callbacks.push_back(std::make_shared<TrialReporter>(*oracle_, trial.trial_id, execution,
+    if (const auto& deadline = study_->deadline())
+      fo.callbacks.push_back(std::make_shared<StopAt>(*deadline));
+    fo.callbacks.push_back(std::make_shared<TrialReporter>(oracle(), trial.trial_id, execution,
                                                            checkpoint, end_state, best,
                                                            validation_rows(data, fo)));
     // Last, so an epoch is reported before it is backed up. Kept at the end of fit: an
@@ -521,16 +422,16 @@ void Tuner::run_trial(const Trial& trial, const TrainData& data, const train::Fi
 }
 
 std::vector<HyperParameters> Tuner::get_best_hyperparameters(int n) const {
-  oracle_->refresh();
+  study_->oracle().refresh();
   std::vector<HyperParameters> out;
-  for (const Trial& t : oracle_->get_best_trials(n)) out.push_back(t.hyperparameters);
+  for (const Trial& t : oracle().get_best_trials(n)) out.push_back(t.hyperparameters);
   return out;
 }
 
 std::vector<Model> Tuner::get_best_models(int n) {
-  oracle_->refresh();
+  study_->oracle().refresh();
   std::vector<Model> out;
-  for (const Trial& t : oracle_->get_best_trials(n)) {
+  for (const Trial& t : oracle().get_best_trials(n)) {
     nn::NameScope names;  // the paths the trial's checkpoint was written with
     HyperParameters hp = t.hyperparameters;
     Model model = hypermodel_->build(hp);
@@ -541,17 +442,17 @@ std::vector<Model> Tuner::get_best_models(int n) {
 }
 
 std::string Tuner::results_summary(int n, bool print) const {
-  oracle_->refresh();
+  study_->oracle().refresh();
   int failed = 0;
-  for (const Trial& t : oracle_->trials()) failed += t.status == TrialStatus::failed ? 1 : 0;
-  const auto best = oracle_->get_best_trials(n);
+  for (const Trial& t : oracle().trials()) failed += t.status == TrialStatus::failed ? 1 : 0;
+  const auto best = oracle().get_best_trials(n);
   std::string s = fmt::format(
       "Results summary\nResults in {}\nShowing {} best trials\nObjective(name=\"{}\", "
       "direction=\"{}\")\n",
-      project_dir_.string(), best.size(), oracle_->objective().name(),
-      oracle_->objective().direction());
-  s += fmt::format("{} trials: {} completed, {} failed\n", oracle_->trials().size(),
-                   oracle_->get_best_trials(1 << 30).size(), failed);
+      project_dir().string(), best.size(), oracle().objective().name(),
+      oracle().objective().direction());
+  s += fmt::format("{} trials: {} completed, {} failed\n", oracle().trials().size(),
+                   oracle().get_best_trials(1 << 30).size(), failed);
   for (const Trial& t : best) {
     s += fmt::format("\nTrial {} summary\nHyperparameters:\n", t.trial_id);
     s += values_text(t.hyperparameters, "{}: {}\n", "");

@@ -10,8 +10,8 @@
 // saved, the tuner also predicts the validation rows with it and, when the trial completes,
 // keeps those predictions in trial_<id>/val_predictions.safetensors (validation_predictions), so
 // an ensemble of the best trials needs no retraining. RandomSearch,
-// BayesianOptimization and Hyperband (tuners.h) are Tuners with their oracle; a subclass adjusts
-// a trial through run_trial, prepare_model and keeps_end_state.
+// BayesianOptimization and Hyperband (builtin_tuners.h) are Tuners with their oracle; a subclass
+// adjusts a trial through run_trial, prepare_model and keeps_end_state.
 //   tune::RandomSearch tuner(build_model, {.objective = "val_accuracy", .max_trials = 10,
 //                                          .directory = "kt", .project_name = "fmnist"});
 //   tuner.search(x, y, {.epochs = 10, .validation_data = train::ValidationData(xv, yv)});
@@ -22,7 +22,8 @@
 // Distributed tuning (oracle_service.h): with OSPREY_TUNER_ID and OSPREY_ORACLE_IP/PORT set, the
 // same program is the chief, whose search() serves the oracle and returns when the study is over,
 // or a worker, whose search() trains the trials the chief hands out. Workers share the study's
-// directory (one host, or a shared filesystem) for trial checkpoints and backups.
+// directory (one host, or a shared filesystem) for trial checkpoints and backups. The loop itself
+// is the Study's (study.h), which command trials share; the Tuner is its in-process runner.
 #pragma once
 
 #include <chrono>
@@ -36,6 +37,7 @@
 #include "osprey/tune/hypermodel.h"
 #include "osprey/tune/oracle.h"
 #include "osprey/tune/oracle_service.h"
+#include "osprey/tune/study.h"
 
 namespace osprey::tune {
 
@@ -76,11 +78,14 @@ class Tuner {
   virtual ~Tuner() = default;
 
   // Runs trials until the oracle stops. Every trial fits with `options` (validation data,
-  // callbacks — copied per trial where they support clone() — epochs, batch size, ...).
-  void search(const Tensor& x, const Tensor& y, const train::FitOptions& options = {});
-  void search(const data::Dataset& dataset, const train::FitOptions& options = {});
-  void search(const data::LabeledArrays& data, const train::FitOptions& options = {}) {
-    search(data.x, data.y, options);
+  // callbacks — copied per trial where they support clone() — epochs, batch size, ...). Returns
+  // why it stopped (study.h). A worker of `osprey launch --tuners N --trials-per-process K`
+  // returns StudyEnd::share_done after K trials: its program should then exit with
+  // kExitNextTrial, for launch to start a fresh process in its place.
+  StudyEnd search(const Tensor& x, const Tensor& y, const train::FitOptions& options = {});
+  StudyEnd search(const data::Dataset& dataset, const train::FitOptions& options = {});
+  StudyEnd search(const data::LabeledArrays& data, const train::FitOptions& options = {}) {
+    return search(data.x, data.y, options);
   }
 
   // Prints (and returns) each hyperparameter with its range or values and default.
@@ -99,11 +104,11 @@ class Tuner {
   TrialPredictions validation_predictions(const std::string& trial_id) const;
 
   // This process's part in a distributed study (not distributed: neither chief nor worker).
-  const TunerRole& role() const { return role_; }
-  Oracle& oracle() { return *oracle_; }
-  const Oracle& oracle() const { return *oracle_; }
+  const TunerRole& role() const { return study_->role(); }
+  Oracle& oracle() { return study_->oracle(); }
+  const Oracle& oracle() const { return study_->oracle(); }
   HyperModel& hypermodel() { return *hypermodel_; }
-  const std::filesystem::path& project_dir() const { return project_dir_; }
+  const std::filesystem::path& project_dir() const { return study_->options().directory; }
   std::filesystem::path checkpoint_path(const std::string& trial_id) const;
   // Where the state a trial ended in is kept when keeps_end_state(trial) asked for it and its
   // best epoch was not its last (when it was, the checkpoint already is that state).
@@ -127,25 +132,18 @@ class Tuner {
   void load_end_state(const std::string& trial_id, Model& model) const;
 
  private:
-  void run_search(const TrainData& data, const train::FitOptions& options);
-  // The chief's search(): serves the oracle until the study is over.
-  void serve_study();
-  // Error unless the study has a completed trial.
-  void check_search_scored();
+  StudyEnd run_search(const TrainData& data, const train::FitOptions& options);
+  // Runs the trial (run_trial) and ends it in the oracle: completed, or failed when it threw
+  // TrialFailed or ValueError.
+  Trial run_and_end(const Trial& trial, const TrainData& data, const train::FitOptions& options);
   void populate_initial_space();
   void print_row(const Trial& t, double seconds);
 
-  TunerRole role_;
   std::shared_ptr<HyperModel> hypermodel_;
-  std::unique_ptr<Oracle> oracle_;
   TunerOptions options_;
-  std::optional<std::chrono::steady_clock::time_point> deadline_;  // of the running search()
-  std::filesystem::path project_dir_;
+  std::unique_ptr<Study> study_;
   bool header_printed_ = false;
-  // The running search's progress line: its start, trials ended and their total seconds.
-  std::chrono::steady_clock::time_point search_start_{};
-  int search_trials_ = 0;
-  double search_trial_seconds_ = 0.0;
+  std::chrono::steady_clock::time_point search_start_{};  // of the running search's rows
 };
 
 }  // namespace osprey::tune

@@ -25,8 +25,8 @@
 #include "osprey/train/callbacks/early_stopping.h"
 #include "osprey/train/trainer.h"
 #include "osprey/tune/best_epoch.h"
+#include "osprey/tune/builtin_tuners.h"
 #include "osprey/tune/tuner_test_data.h"
-#include "osprey/tune/tuners.h"
 
 namespace osprey::tune {
 namespace {

@@ -2,7 +2,7 @@
 // OracleOptions and TunerOptions (tuner_id was once dropped): each shared field set to a value
 // other than its default comes out the same. A new field in OracleOptions or TunerOptions fails
 // the static_asserts in tuners.h until it is forwarded and added here.
-#include "osprey/tune/tuners.h"
+#include "osprey/tune/builtin_tuners.h"
 
 #include <gtest/gtest.h>
 

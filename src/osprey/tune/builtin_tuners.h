@@ -1,5 +1,6 @@
-// The built-in tuners (RandomSearch, BayesianOptimization, Hyperband, Asha), each a Tuner with its
-// oracle and one flat options struct, so the call reads as KerasTuner's constructor:
+// The built-in tuners (RandomSearch, BayesianOptimization, Hyperband, Asha): each a Tuner (tuner.h,
+// the base that trains trials in-process) bound to its oracle, with one flat options struct, so
+// the call reads as KerasTuner's constructor:
 //   tune::BayesianOptimization tuner(build_model, {.objective = "val_accuracy", .max_trials = 20,
 //       .executions_per_trial = 2, .directory = "fmnist_kt", .overwrite = true});
 //   tune::Hyperband hb(build_model, {.objective = "val_accuracy", .max_epochs = 27, .factor = 3});

@@ -1,4 +1,4 @@
-#include "cli/command_trial.h"
+#include "osprey/tune/command_trial.h"
 
 #include <fmt/format.h>
 #include <poll.h>
@@ -22,7 +22,7 @@
 #include "osprey/tune/hyperband.h"
 #include "osprey/tune/report_metric.h"
 
-namespace osprey::cli {
+namespace osprey::tune {
 
 namespace {
 
@@ -103,7 +103,7 @@ class MetricFileReader {
 };
 
 // What a placeholder value reads as on a command line: full precision for floats.
-std::string placeholder_text(const tune::Value& v) {
+std::string placeholder_text(const Value& v) {
   if (v.is_float()) return fmt::format("{}", v.as_double());
   return v.to_string();
 }
@@ -114,11 +114,11 @@ std::string format_seconds(double s) { return fmt::format("{:g}", s); }
 // stops it, it times out or it reports something unreadable.
 class TrialRun {
  public:
-  TrialRun(tune::Oracle& oracle, const tune::Trial& trial, const CommandStudyOptions& options)
+  TrialRun(Oracle& oracle, const Trial& trial, const CommandTrialOptions& options)
       : oracle_(oracle), trial_(trial), options_(options) {}
 
   // Runs the program and ends the trial in the oracle; returns the ended trial.
-  tune::Trial run() {
+  Trial run() {
     const std::string& id = trial_.trial_id;
     const std::filesystem::path dir = oracle_.trial_dir(id);
     std::filesystem::create_directories(dir);
@@ -175,9 +175,9 @@ class TrialRun {
 
   // A report goes to the oracle as one epoch; a report naming the epoch of the one before adds
   // its values to that epoch's (several lines per epoch, hypertune's one metric per call).
-  void report(const tune::MetricReport& r) {
+  void report(const MetricReport& r) {
     if (stop_ != Stop::none) return;  // a stopped trial's later epochs do not count
-    tune::MetricValues metrics = r.metrics;
+    MetricValues metrics = r.metrics;
     int epoch = next_epoch_;
     if (r.epoch) {
       epoch = *r.epoch;
@@ -192,14 +192,14 @@ class TrialRun {
     next_epoch_ = epoch + 1;
     last_epoch_ = epoch;
     last_metrics_ = metrics;
-    if (oracle_.update_trial(trial_.trial_id, metrics, epoch) == tune::TrialStatus::stopped)
+    if (oracle_.update_trial(trial_.trial_id, metrics, epoch) == TrialStatus::stopped)
       stop(Stop::pruned);
   }
 
   void on_stdout(const std::string& line) {
-    std::optional<tune::MetricReport> r;
+    std::optional<MetricReport> r;
     try {
-      r = tune::parse_metric_line(line);
+      r = parse_metric_line(line);
     } catch (const ValueError& e) {
       stop(Stop::bad_report, fmt::format("bad report on stdout: {}", e.what()));
       return;
@@ -220,7 +220,7 @@ class TrialRun {
     for (const std::string& line : lines) {
       if (stop_ != Stop::none) return;
       try {
-        report(tune::parse_metric_json(line));
+        report(parse_metric_json(line));
       } catch (const ValueError& e) {
         stop(Stop::bad_report, fmt::format("bad report in $OSPREY_METRIC_FILE: {}", e.what()));
       }
@@ -301,30 +301,30 @@ class TrialRun {
     return fmt::format("exit status {}{}{}", code, shell_signal, tail_text);
   }
 
-  tune::Trial end() {
+  Trial end() {
     const std::string& id = trial_.trial_id;
     const std::string tail = tail_.text();
     switch (stop_) {
       case Stop::pruned:  // ended completed: the oracle keeps the pruner's message
-        return oracle_.end_trial(id, tune::TrialStatus::completed);
+        return oracle_.end_trial(id, TrialStatus::completed);
       case Stop::timed_out:
         return oracle_.end_trial(
-            id, tune::TrialStatus::failed,
+            id, TrialStatus::failed,
             fmt::format("timed out after {} s{}", format_seconds(options_.trial_timeout),
                         tail.empty() ? "" : "; stderr tail: " + tail));
       case Stop::bad_report:
-        return oracle_.end_trial(id, tune::TrialStatus::failed, stop_message_);
+        return oracle_.end_trial(id, TrialStatus::failed, stop_message_);
       case Stop::none:
         break;
     }
     if (WIFEXITED(wait_status_) && WEXITSTATUS(wait_status_) == 0)
-      return oracle_.end_trial(id, tune::TrialStatus::completed);
-    return oracle_.end_trial(id, tune::TrialStatus::failed, ending());
+      return oracle_.end_trial(id, TrialStatus::completed);
+    return oracle_.end_trial(id, TrialStatus::failed, ending());
   }
 
-  tune::Oracle& oracle_;
-  const tune::Trial& trial_;
-  const CommandStudyOptions& options_;
+  Oracle& oracle_;
+  const Trial& trial_;
+  const CommandTrialOptions& options_;
   io::ChildProcess child_;
   int wait_status_ = 0;
   Stop stop_ = Stop::none;
@@ -332,36 +332,130 @@ class TrialRun {
   Clock::time_point stop_sent_{};
   int next_epoch_ = 0;
   std::optional<int> last_epoch_;
-  tune::MetricValues last_metrics_;
+  MetricValues last_metrics_;
   StderrTail tail_;
 };
 
 }  // namespace
 
-std::map<std::string, std::string> trial_placeholder_values(const tune::Oracle& oracle,
-                                                            const tune::Trial& trial,
+namespace {
+
+// Walks a command template: `text` gets the literal runs (braces unescaped), `name` each
+// placeholder.
+template <class Text, class Name>
+void scan_template(std::string_view c, Text text, Name name) {
+  std::string literal;
+  for (size_t i = 0; i < c.size();) {
+    const char ch = c[i];
+    if ((ch == '{' || ch == '}') && i + 1 < c.size() && c[i + 1] == ch) {
+      literal += ch;
+      i += 2;
+      continue;
+    }
+    OSPREY_CHECK(ch != '}',
+                 "--command: unmatched '}}' at position {} of '{}' (write }}}} for a literal "
+                 "brace)",
+                 i, c);
+    if (ch != '{') {
+      literal += ch;
+      ++i;
+      continue;
+    }
+    const size_t close = c.find_first_of("{}", i + 1);
+    OSPREY_CHECK(close != std::string_view::npos && c[close] == '}',
+                 "--command: unmatched '{{' at position {} of '{}' (write {{{{ for a literal "
+                 "brace)",
+                 i, c);
+    OSPREY_CHECK(close > i + 1, "--command: empty placeholder {{}} at position {} of '{}'", i, c);
+    text(literal);
+    literal.clear();
+    name(std::string(c.substr(i + 1, close - i - 1)));
+    i = close + 1;
+  }
+  text(literal);
+}
+
+}  // namespace
+
+std::vector<std::string> command_placeholders(std::string_view command) {
+  std::vector<std::string> names;
+  scan_template(
+      command, [](const std::string&) {}, [&](std::string n) { names.push_back(std::move(n)); });
+  return names;
+}
+
+std::string substitute_command(std::string_view command,
+                               const std::map<std::string, std::string>& values) {
+  std::string out;
+  scan_template(
+      command, [&](const std::string& t) { out += t; },
+      [&](const std::string& n) {
+        const auto it = values.find(n);
+        if (it == values.end()) {
+          std::vector<std::string> known;
+          known.reserve(values.size());
+          for (const auto& [k, v] : values) known.push_back("{" + k + "}");
+          OSPREY_THROW(ValueError, "--command: unknown placeholder {{{}}}; the placeholders are {}",
+                       n, fmt::join(known, ", "));
+        }
+        out += io::shell_quote(it->second);
+      });
+  return out;
+}
+
+void check_command_template(std::string_view command, const HyperParameters& space) {
+  const auto reserved = [](const std::string& name) {
+    return std::any_of(std::begin(kCommandPlaceholders), std::end(kCommandPlaceholders),
+                       [&](const char* p) { return name == p; });
+  };
+  std::vector<std::string> valid(std::begin(kCommandPlaceholders), std::end(kCommandPlaceholders));
+  for (const HyperParameter& h : space.space()) {
+    if (h.name.starts_with(kTunerValuePrefix)) continue;
+    OSPREY_CHECK_T(ValueError, !reserved(h.name),
+                   "osprey tune: the search space declares '{}', a placeholder osprey fills in "
+                   "itself; rename the hyperparameter (e.g. num_{})",
+                   h.name, h.name);
+    valid.push_back(h.name);
+  }
+  const std::vector<std::string> names = command_placeholders(command);
+  for (const std::string& n : names) {
+    if (std::find(valid.begin(), valid.end(), n) != valid.end()) continue;
+    std::vector<std::string> braced;
+    braced.reserve(valid.size());
+    for (const std::string& v : valid) braced.push_back("{" + v + "}");
+    OSPREY_THROW(ValueError,
+                 "osprey tune: --command: unknown placeholder {{{}}}; the placeholders are {} "
+                 "({{{{ and }}}} are literal braces)",
+                 n, fmt::join(braced, ", "));
+  }
+}
+
+std::map<std::string, std::string> trial_placeholder_values(const Oracle& oracle,
+                                                            const Trial& trial,
                                                             int default_epochs) {
   std::map<std::string, std::string> v;
-  const tune::HyperParameters& hp = trial.hyperparameters;
-  for (const tune::HyperParameter& h : oracle.hyperparameters().space()) {
-    if (h.name.starts_with(tune::kTunerValuePrefix)) continue;
+  const HyperParameters& hp = trial.hyperparameters;
+  for (const HyperParameter& h : oracle.hyperparameters().space()) {
+    if (h.name.starts_with(kTunerValuePrefix)) continue;
     v[h.name] = placeholder_text(hp.find(h.name) != nullptr ? hp.get(h.name) : h.default_value);
   }
-  const bool scheduled = hp.has_value(tune::kTunerEpochs);
-  v["epochs"] = std::to_string(scheduled ? hp.get(tune::kTunerEpochs).as_int() : default_epochs);
-  v["initial_epoch"] = std::to_string(
-      hp.has_value(tune::kTunerInitialEpoch) ? hp.get(tune::kTunerInitialEpoch).as_int() : 0);
+  const bool scheduled = hp.has_value(kTunerEpochs);
+  v["epochs"] = std::to_string(scheduled ? hp.get(kTunerEpochs).as_int() : default_epochs);
+  v["initial_epoch"] =
+      std::to_string(hp.has_value(kTunerInitialEpoch) ? hp.get(kTunerInitialEpoch).as_int() : 0);
   v["trial_id"] = trial.trial_id;
   v["trial_dir"] = oracle.trial_dir(trial.trial_id).string();
-  v["parent_trial_dir"] = hp.has_value(tune::kTunerTrialId)
-                              ? oracle.trial_dir(hp.get(tune::kTunerTrialId).as_string()).string()
+  v["parent_trial_dir"] = hp.has_value(kTunerTrialId)
+                              ? oracle.trial_dir(hp.get(kTunerTrialId).as_string()).string()
                               : "";
   return v;
 }
 
-tune::Trial run_command_trial(tune::Oracle& oracle, const tune::Trial& trial,
-                              const CommandStudyOptions& options) {
-  return TrialRun(oracle, trial, options).run();
+CommandTrialRunner::CommandTrialRunner(Oracle& oracle, CommandTrialOptions options)
+    : oracle_(oracle), options_(std::move(options)) {}
+
+Trial CommandTrialRunner::run(const Trial& trial) {
+  return TrialRun(oracle_, trial, options_).run();
 }
 
-}  // namespace osprey::cli
+}  // namespace osprey::tune
