@@ -19,11 +19,17 @@ trap cleanup EXIT
 failures=0
 fail() { echo "FAIL: $*"; [ -f "$tmp/out" ] && tail -n 30 "$tmp/out"; failures=$((failures + 1)); }
 
-# The pid of the task whose OSPREY_CONFIG says it is TYPE INDEX ("worker" 1).
+# The pid of the task whose OSPREY_CONFIG says it is TYPE INDEX ("worker" 1). One scan of /proc
+# can miss it while both cores are busy (once in 30 runs of scripts/stress_tests.sh: pgrep's
+# list and the read of each environment race the tasks' own work), so it looks again for up to
+# 5 s; the epoch it must be killed in lasts longer than that.
 task_pid() {
   local want="\"task\":{\"index\":$2,\"type\":\"$1\"}"
-  for p in $(pgrep -f "osprey (train|ps)"); do
-    tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -q "^OSPREY_CONFIG=.*$want" && { echo "$p"; return; }
+  for _ in $(seq 50); do
+    for p in $(pgrep -f "osprey (train|ps)"); do
+      tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -q "^OSPREY_CONFIG=.*$want" && { echo "$p"; return; }
+    done
+    sleep 0.1
   done
 }
 

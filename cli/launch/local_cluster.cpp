@@ -120,7 +120,7 @@ int supervise(std::vector<LocalTask> specs, double grace_seconds) {
       }
     }
     if (poll(fds.data(), fds.size(), 200) < 0 && errno != EINTR) {
-      OSPREY_THROW(Error, "launch: poll failed: {}", std::strerror(errno));
+      OSPREY_THROW(Error, "osprey launch: poll failed: {}", std::strerror(errno));
     }
     for (size_t f = 0; f < fds.size(); ++f) {
       if (fds[f].revents == 0) continue;
