@@ -16,6 +16,7 @@
 #include "osprey/distribute/strategy_fixture.h"
 #include "osprey/distribute/weights_difference.h"
 #include "osprey/nn/layers/all.h"
+#include "osprey/optim/adam.h"
 #include "osprey/optim/sgd.h"
 #include "osprey/tensor/factory.h"
 #include "osprey/tensor/ops.h"
@@ -197,6 +198,25 @@ TEST(StrategyTest, AModelBuiltOutsideTheScopeIsRefusedWhenCompiledInsideIt) {
   }
   lazy.fit(data_x(), data_y(), {.batch_size = 8, .epochs = 1, .verbose = 0});
   EXPECT_EQ(lazy.variables()[0].creation_scope(), strategy.scope_label());
+}
+
+// Each replica's optimizer is the primary's, built once with everything it holds: weight-decay
+// exclusions are in no config, and replicas that decayed the biases the primary kept would drift
+// from it (their gradients, and so the reduced ones, would differ from single-device training's).
+TEST(StrategyTest, EveryReplicaKeepsThePrimaryOptimizersWeightDecayExclusions) {
+  const auto train = [](const StrategyPtr& strategy) {
+    auto adamw = std::make_shared<optim::AdamW>(
+        optim::AdamWOptions{.learning_rate = 0.01, .weight_decay = 0.5});
+    adamw->exclude_from_weight_decay({"bias"});
+    Model m = make_mlp();
+    m.set_weights(initial_weights());
+    m.compile(adamw, "mse", {}, {.strategy = strategy});
+    m.fit(data_x(), data_y(), {.batch_size = 8, .epochs = 1, .verbose = 0, .shuffle = false});
+    return m;
+  };
+  const Model one = train(nullptr);
+  const Model mirrored = train(std::make_shared<MirroredStrategy>(virtual_devices(2)));
+  EXPECT_LE(max_relative_difference(mirrored.get_weights(), one.get_weights()), 1e-5);
 }
 
 TEST(StrategyTest, MixingStrategyScopesIsAnError) {
