@@ -11,7 +11,7 @@
 //              --fmnist-seeds seeds starting at --fmnist-first-seed, and each tuner's best model's
 //              accuracy on the 10000 test images. --hb-sampler bayesian gives
 //              Hyperband its model-based sampler (hyperband.h); --fmnist-space wide searches
-//              wider ranges (build_mlp).
+//              wider ranges (wide_space).
 //   bench_tune [--suite all|synthetic|overhead|fmnist] [--seeds N] [--fmnist-seeds N]
 //              [--fmnist-first-seed S] [--fmnist-tuners both|hyperband|random] [--max-epochs E]
 //              [--train-samples N] [--val-samples N] [--hb-sampler random|bayesian] [--hb-beta B]
@@ -27,10 +27,9 @@
 #include <filesystem>
 #include <numbers>
 
+#include "osprey/applications/fashion_mnist_models.h"
 #include "osprey/core/rng.h"
 #include "osprey/data/fashion_mnist.h"
-#include "osprey/nn/layers/all.h"
-#include "osprey/optim/factory.h"
 #include "osprey/tune/builtin_tuners.h"
 
 namespace os = osprey;
@@ -173,29 +172,19 @@ void overhead() {
   }
 }
 
-// The CLI's Fashion-MNIST MLP space ("default"), or the same model over ranges as wide as a user
-// who knows nothing of the problem would set ("wide": learning rate over five decades, as in Li
-// et al.'s experiments, units 16-1024 on a log scale, up to 4 layers, dropout up to 0.8), where
-// many configurations diverge or barely learn: the case early stopping is for.
-os::Model build_mlp(tune::HyperParameters& hp, bool wide) {
-  const int64_t units = wide ? hp.Int("units", 16, 1024, {.sampling = "log", .default_value = 256})
-                             : hp.Int("units", 64, 512, {.step = 64, .default_value = 256});
-  const int64_t n = hp.Int("layers", 1, wide ? 4 : 3, {.default_value = 2});
-  const double dropout = hp.Float("dropout", 0.0, wide ? 0.8 : 0.5, {.step = 0.1});
-  const double lr = hp.Float("learning_rate", wide ? 1e-5 : 1e-4, wide ? 1.0 : 1e-2,
-                             {.sampling = "log", .default_value = 1e-3});
-  const std::string opt = hp.Choice("optimizer", {"adam", "rmsprop", "sgd"});
-  std::vector<std::shared_ptr<os::nn::Layer>> stack = {os::layers::Flatten()};
-  for (int64_t i = 0; i < n; ++i) {
-    stack.push_back(os::layers::Dense(units, "relu"));
-    if (dropout > 0) stack.push_back(os::layers::Dropout(dropout));
-  }
-  stack.push_back(os::layers::Dense(10, "softmax"));
-  os::Model model = os::Sequential(stack, {.input_shape = {28, 28}});
-  std::shared_ptr<os::optim::Optimizer> o = os::optim::get(opt);
-  o->set_learning_rate(lr);
-  model.compile(o, "sparse_categorical_crossentropy", {"accuracy"});
-  return model;
+// The same model over ranges as wide as a user who knows nothing of the problem would set
+// (--fmnist-space wide: learning rate over five decades, as in Li et al.'s experiments, units
+// 16-1024 on a log scale, up to 4 layers, dropout up to 0.8), where many configurations diverge
+// or barely learn: the case early stopping is for. "default" is the CLI's space
+// (applications::fashion_mnist_mlp_space).
+tune::HyperParameters wide_space() {
+  tune::HyperParameters hp;
+  hp.Int("units", 16, 1024, {.sampling = "log", .default_value = 256});
+  hp.Int("layers", 1, 4, {.default_value = 2});
+  hp.Float("dropout", 0.0, 0.8, {.step = 0.1});
+  hp.Float("learning_rate", 1e-5, 1.0, {.sampling = "log", .default_value = 1e-3});
+  hp.Choice("optimizer", {"adam", "rmsprop", "sgd"});
+  return hp;
 }
 
 struct EpochCounter : os::train::Callback {
@@ -210,7 +199,7 @@ struct FmnistOptions {
   std::string sampler = "random";  // Hyperband's
   double beta = 2.6;
   std::string acquisition = "ei";
-  std::string space = "default";  // or "wide" (build_mlp)
+  std::string space = "default";  // or "wide" (wide_space)
   std::string directory;  // where the studies stay (hb<seed>, rs<seed>); empty: a temporary one
   int64_t train_samples = 6000, val_samples = 10000;
 };
@@ -258,7 +247,11 @@ void fmnist(const FmnistOptions& options) {
                                .seed = static_cast<uint64_t>(s)};
       std::unique_ptr<tune::Tuner> tuner;
       const bool wide = options.space == "wide";
-      auto build = [wide](tune::HyperParameters& hp) { return build_mlp(hp, wide); };
+      const tune::HyperParameters space =
+          wide ? wide_space() : os::applications::fashion_mnist_mlp_space();
+      auto build = [space](tune::HyperParameters& hp) {
+        return os::applications::fashion_mnist_tunable_mlp(hp, space);
+      };
       if (hyperband) {
         tuner = std::make_unique<tune::Hyperband>(
             build, tune::HyperbandOptions{.objective = "val_accuracy",

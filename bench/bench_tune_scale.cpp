@@ -22,10 +22,9 @@
 #include <filesystem>
 #include <thread>
 
+#include "osprey/applications/fashion_mnist_models.h"
 #include "osprey/core/rng.h"
 #include "osprey/data/fashion_mnist.h"
-#include "osprey/nn/layers/all.h"
-#include "osprey/optim/factory.h"
 #include "osprey/tune/builtin_tuners.h"
 #include "osprey/tune/oracle_service.h"
 
@@ -38,27 +37,6 @@ double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   const size_t n = v.size();
   return n == 0 ? 0.0 : n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-// osprey tune's MLP space (cli/tune.cpp builtin_space).
-os::Model build_mlp(tune::HyperParameters& hp) {
-  const int64_t units = hp.Int("units", 64, 512, {.step = 64, .default_value = 256});
-  const int64_t layers_n = hp.Int("layers", 1, 3, {.default_value = 2});
-  const double dropout = hp.Float("dropout", 0.0, 0.5, {.step = 0.1});
-  const double lr =
-      hp.Float("learning_rate", 1e-4, 1e-2, {.sampling = "log", .default_value = 1e-3});
-  const std::string optimizer = hp.Choice("optimizer", {"adam", "rmsprop", "sgd"});
-  std::vector<std::shared_ptr<os::nn::Layer>> stack = {os::layers::Flatten()};
-  for (int64_t i = 0; i < layers_n; ++i) {
-    stack.push_back(os::layers::Dense(units, "relu"));
-    if (dropout > 0) stack.push_back(os::layers::Dropout(dropout));
-  }
-  stack.push_back(os::layers::Dense(10, "softmax"));
-  os::Model model = os::Sequential(stack, {.input_shape = {28, 28}});
-  std::shared_ptr<os::optim::Optimizer> o = os::optim::get(optimizer);
-  o->set_learning_rate(lr);
-  model.compile(o, "sparse_categorical_crossentropy", {"accuracy"});
-  return model;
 }
 
 // Thrown by the build once the budget is spent: any error but TrialFailed ends a search.
@@ -103,7 +81,7 @@ void algorithms(const AlgorithmOptions& o) {
       auto spent = std::make_shared<Budget>(budget);
       auto build = [spent](tune::HyperParameters& hp) {
         if (spent->searching && spent->left <= 0) throw BudgetSpent();
-        return build_mlp(hp);
+        return os::applications::fashion_mnist_tunable_mlp(hp);  // osprey tune's MLP and space
       };
       const std::string dir = root.string();
       const auto seed = static_cast<uint64_t>(s);

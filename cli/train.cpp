@@ -137,10 +137,12 @@ std::shared_ptr<const train::Strategy> make_strategy(const TrainArgs& a) {
     const auto devices = distribute::virtual_devices(a.devices);
     if (a.strategy == "mirrored") return std::make_shared<distribute::MirroredStrategy>(devices);
     return std::make_shared<distribute::MultiWorkerMirroredStrategy>(
-        devices, distribute::MultiWorkerOptions{.communication = a.communication,
-                                                .compression = a.compression,
-                                                .timeout = std::chrono::milliseconds(std::llround(
-                                                    a.timeout.value_or(300.0) * 1000.0))});
+        devices,
+        distribute::MultiWorkerOptions{.communication = distribute::parse_communication(
+                                           a.communication, "osprey train: --communication"),
+                                       .compression = a.compression,
+                                       .timeout = std::chrono::milliseconds(
+                                           std::llround(a.timeout.value_or(300.0) * 1000.0))});
   });
 }
 

@@ -1,11 +1,12 @@
 // `osprey tune`: tunes a Fashion-MNIST model with RandomSearch, BayesianOptimization or
 // Hyperband, printing a row per trial and the final summary. By default the model is the MLP
-// (Flatten -> [Dense(units, relu) -> Dropout] x layers -> Dense(10, softmax)) over a built-in
-// space (units, layers, dropout, learning rate on a log scale, optimizer) or one read from a TOML
-// file; --hypermodel mlp|cnn tunes a prebuilt hypermodel instead (tune/hyper_mlp.h,
-// tune/hyper_cnn.h) over its own space, which a --space file may then fix or narrow (its tables
-// replace the hypermodel's declarations of the same names). The study lives in
-// DIRECTORY/PROJECT; rerunning with the same directory resumes it (finished trials are kept).
+// (Flatten -> [Dense(units, relu) -> Dropout] x layers -> Dense(10, softmax);
+// applications::fashion_mnist_tunable_mlp) over a built-in space (units, layers, dropout,
+// learning rate on a log scale, optimizer) or one read from a TOML file; --hypermodel mlp|cnn
+// tunes a prebuilt hypermodel instead (tune/hyper_mlp.h, tune/hyper_cnn.h) over its own space,
+// which a --space file may then fix or narrow (its tables replace the hypermodel's declarations
+// of the same names). The study lives in DIRECTORY/PROJECT; rerunning with the same directory
+// resumes it (finished trials are kept).
 // --train-samples / --val-samples cut the data down for quick runs and tests.
 // --command "PROGRAM {name} ..." tunes any program's metric instead (cli/tune_command.h): no
 // model and no data, a --space file is required, and --metric names what the program reports.
@@ -19,9 +20,11 @@
 //   max = 512
 //   step = 64
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
-#include <array>
+#include <string>
+#include <vector>
 
 #include "cli/managed_job.h"
 #include "cli/saved_model_command.h"
@@ -29,11 +32,10 @@
 #include "cli/tune_command.h"
 #include "cli/usage_error.h"
 #include "cli/validators.h"
+#include "osprey/applications/fashion_mnist_models.h"
 #include "osprey/core/error.h"
 #include "osprey/core/rng.h"
 #include "osprey/data/fashion_mnist.h"
-#include "osprey/nn/layers/all.h"
-#include "osprey/optim/factory.h"
 #include "osprey/train/callbacks/tensorboard.h"
 #include "osprey/tune/builtin_tuners.h"
 #include "osprey/tune/hyper_cnn.h"
@@ -75,19 +77,8 @@ struct TuneArgs {
   bool quiet = false;
 };
 
-constexpr std::array<std::string_view, 5> kModelHyperparameters = {"units", "layers", "dropout",
-                                                                   "learning_rate", "optimizer"};
-
 // The built-in space: what `osprey tune` searches without --space.
-tune::HyperParameters builtin_space() {
-  tune::HyperParameters hp;
-  hp.Int("units", 64, 512, {.step = 64, .default_value = 256});
-  hp.Int("layers", 1, 3, {.default_value = 2});
-  hp.Float("dropout", 0.0, 0.5, {.step = 0.1});
-  hp.Float("learning_rate", 1e-4, 1e-2, {.sampling = "log", .default_value = 1e-3});
-  hp.Choice("optimizer", {"adam", "rmsprop", "sgd"});
-  return hp;
-}
+tune::HyperParameters builtin_space() { return applications::fashion_mnist_mlp_space(); }
 
 // The space a TOML file declares, for the MLP: ValueError naming the file for a name the model
 // does not read or a value of another kind than it needs (tune/search_space_toml.h checks the
@@ -95,14 +86,14 @@ tune::HyperParameters builtin_space() {
 tune::HyperParameters read_space(const std::string& path) {
   tune::HyperParameters hp = tune::hyperparameters_from_toml(path);
   const tune::HyperParameters defaults = builtin_space();
+  std::vector<std::string> reads;
+  for (const tune::HyperParameter& d : defaults.space()) reads.push_back(d.name);
   for (const tune::HyperParameter& h : hp.space()) {
-    OSPREY_CHECK(std::find(kModelHyperparameters.begin(), kModelHyperparameters.end(), h.name) !=
-                     kModelHyperparameters.end(),
-                 "{}: the model reads no hyperparameter '{}' (it reads units, layers, dropout, "
-                 "learning_rate, optimizer)",
-                 path, h.name);
+    const tune::HyperParameter* found = defaults.find(h.name);
+    OSPREY_CHECK(found != nullptr, "{}: the model reads no hyperparameter '{}' (it reads {})", path,
+                 h.name, fmt::join(reads, ", "));
     // The model needs the same kind of value the built-in space gives.
-    const tune::HyperParameter& builtin = *defaults.find(h.name);
+    const tune::HyperParameter& builtin = *found;
     const tune::Value& probe = h.default_value;
     const tune::Value& want = builtin.default_value;
     OSPREY_CHECK((probe.is_string() == want.is_string()) &&
@@ -116,27 +107,6 @@ tune::HyperParameters read_space(const std::string& path) {
       hp.retrieve(tune::HyperParameter::Fixed(d.name, d.default_value));
   }
   return hp;
-}
-
-Model build_mlp(tune::HyperParameters& hp, const tune::HyperParameters& space) {
-  // Declarations come from the space (built-in or TOML); the first declaration of a name wins.
-  for (const tune::HyperParameter& h : space.space()) hp.retrieve(h);
-  const int64_t units = hp.get("units").as_int();
-  const int64_t layers_n = hp.get("layers").as_int();
-  const double dropout = hp.get("dropout").as_double();
-  const double lr = hp.get("learning_rate").as_double();
-  const std::string optimizer = hp.get("optimizer").as_string();
-  std::vector<std::shared_ptr<nn::Layer>> stack = {layers::Flatten()};
-  for (int64_t i = 0; i < layers_n; ++i) {
-    stack.push_back(layers::Dense(units, "relu"));
-    if (dropout > 0) stack.push_back(layers::Dropout(dropout));
-  }
-  stack.push_back(layers::Dense(10, "softmax"));
-  Model model = Sequential(stack, {.input_shape = {28, 28}});
-  std::shared_ptr<optim::Optimizer> opt = optim::get(optimizer);
-  opt->set_learning_rate(lr);
-  model.compile(opt, "sparse_categorical_crossentropy", {"accuracy"});
-  return model;
 }
 
 // The prebuilt hypermodel --hypermodel names, with the --space file's declarations as its
@@ -245,7 +215,9 @@ void run(const TuneArgs& a) {
   }
   // Before the data loads: a metric whose direction cannot be inferred is the user's to give.
   const tune::Objective objective = make_objective(a.objective, "--objective", a.direction);
-  tune::HyperModelArg build = [space](tune::HyperParameters& hp) { return build_mlp(hp, space); };
+  tune::HyperModelArg build = [space](tune::HyperParameters& hp) {
+    return applications::fashion_mnist_tunable_mlp(hp, space);
+  };
   if (prebuilt) build = tune::HyperModelArg(prebuilt);
   // The fields every tuner's options share, from the flags.
   auto shared = [&]<class Options>(Options o) {

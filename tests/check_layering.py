@@ -55,7 +55,9 @@ LEVELS = [
      "group); OneDevice, the strategy scope and the Keras distribution API at the top", _TO_5),
     (6, ["tune"], "HyperParameters, oracles (random, Bayesian, Hyperband, ASHA), tuners, "
      "hypermodels, the oracle service (gRPC) and the metric report format", _TO_5),
-    (7, ["applications"], "the built-in Fashion-MNIST models (MLP, CNN)", _TO_5 + ["distribute"]),
+    # applications builds the tunable MLP `osprey tune` searches over a tune::HyperParameters.
+    (7, ["applications"], "the built-in Fashion-MNIST models (MLP, CNN, the tunable MLP)",
+     _TO_5 + ["distribute", "tune"]),
     # ensemble sits above tune (Ensemble::from_tuner); tune never includes ensemble.
     (7, ["ensemble"], "Ensemble, combiners (average, Nelder-Mead, random, greedy), XGBoost "
      "members; `Ensemble::from_tuner` builds one from a study", _TO_5 + ["distribute", "tune"]),

@@ -15,6 +15,7 @@
 #include "osprey/tensor/factory.h"
 #include "osprey/tensor/ops.h"
 #include "osprey/testing/test_helpers.h"
+#include "osprey/train/trainer.h"
 
 namespace osprey::applications {
 namespace {
@@ -45,6 +46,44 @@ TEST(FashionMnistModelsTest, TheMlpAndTheCnnTakeImagesAndGiveTenProbabilities) {
 TEST(FashionMnistModelsTest, AnUnknownKindNamesTheChoices) {
   testing::expect_error<ValueError>([] { fashion_mnist_model("resnet"); },
                                     {"unknown model 'resnet' (choose mlp or cnn)"});
+}
+
+// `osprey tune`'s MLP: the space's five hyperparameters are declared in order, and the values
+// (the defaults, or a trial's) shape the network and its optimizer.
+TEST(FashionMnistModelsTest, TheTunableMlpFollowsItsHyperparameters) {
+  nn::clear_session();
+  tune::HyperParameters defaults;
+  Model model = fashion_mnist_tunable_mlp(defaults);
+  std::vector<std::string> names;
+  for (const tune::HyperParameter& h : defaults.space()) names.push_back(h.name);
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"units", "layers", "dropout", "learning_rate", "optimizer"}));
+  EXPECT_EQ(layer_classes(model), (std::vector<std::string>{"Flatten", "Dense", "Dense", "Dense"}));
+  EXPECT_EQ(model.count_params(), 784 * 256 + 256 + 256 * 256 + 256 + 256 * 10 + 10);
+  EXPECT_EQ(model.trainer().optimizer().class_name(), "Adam");
+  EXPECT_DOUBLE_EQ(model.trainer().optimizer().learning_rate(), 1e-3);
+
+  tune::HyperParameters trial = fashion_mnist_mlp_space().copy_space();
+  trial.set("units", int64_t{64});
+  trial.set("layers", int64_t{3});
+  trial.set("dropout", 0.2);
+  trial.set("learning_rate", 0.005);
+  trial.set("optimizer", std::string("sgd"));
+  nn::clear_session();
+  Model chosen = fashion_mnist_tunable_mlp(trial);
+  EXPECT_EQ(layer_classes(chosen),
+            (std::vector<std::string>{"Flatten", "Dense", "Dropout", "Dense", "Dropout", "Dense",
+                                      "Dropout", "Dense"}));
+  EXPECT_EQ(chosen.trainer().optimizer().class_name(), "SGD");
+  EXPECT_DOUBLE_EQ(chosen.trainer().optimizer().learning_rate(), 0.005);
+  const Tensor p = chosen.predict(random_uniform({3, 28, 28}, {.seed = 2}));
+  EXPECT_EQ(p.shape(), (Shape{3, 10}));
+
+  // A space that leaves a name out is an error naming it.
+  tune::HyperParameters partial;
+  partial.Int("units", 32, 64);
+  tune::HyperParameters hp;
+  testing::expect_error<ValueError>([&] { fashion_mnist_tunable_mlp(hp, partial); }, {"layers"});
 }
 
 // bench_quant's model: both MaxPooling2D layers fold into the convolutions before them;

@@ -74,6 +74,16 @@ Adam Adam::from_config(const nlohmann::json& config) {
   return Adam(std::move(o));
 }
 
+std::unique_ptr<Optimizer> Adam::fresh_copy() const {
+  AdamOptions o;
+  set_common(o, options());
+  o.beta_1 = beta_1_;
+  o.beta_2 = beta_2_;
+  o.epsilon = epsilon_;
+  o.amsgrad = amsgrad_;
+  return fresh<Adam>(std::move(o));
+}
+
 const void* Adam::prepare_step(double learning_rate, int64_t step) {
   const double t = static_cast<double>(step);
   step_.alpha =
@@ -112,6 +122,16 @@ AdamW AdamW::from_config(const nlohmann::json& config) {
   o.amsgrad = r.boolean("amsgrad", o.amsgrad);
   r.finish();
   return AdamW(std::move(o));
+}
+
+std::unique_ptr<Optimizer> AdamW::fresh_copy() const {
+  AdamWOptions o;
+  set_common(o, options());
+  o.beta_1 = beta_1();
+  o.beta_2 = beta_2();
+  o.epsilon = epsilon();
+  o.amsgrad = amsgrad();
+  return fresh<AdamW>(std::move(o));
 }
 
 }  // namespace osprey::optim

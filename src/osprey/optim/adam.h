@@ -56,6 +56,7 @@ class Adam : public Optimizer {
  public:
   explicit Adam(AdamOptions options = {});
   static Adam from_config(const nlohmann::json& config);
+  std::unique_ptr<Optimizer> fresh_copy() const override;
 
   double beta_1() const noexcept { return beta_1_; }
   double beta_2() const noexcept { return beta_2_; }
@@ -80,6 +81,7 @@ class AdamW final : public Adam {
   explicit AdamW(AdamWOptions options = {});
   // weight_decay must be a number (Keras rejects null for AdamW).
   static AdamW from_config(const nlohmann::json& config);
+  std::unique_ptr<Optimizer> fresh_copy() const override;
 };
 
 }  // namespace osprey::optim

@@ -206,6 +206,10 @@ void LossScaleOptimizer::load_state(const std::vector<std::pair<std::string, Ten
   skipped_ = skipped;
 }
 
+std::unique_ptr<Optimizer> LossScaleOptimizer::fresh_copy() const {
+  return std::make_unique<LossScaleOptimizer>(inner_->fresh_copy(), o_);
+}
+
 const void* LossScaleOptimizer::prepare_step(double, int64_t) {
   OSPREY_THROW(InternalError,
                "LossScaleOptimizer::prepare_step: the inner optimizer runs the update");

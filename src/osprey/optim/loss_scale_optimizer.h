@@ -70,6 +70,8 @@ class LossScaleOptimizer : public Optimizer {
   // "dynamic_growth_steps"}; from_config() reverses it.
   nlohmann::json get_config() const override;
   static LossScaleOptimizer from_config(const nlohmann::json& config);
+  // The inner optimizer's fresh copy (it holds the exclusions), wrapped at the initial scale.
+  std::unique_ptr<Optimizer> fresh_copy() const override;
   // The inner optimizer's state plus "<prefix>/loss_scale" (float64),
   // "<prefix>/loss_scale_good_steps" and "<prefix>/loss_scale_skipped_steps" (int64).
   std::vector<std::pair<std::string, Tensor>> state(

@@ -101,6 +101,12 @@ class Optimizer {
   // optimizer's own fields. Each subclass's static from_config() reverses it.
   virtual nlohmann::json get_config() const;
 
+  // A new optimizer of this class with the same options (learning rate or schedule, clipping,
+  // weight decay and its exclusions, loss scaling) and no slots or steps: what each replica of a
+  // data-parallel strategy trains with, built once. Built directly rather than through
+  // get_config(), which holds no weight-decay exclusions (Keras's config has no field for them).
+  virtual std::unique_ptr<Optimizer> fresh_copy() const = 0;
+
   // Everything an exact resume needs: "<prefix>/iterations" (an int64 scalar) and
   // "<prefix>/<variable path>/<slot>" for every slot. The slot tensors alias the optimizer's:
   // write or clone them before the next apply().
@@ -138,6 +144,13 @@ class Optimizer {
 
   // Reads the shared fields of a config into options (the caller reads its own, then finish()).
   static void read_config(detail::ConfigReader& reader, OptimizerOptions& options);
+  // fresh_copy's shared part: a T built from `options`, given this one's weight-decay exclusions.
+  template <class T, class O>
+  std::unique_ptr<Optimizer> fresh(O options) const {
+    auto copy = std::make_unique<T>(std::move(options));
+    copy->exclude_from_weight_decay(exclude_from_weight_decay_);
+    return copy;
+  }
   // Copies the shared fields between an optimizer's own options struct and OptimizerOptions.
   template <class O>
   static OptimizerOptions common(const O& o) {

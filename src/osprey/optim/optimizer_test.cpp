@@ -135,6 +135,46 @@ TEST(OptimizerTest, SetLearningRateReplacesASchedule) {
   EXPECT_DOUBLE_EQ(opt.get_config()["learning_rate"].get<double>(), 0.0025);
 }
 
+// What a data-parallel strategy builds each replica's optimizer with: the same class and
+// options, and none of the original's slots or steps.
+TEST(OptimizerTest, AFreshCopyHasTheSameOptionsAndNoState) {
+  std::vector<std::unique_ptr<Optimizer>> all = every_optimizer();
+  all.push_back(std::make_unique<LossScaleOptimizer>(
+      std::make_unique<SGD>(SGDOptions{.learning_rate = 0.05, .momentum = 0.5}),
+      LossScaleOptions{.initial_scale = 64.0, .dynamic_growth_steps = 3}));
+  for (const auto& opt : all) {
+    run_quadratic(*opt, DType::float64, 2);
+    const std::unique_ptr<Optimizer> copy = opt->fresh_copy();
+    EXPECT_EQ(copy->class_name(), opt->class_name());
+    EXPECT_EQ(copy->get_config(), opt->get_config()) << opt->class_name();
+    EXPECT_EQ(copy->iterations(), 0) << opt->class_name();
+    EXPECT_FALSE(copy->slot("sequential/dense/kernel", copy->slot_names()[0]).defined());
+    // It steps as the original did from the start.
+    const std::unique_ptr<Optimizer> twin = deserialize(serialize(*opt));
+    EXPECT_EQ(run_quadratic(*copy), run_quadratic(*twin)) << opt->class_name();
+  }
+}
+
+// The weight-decay exclusions are in no config (as in Keras): a copy through JSON loses them, a
+// fresh copy keeps them, a wrapped optimizer's too.
+TEST(OptimizerTest, AFreshCopyKeepsTheWeightDecayExclusions) {
+  const auto make = [](bool exclude_bias) {
+    auto o = std::make_unique<AdamW>(AdamWOptions{.learning_rate = 0.05, .weight_decay = 0.5});
+    if (exclude_bias) o->exclude_from_weight_decay({"bias"});
+    return o;
+  };
+  const std::vector<double> kept = run_quadratic(*make(true));
+  EXPECT_NE(kept, run_quadratic(*make(false)));  // the exclusion changes the bias's steps
+  const auto original = make(true);
+  EXPECT_EQ(run_quadratic(*original->fresh_copy()), kept);
+  EXPECT_NE(run_quadratic(*deserialize(serialize(*original))), kept);
+  // The gradients scaled as the loss would be, so the wrapper's unscaling gives them back exactly.
+  LossScaleOptimizer wrapped(make(false));
+  wrapped.exclude_from_weight_decay({"bias"});
+  EXPECT_EQ(run_quadratic(*wrapped.fresh_copy(), DType::float64, golden::kSteps, wrapped.scale()),
+            kept);
+}
+
 TEST(OptimizerTest, ScaleLossMultipliesTheLossVariable) {
   Adam scaled({.loss_scale_factor = 8.0});
   autograd::Variable loss(from_vector<float>({1.5f}, Shape{}));

@@ -80,6 +80,16 @@ RMSprop RMSprop::from_config(const nlohmann::json& config) {
   return RMSprop(std::move(o));
 }
 
+std::unique_ptr<Optimizer> RMSprop::fresh_copy() const {
+  RMSpropOptions o;
+  set_common(o, options());
+  o.rho = rho_;
+  o.momentum = momentum_;
+  o.epsilon = epsilon_;
+  o.centered = centered_;
+  return fresh<RMSprop>(std::move(o));
+}
+
 const void* RMSprop::prepare_step(double learning_rate, int64_t) {
   step_ = {learning_rate, rho_, momentum_, epsilon_};
   return &step_;

@@ -37,6 +37,7 @@ class RMSprop final : public Optimizer {
  public:
   explicit RMSprop(RMSpropOptions options = {});
   static RMSprop from_config(const nlohmann::json& config);
+  std::unique_ptr<Optimizer> fresh_copy() const override;
 
   double rho() const noexcept { return rho_; }
   double momentum() const noexcept { return momentum_; }

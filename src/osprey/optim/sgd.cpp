@@ -56,6 +56,14 @@ SGD SGD::from_config(const nlohmann::json& config) {
   return SGD(std::move(o));
 }
 
+std::unique_ptr<Optimizer> SGD::fresh_copy() const {
+  SGDOptions o;
+  set_common(o, options());
+  o.momentum = momentum_;
+  o.nesterov = nesterov_;
+  return fresh<SGD>(std::move(o));
+}
+
 const void* SGD::prepare_step(double learning_rate, int64_t) {
   step_ = {learning_rate, momentum_};
   return &step_;

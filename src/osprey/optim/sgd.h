@@ -32,6 +32,7 @@ class SGD final : public Optimizer {
  public:
   explicit SGD(SGDOptions options = {});
   static SGD from_config(const nlohmann::json& config);
+  std::unique_ptr<Optimizer> fresh_copy() const override;
 
   double momentum() const noexcept { return momentum_; }
   bool nesterov() const noexcept { return nesterov_; }

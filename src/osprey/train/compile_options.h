@@ -49,8 +49,10 @@ struct MetricArg {
 struct CompileOptions {
   // Steps run per host iteration with no callback or metric read-back in between.
   int64_t steps_per_execution = 1;
-  // How steps run across devices; null: the strategy whose scope is open at compile(), else
-  // single_device_strategy(). fit/evaluate/predict use this one wherever they are called.
+  // How steps run across devices; null: the strategy whose scope is open at compile() (the
+  // model must have been built inside it), else the process-wide one (set_distribution), else
+  // single_device_strategy(). Given here, it adopts a model built outside any scope.
+  // fit/evaluate/predict use this one wherever they are called.
   std::shared_ptr<const Strategy> strategy = nullptr;
 };
 

@@ -2,8 +2,8 @@
 // (DESIGN.md). The trainer knows how to run forward, loss and backward on a network; a
 // strategy decides on which replicas that runs, how the global batch is shared among them, how
 // their gradients are reduced and how the update is applied. train/ knows only this file;
-// distribute/ implements OneDevice, Mirrored and CentralStorage on top of it, and later
-// multi-worker and parameter-server strategies will too.
+// distribute/ implements every strategy on top of it (OneDevice, Mirrored, CentralStorage,
+// MultiWorkerMirrored, ParameterServer, ModelParallel, PipelineParallel).
 //   auto exec = strategy.make_executor(network, optimizer);       // once per compiled model
 //   exec->train_step(x, y, [&](models::Network& net, auto& vars, const Tensor& xr, const Tensor&
 //   yr) {

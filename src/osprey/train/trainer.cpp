@@ -135,10 +135,20 @@ std::string compiled_for(const std::string& scope) { return scope.empty() ? "no 
 }  // namespace
 
 void Trainer::check_created_under_this_strategy() const {
-  // Created outside any scope is fine: the strategy adopts the weights (it copies them into its
-  // replicas). Created under another strategy's scope is the mistake tf.distribute forbids.
+  // Compiled inside its strategy's scope, the model must have been built (or loaded) there too,
+  // as Keras requires ("Variable ... was not created in the distribution strategy scope"): a
+  // model built before the scope was opened is the mistake the scope exists to catch. Outside
+  // any scope, a strategy named in CompileOptions or set process-wide (set_distribution) adopts
+  // weights made outside any scope: its executor copies the primary's weights into every
+  // replica. Created under another strategy's scope is the mistake tf.distribute forbids.
+  const bool inside_its_scope = !scope_label_.empty() && scope_strategy_label() == scope_label_;
   for (const autograd::Variable& v : network_->variables()) {
     const std::string& scope = v.creation_scope();
+    OSPREY_CHECK(!(inside_its_scope && scope.empty()),
+                 "compile: model '{}' is compiled inside {}'s scope, but its variable {} was "
+                 "created outside any strategy scope; build (or load) the model inside "
+                 "strategy.scope() and compile it there",
+                 network_->name(), scope_label_, v.name());
     OSPREY_CHECK(scope.empty() || scope == scope_label_,
                  "compile: variable {} was created {}, but model '{}' is compiled for {}; mixing "
                  "strategies is not "

@@ -90,8 +90,9 @@ class Trainer {
 
  private:
   StepExecutor& executor();
-  // compile(): every variable and the optimizer's slots were created outside any strategy's
-  // scope or under this one's (mixing strategies is a ValueError naming the variable and both).
+  // compile(): every variable and the optimizer's slots were created under this strategy's
+  // scope or, unless compile runs inside that scope, outside any (mixing strategies, or a model
+  // built outside the scope it is compiled in, is a ValueError naming the variable).
   void check_created_under_this_strategy() const;
   // Every step: `what` (fit, evaluate, predict) may not run inside another strategy's scope.
   void check_scope(const char* what) const;

@@ -1,8 +1,8 @@
 // Oracle: the half of a search that decides — it owns the search space, every trial and its
 // state, proposes hyperparameter values, and is told the metrics; the Tuner (the other half)
 // only builds and trains models. The interface is a handful of calls on plain, JSON-serializable
-// data, KerasTuner's oracle interface, so a later issue can put an oracle behind an RPC service
-// and run tuners as workers without changing either side:
+// data, KerasTuner's oracle interface, so an oracle can sit behind an RPC service
+// (oracle_service.h) with tuners as workers without changing either side:
 //   Trial t = oracle.create_trial("tuner0");          // status running, or stopped when done
 //   oracle.update_trial(t.trial_id, {{"val_loss", 0.41}}, /*epoch=*/0);
 //   oracle.end_trial(t.trial_id, TrialStatus::completed);

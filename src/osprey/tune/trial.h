@@ -1,8 +1,8 @@
 // Trial: one set of hyperparameter values and what became of it — status, the metrics of every
 // epoch of every execution, the score (the objective averaged over executions, each at its best
 // epoch), the best epoch, and the error of a failed trial. Trials are plain data the oracle owns
-// and hands out by value, and they round-trip through trial.json (what a future oracle service
-// sends over the wire).
+// and hands out by value, and they round-trip through trial.json (the same JSON the oracle
+// service sends over the wire, oracle.proto).
 #pragma once
 
 #include <map>

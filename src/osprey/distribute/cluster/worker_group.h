@@ -9,6 +9,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -21,10 +22,21 @@ class GlooGroup;
 
 namespace osprey::distribute {
 
+// How the workers talk (tf.distribute's CommunicationImplementation). automatic: Open MPI when
+// the job was launched by mpirun or srun, Gloo when the cluster came from a config, nothing for
+// a single worker. Its name is "auto" (the one enumerator not spelled as its name: a keyword).
+enum class Communication : uint8_t { automatic, mpi, gloo };
+// "auto", "mpi" or "gloo": the names flags (--communication) and configs use.
+std::string to_string(Communication communication);
+// The inverse of to_string; a ValueError naming `where` (the flag or config field the name came
+// from) and listing the valid names otherwise.
+Communication parse_communication(const std::string& name, const std::string& where);
+
 struct WorkerGroupOptions {
-  // "auto" (MPI when launched by mpirun/srun, Gloo when the cluster came from a config, nothing
-  // for a single worker), "mpi" or "gloo".
-  std::string communication = "auto";
+  // Who connects, named in every error: the strategy ("MultiWorkerMirroredStrategy",
+  // "ModelParallel", "PipelineParallel"), since they all share this group.
+  std::string caller = "WorkerGroup";
+  Communication communication = Communication::automatic;
   // Deadline of every collective, point-to-point call and rendezvous (comm/deadline.h).
   std::chrono::milliseconds timeout = std::chrono::minutes(5);
 };
@@ -32,7 +44,7 @@ struct WorkerGroupOptions {
 class WorkerGroup {
  public:
   // Connects every worker of the cluster (a collective: every worker must call it). ValueError
-  // for a task outside the all-reduce group (ps, evaluator) or an unknown communication;
+  // (naming options.caller) for a task outside the all-reduce group (ps, evaluator);
   // NotImplementedError when the build lacks the backend the job needs.
   static std::shared_ptr<WorkerGroup> connect(const ClusterResolver& cluster,
                                               const WorkerGroupOptions& options);

@@ -10,7 +10,6 @@
 #include "osprey/distribute/batch_split.h"
 #include "osprey/distribute/data_parallel/communicator_replica_context.h"
 #include "osprey/distribute/data_parallel/replicas.h"
-#include "osprey/optim/factory.h"
 
 namespace osprey::distribute {
 
@@ -76,7 +75,11 @@ class MirroredExecutor final : public train::StepExecutor {
       shards.y.push_back(all.y[k]);
     }
     if (!replicas_.ready()) create(shards);
-    // A callback may have changed the primary optimizer's rate (ReduceLROnPlateau): follow it.
+    // Callbacks (ReduceLROnPlateau, LearningRateScheduler) change the rate of the primary
+    // optimizer, the only one they see, between any two steps; the replicas' optimizers follow
+    // it. A LearningRate is a number or a pointer to an immutable, shared schedule, so this copies
+    // a double and a shared_ptr (no config, nothing allocated); a schedule then gives every
+    // replica the same rate, as each counts the same iterations().
     for (size_t r = 1; r < optimizers_.size(); ++r) {
       optimizers_[r]->set_learning_rate(optimizers_[0]->learning_rate_option());
     }
@@ -151,9 +154,10 @@ class MirroredExecutor final : public train::StepExecutor {
       verify_same_model();
       broadcast_from_chief();
     }
-    const nlohmann::json config = optim::serialize(*optimizers_[0]);
+    // Each replica's optimizer: the primary's class and options, built once (with its slots and
+    // step count when the primary has trained already, e.g. a resumed model).
     for (int r = 1; r < replicas_.size(); ++r) {
-      std::shared_ptr<optim::Optimizer> o = optim::deserialize(config);
+      std::shared_ptr<optim::Optimizer> o = optimizers_[0]->fresh_copy();
       if (optimizers_[0]->iterations() > 0) o->load_state(optimizers_[0]->state());
       optimizers_.push_back(std::move(o));
     }

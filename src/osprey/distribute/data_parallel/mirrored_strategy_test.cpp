@@ -16,6 +16,7 @@
 #include "osprey/distribute/strategy_fixture.h"
 #include "osprey/distribute/weights_difference.h"
 #include "osprey/nn/layers/all.h"
+#include "osprey/optim/adam.h"
 #include "osprey/optim/sgd.h"
 #include "osprey/tensor/factory.h"
 #include "osprey/tensor/ops.h"
@@ -149,11 +150,12 @@ TEST(StrategyTest, AGlobalBatchNotDivisibleByTheReplicasNamesBoth) {
 
 TEST(StrategyTest, ScopeBindsCompileAndFitOutsideItUsesThatStrategy) {
   MirroredStrategy strategy(virtual_devices(2));
-  Model m = make_mlp();
-  m.set_weights(initial_weights());
+  Model m;
   {
     auto scope = strategy.scope();
     EXPECT_EQ(train::current_strategy()->name(), "MirroredStrategy");
+    m = make_mlp();
+    m.set_weights(initial_weights());
     m.compile("adam", "mse");
   }
   EXPECT_EQ(train::current_strategy(), nullptr);
@@ -162,6 +164,59 @@ TEST(StrategyTest, ScopeBindsCompileAndFitOutsideItUsesThatStrategy) {
   m.fit(data_x(), data_y(), {.batch_size = 8, .epochs = 1, .verbose = 0, .shuffle = false});
   const Model one = train_20_steps(nullptr, "adam");
   EXPECT_LE(max_relative_difference(m.get_weights(), one.get_weights()), 1e-5);
+}
+
+// As in Keras: a model whose weights exist before the scope opens cannot be compiled inside it
+// (the scope is where the variables a strategy trains are made). Outside any scope, naming the
+// strategy in CompileOptions adopts the same model, as does a model built lazily by its first
+// step.
+TEST(StrategyTest, AModelBuiltOutsideTheScopeIsRefusedWhenCompiledInsideIt) {
+  MirroredStrategy strategy(virtual_devices(2));
+  Model m = make_mlp();
+  m.set_weights(initial_weights());
+  try {
+    auto scope = strategy.scope();
+    m.compile("adam", "mse");
+    FAIL() << "compiled a model built outside the scope";
+  } catch (const ValueError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "compile: model 'sequential' is compiled inside " + strategy.scope_label() +
+                  "'s scope, but its variable sequential/dense/kernel was created outside any "
+                  "strategy scope; build (or load) the model inside strategy.scope() and compile "
+                  "it there");
+  }
+  m.compile("adam", "mse", {}, {.strategy = strategy.clone()});
+  EXPECT_EQ(m.trainer().strategy().num_replicas_in_sync(), 2);
+  m.fit(data_x(), data_y(), {.batch_size = 8, .epochs = 1, .verbose = 0, .shuffle = false});
+  EXPECT_LE(max_relative_difference(m.get_weights(), train_20_steps(nullptr, "adam").get_weights()),
+            1e-5);
+  nn::clear_session();
+  Model lazy = Sequential({layers::Dense(4), layers::Dense(3)});  // no weights until a step
+  {
+    auto scope = strategy.scope();
+    lazy.compile("sgd", "mse");
+  }
+  lazy.fit(data_x(), data_y(), {.batch_size = 8, .epochs = 1, .verbose = 0});
+  EXPECT_EQ(lazy.variables()[0].creation_scope(), strategy.scope_label());
+}
+
+// Each replica's optimizer is the primary's, built once with everything it holds: weight-decay
+// exclusions are in no config, and replicas that decayed the biases the primary kept would drift
+// from it (their gradients, and so the reduced ones, would differ from single-device training's).
+TEST(StrategyTest, EveryReplicaKeepsThePrimaryOptimizersWeightDecayExclusions) {
+  const auto train = [](const StrategyPtr& strategy) {
+    auto adamw = std::make_shared<optim::AdamW>(
+        optim::AdamWOptions{.learning_rate = 0.01, .weight_decay = 0.5});
+    adamw->exclude_from_weight_decay({"bias"});
+    Model m = make_mlp();
+    m.set_weights(initial_weights());
+    m.compile(adamw, "mse", {}, {.strategy = strategy});
+    m.fit(data_x(), data_y(), {.batch_size = 8, .epochs = 1, .verbose = 0, .shuffle = false});
+    return m;
+  };
+  const Model one = train(nullptr);
+  const Model mirrored = train(std::make_shared<MirroredStrategy>(virtual_devices(2)));
+  EXPECT_LE(max_relative_difference(mirrored.get_weights(), one.get_weights()), 1e-5);
 }
 
 TEST(StrategyTest, MixingStrategyScopesIsAnError) {

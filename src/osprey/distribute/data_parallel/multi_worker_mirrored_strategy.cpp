@@ -85,8 +85,9 @@ MultiWorkerMirroredStrategy::MultiWorkerMirroredStrategy(const std::vector<std::
   OSPREY_CHECK(options_.threads_per_replica >= 0,
                "MultiWorkerMirroredStrategy: threads_per_replica must be at least 0. Received: {}",
                options_.threads_per_replica);
-  group_ = WorkerGroup::connect(
-      cluster_, {.communication = options_.communication, .timeout = options_.timeout});
+  group_ = WorkerGroup::connect(cluster_, {.caller = "MultiWorkerMirroredStrategy",
+                                           .communication = options_.communication,
+                                           .timeout = options_.timeout});
   bucket_bytes_ = options_.bucket_bytes > 0 ? options_.bucket_bytes : kDefaultBucketBytes;
   if (options_.bucket_bytes == 0 && group_->size() > 1) {
     const bool bf16 = options_.compression == "bf16";

@@ -25,9 +25,9 @@
 namespace osprey::distribute {
 
 struct MultiWorkerOptions {
-  std::string communication = "auto";  // auto, mpi or gloo (worker_group.h)
-  std::string compression = "none";    // none or bf16 (cross-worker gradients only)
-  int64_t bucket_bytes = 0;            // 0: measured at start-up (choose_bucket_bytes)
+  Communication communication = Communication::automatic;  // worker_group.h
+  std::string compression = "none";  // none or bf16 (cross-worker gradients only)
+  int64_t bucket_bytes = 0;          // 0: measured at start-up (choose_bucket_bytes)
   int64_t first_bucket_bytes = kDefaultFirstBucketBytes;
   int threads_per_replica = 0;
   // Deadline of every cross-worker call and of connecting the workers (comm/deadline.h).

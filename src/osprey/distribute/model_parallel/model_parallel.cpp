@@ -58,7 +58,7 @@ ModelParallel::ModelParallel(LayoutMap layout_map, std::string batch_dim_name,
       OSPREY_CHECK(mesh.size() % cluster.num_workers() == 0,
                    "ModelParallel: {} has {} devices, which {} workers cannot hold equally",
                    mesh.to_string(), mesh.size(), cluster.num_workers());
-      group_ = WorkerGroup::connect(cluster, {});
+      group_ = WorkerGroup::connect(cluster, {.caller = "ModelParallel"});
     }
   }
 }

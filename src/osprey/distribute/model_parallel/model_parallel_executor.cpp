@@ -15,7 +15,6 @@
 #include "osprey/distribute/model_parallel/tensor_broadcast.h"
 #include "osprey/nn/layer_registry.h"
 #include "osprey/nn/seed_states.h"
-#include "osprey/optim/factory.h"
 
 namespace osprey::distribute {
 
@@ -109,6 +108,8 @@ class ModelParallelExecutor final : public train::StepExecutor {
                                                const train::ReplicaStep& step) override {
     const Shards shards = split_batch(x, y, data_size_, "ModelParallel");
     if (devices_[0].net == nullptr) create(shards.x);
+    // Callbacks change the compiled optimizer's rate between steps; every device's follows it (a
+    // double and a shared_ptr copied, as in mirrored_executor.cpp).
     for (Device& dev : devices_)
       dev.optimizer->set_learning_rate(optimizer_->learning_rate_option());
     std::vector<train::ReplicaOutput> out(devices_.size());
@@ -221,7 +222,6 @@ class ModelParallelExecutor final : public train::StepExecutor {
     for (const Variable& v : primary_->variables()) host.emplace(v.name(), v);
     models::register_model_classes();
     const nlohmann::json config = primary_->get_config();
-    const nlohmann::json opt_config = optim::serialize(*optimizer_);
     const nn::SeedStates seeds = nn::seed_states(*primary_);
     std::vector<Device> built = devices_;
     for (Device& dev : built) {
@@ -250,7 +250,7 @@ class ModelParallelExecutor final : public train::StepExecutor {
       }
       dev.trainable = net->trainable_variables();
       dev.net = std::move(net);
-      dev.optimizer = optim::deserialize(opt_config);
+      dev.optimizer = optimizer_->fresh_copy();  // the primary's class and options, built once
       scatter_optimizer_state(dev);
     }
     devices_ = std::move(built);

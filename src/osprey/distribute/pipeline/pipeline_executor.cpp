@@ -15,7 +15,6 @@
 #include "osprey/distribute/data_parallel/replicas.h"
 #include "osprey/distribute/model_parallel/tensor_broadcast.h"
 #include "osprey/nn/seed_states.h"
-#include "osprey/optim/factory.h"
 #include "osprey/tensor/factory.h"
 #include "osprey/tensor/ops.h"
 
@@ -98,7 +97,11 @@ class PipelineExecutor final : public train::StepExecutor {
                                   "PipelineParallel (micro-batches)"));
     }
     if (stages_.empty()) create(shares.x, micro[0].x[0]);
+    // Callbacks change the compiled optimizer's rate between steps; every replica's and (under
+    // pipedream) every stage's optimizer follows it: a double and a shared_ptr copied, as in
+    // mirrored_executor.cpp.
     for (auto& o : optimizers_) o->set_learning_rate(optimizer_->learning_rate_option());
+    for (auto& o : stage_optimizers_) o->set_learning_rate(optimizer_->learning_rate_option());
     const bool pipedream = o_.schedule == PipelineSchedule::pipedream;
     if (!pipedream) {
       for (int r = 0; r < n; ++r)
@@ -288,10 +291,11 @@ class PipelineExecutor final : public train::StepExecutor {
       }
       stages_.push_back(std::move(row));
     }
-    const nlohmann::json config = optim::serialize(*optimizer_);
+    // The other replicas' optimizers (and pipedream's per-stage ones): the primary's class and
+    // options, built once.
     optimizers_.push_back(optimizer_);
     for (int r = 1; r < o_.replicas; ++r) {
-      optimizers_.push_back(optim::deserialize(config));
+      optimizers_.push_back(optimizer_->fresh_copy());
       if (optimizer_->iterations() > 0) optimizers_.back()->load_state(optimizer_->state());
     }
     if (o_.schedule == PipelineSchedule::pipedream) {
@@ -300,7 +304,7 @@ class PipelineExecutor final : public train::StepExecutor {
                    "cannot share a loss scale; use gpipe or 1f1b with a loss-scaled optimizer");
       for (int r = 0; r < o_.replicas; ++r) {
         for (int s = 0; s < p; ++s) {
-          stage_optimizers_.push_back(optim::deserialize(config));
+          stage_optimizers_.push_back(optimizer_->fresh_copy());
           load_stage_state(r, s);
         }
       }

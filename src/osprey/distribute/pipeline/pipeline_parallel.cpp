@@ -31,7 +31,7 @@ PipelineParallel::PipelineParallel(PipelineOptions options)
                    "single_process to keep every stage in this process",
                    cluster.num_workers(), cluster.num_workers(), options_.stages,
                    options_.replicas);
-      group_ = WorkerGroup::connect(cluster, {});
+      group_ = WorkerGroup::connect(cluster, {.caller = "PipelineParallel"});
     }
   }
 }
