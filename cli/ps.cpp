@@ -66,9 +66,10 @@ bool is_loopback(const std::string& address) {
 }
 
 void run_ps(const PsArgs& args) {
-  OSPREY_CHECK_T(cli::UsageError, args.max_message_mb <= (int64_t{1} << 11),
-                 "osprey ps: --max-message-mb: must be at most 2048 (gRPC's limit is 2 GiB). Received: {}",
-                 args.max_message_mb);
+  OSPREY_CHECK_T(
+      cli::UsageError, args.max_message_mb <= (int64_t{1} << 11),
+      "osprey ps: --max-message-mb: must be at most 2048 (gRPC's limit is 2 GiB). Received: {}",
+      args.max_message_mb);
   block_stop_signals();  // before the server starts its threads; a signal while it restores waits
   const char* token = std::getenv("OSPREY_PS_TOKEN");
   auto server = as_usage_error([&] {  // a bad address or option combination: usage

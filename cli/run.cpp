@@ -18,15 +18,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <array>
 #include <chrono>
-#include <cmath>
 #include <filesystem>
-#include <regex>
 
 #include "cli/managed_job.h"
 #include "cli/report/history.h"
 #include "cli/report/report.h"
+#include "cli/run_plan.h"
 #include "cli/run_state.h"
 #include "cli/saved_model_command.h"
 #include "cli/subcommands.h"
@@ -34,15 +32,12 @@
 #include "cli/validators.h"
 #include "osprey/core/error.h"
 #include "osprey/core/rng.h"
-#include "osprey/data/fashion_mnist.h"
 #include "osprey/ensemble/ensemble.h"
 #include "osprey/io/atomic_file.h"
 #include "osprey/nn/name_scope.h"
 #include "osprey/optim/schedules.h"
 #include "osprey/precision/dtype_policy.h"
 #include "osprey/tensor/cpu/dnnl_info.h"
-#include "osprey/tensor/ops.h"
-#include "osprey/train/callback.h"
 #include "osprey/train/callbacks/tensorboard.h"
 #include "osprey/train/trainer.h"
 #include "osprey/tune/builtin_tuners.h"
@@ -53,132 +48,6 @@ namespace osprey::cli {
 namespace fs = std::filesystem;
 
 namespace {
-
-struct RunArgs {
-  std::string budget = "15m";
-  std::string output = "osprey_run";
-  std::string data;
-  uint64_t seed = 42;
-  int members = 2;  // retrained networks; the ensemble adds one XGBoost member
-  std::string dtype_policy = "auto";
-  bool overwrite = false;
-  std::string tensorboard;  // TensorBoard logs of the tuning and retraining ('' off)
-};
-
-// Where each stage must end, as a fraction of the budget.
-struct PlannedStage {
-  const char* name;
-  double ends_at;
-};
-constexpr std::array<PlannedStage, 4> kPlan{
-    {{"tune", 0.28}, {"retrain", 0.92}, {"ensemble", 0.97}, {"quantize", 1.0}}};
-
-double stage_deadline(const std::string& stage, double budget) {
-  for (const PlannedStage& p : kPlan)
-    if (stage == p.name) return p.ends_at * budget;
-  OSPREY_THROW(InternalError, "osprey run: no stage {}", stage);
-}
-
-// "15m", "90s", "1h", "2m30s" or plain seconds.
-double parse_budget(const std::string& text) {
-  static const std::regex pattern(
-      R"(^\s*(?:(\d+(?:\.\d+)?)h)?(?:(\d+(?:\.\d+)?)m)?(?:(\d+(?:\.\d+)?)s?)?\s*$)");
-  std::smatch m;
-  double seconds = 0;
-  if (std::regex_match(text, m, pattern) && !text.empty()) {
-    if (m[1].matched) seconds += std::stod(m[1]) * 3600;
-    if (m[2].matched) seconds += std::stod(m[2]) * 60;
-    if (m[3].matched) seconds += std::stod(m[3]);
-  }
-  OSPREY_CHECK_T(cli::UsageError, seconds >= 10,
-                 "osprey run: --budget must be a duration of at least 10 seconds such as 15m, "
-                 "90s or 1h. Received: {}",
-                 text);
-  return seconds;
-}
-
-std::string clock_text(double seconds) {
-  const auto s = static_cast<int64_t>(std::max(0.0, seconds));
-  return fmt::format("{:02d}:{:02d}", s / 60, s % 60);
-}
-
-// What serving needs of a saved model or ensemble: every file but the optimizer's state.
-int64_t directory_bytes(const fs::path& dir) {
-  int64_t total = 0;
-  for (const auto& e : fs::recursive_directory_iterator(dir)) {
-    if (e.is_regular_file() && e.path().filename() != "optimizer.safetensors")
-      total += static_cast<int64_t>(e.file_size());
-  }
-  return total;
-}
-
-// Inference speed on the test images, batch 256, after one warm-up batch.
-template <class Predict>
-double samples_per_second(const Tensor& x, Predict&& predict) {
-  predict(x.slice(0, 0, std::min<int64_t>(256, x.shape()[0])));
-  const auto start = std::chrono::steady_clock::now();
-  predict(x);
-  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  return static_cast<double>(x.shape()[0]) / std::max(s, 1e-9);
-}
-
-// Prints a progress line per epoch with the time left, records the time spent, and stops fit
-// once `stop_at` (run seconds) has passed, so no stage overruns the budget by more than a batch.
-class Progress : public train::Callback {
- public:
-  Progress(std::string label, const RunClock& clock, double budget, double stop_at, RunState& state)
-      : label_(std::move(label)),
-        clock_(clock),
-        budget_(budget),
-        stop_at_(stop_at),
-        state_(state) {}
-  void on_train_batch_end(int64_t, const train::Logs&) override {
-    if (clock_.now() > stop_at_) model().stop_training() = true;
-  }
-  void on_epoch_end(int epoch, const train::Logs& logs) override {
-    const double now = clock_.now();
-    std::string metrics;
-    for (const auto& [k, v] : logs.items()) metrics += fmt::format(" {} {:.4f}", k, v);
-    fmt::print("[{} elapsed, {} left] {}: epoch {}{}\n", clock_text(now), clock_text(budget_ - now),
-               label_, epoch + 1, metrics);
-    std::fflush(stdout);
-    state_.save_elapsed(now);
-  }
-  std::shared_ptr<Callback> clone() const override {
-    return std::make_shared<Progress>(label_, clock_, budget_, stop_at_, state_);
-  }
-
- private:
-  std::string label_;
-  const RunClock& clock_;
-  double budget_, stop_at_;
-  RunState& state_;
-};
-
-struct Splits {
-  data::LabeledArrays tune_train, train_and_val, val, holdout, test;
-};
-
-// The splits, cut down for small budgets so that a 1-minute run still does every stage.
-Splits make_splits(const RunArgs& a, double budget) {
-  auto data = datasets::fashion_mnist::load({.directory = a.data});
-  auto [train_val, holdout] = data.train.split_tail(5000);
-  auto [train, val] = train_val.split_tail(5000);
-  const double scale = std::min(1.0, budget / 900.0);
-  const auto rows = [&](int64_t full, int64_t least, const data::LabeledArrays& from) {
-    return from.slice(0,
-                      std::min(from.size(), std::max(least, static_cast<int64_t>(full * scale))));
-  };
-  Splits s;
-  s.tune_train = rows(20000, 1000, train);
-  s.val = rows(5000, 500, val);
-  s.holdout = rows(5000, 1000, holdout);
-  // Retraining sees the training rows and the validation rows the tuner scored on.
-  const data::LabeledArrays retrain_rows = rows(50000, 2000, train);
-  s.train_and_val = {concat({retrain_rows.x, s.val.x}), concat({retrain_rows.y, s.val.y})};
-  s.test = data.test;
-  return s;
-}
 
 class Run {
  public:

@@ -80,35 +80,6 @@ struct TuneArgs {
 // The built-in space: what `osprey tune` searches without --space.
 tune::HyperParameters builtin_space() { return applications::fashion_mnist_mlp_space(); }
 
-// The space a TOML file declares, for the MLP: ValueError naming the file for a name the model
-// does not read or a value of another kind than it needs (tune/search_space_toml.h checks the
-// rest); what the file leaves out is fixed at the built-in default.
-tune::HyperParameters read_space(const std::string& path) {
-  tune::HyperParameters hp = tune::hyperparameters_from_toml(path);
-  const tune::HyperParameters defaults = builtin_space();
-  std::vector<std::string> reads;
-  for (const tune::HyperParameter& d : defaults.space()) reads.push_back(d.name);
-  for (const tune::HyperParameter& h : hp.space()) {
-    const tune::HyperParameter* found = defaults.find(h.name);
-    OSPREY_CHECK(found != nullptr, "{}: the model reads no hyperparameter '{}' (it reads {})", path,
-                 h.name, fmt::join(reads, ", "));
-    // The model needs the same kind of value the built-in space gives.
-    const tune::HyperParameter& builtin = *found;
-    const tune::Value& probe = h.default_value;
-    const tune::Value& want = builtin.default_value;
-    OSPREY_CHECK((probe.is_string() == want.is_string()) &&
-                     (probe.is_number() == want.is_number()) &&
-                     (builtin.type != tune::HpType::Int || probe.is_int()),
-                 "{}: [{}]: the model needs {} values for '{}', the file gives {}", path, h.name,
-                 want.type_name(), h.name, probe.type_name());
-  }
-  for (const tune::HyperParameter& d : defaults.space()) {
-    if (hp.find(d.name) == nullptr)
-      hp.retrieve(tune::HyperParameter::Fixed(d.name, d.default_value));
-  }
-  return hp;
-}
-
 // The prebuilt hypermodel --hypermodel names, with the --space file's declarations as its
 // `fixed` hyperparameters; a file or name it cannot use is a usage error.
 std::shared_ptr<tune::HyperModel> prebuilt_hypermodel(const TuneArgs& a) {
@@ -211,7 +182,9 @@ void run(const TuneArgs& a) {
   if (!a.hypermodel.empty()) {
     prebuilt = prebuilt_hypermodel(a);
   } else {
-    space = a.space.empty() ? builtin_space() : as_usage_error([&] { return read_space(a.space); });
+    space = a.space.empty() ? builtin_space() : as_usage_error([&] {
+      return tune::hyperparameters_from_toml(a.space, builtin_space());
+    });
   }
   // Before the data loads: a metric whose direction cannot be inferred is the user's to give.
   const tune::Objective objective = make_objective(a.objective, "--objective", a.direction);

@@ -35,7 +35,7 @@ struct ProcessGroupOptions {
   int rank = 0;
   int size = 1;
   // host:port where rank 0 serves Gloo's rendezvous store; empty: none (MPI only).
-  std::string rendezvous;
+  std::string rendezvous{};
   // Deadline of every collective, point-to-point call and rendezvous (deadline.h).
   std::chrono::milliseconds timeout = std::chrono::minutes(5);
   // Who connects, named in every error ("MultiWorkerMirroredStrategy").

@@ -142,7 +142,7 @@ class LineSplitter {
  private:
   std::string take();
   size_t max_;
-  std::string partial_;
+  std::string partial_{};
 };
 
 }  // namespace osprey::io

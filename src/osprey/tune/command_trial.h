@@ -49,7 +49,7 @@ std::map<std::string, std::string> trial_placeholder_values(const Oracle& oracle
                                                             const Trial& trial, int default_epochs);
 
 struct CommandTrialOptions {
-  std::string command;       // the template, run as /bin/sh -c
+  std::string command{};     // the template, run as /bin/sh -c
   int epochs = 1;            // {epochs} of a trial that carries no tuner/epochs
   double trial_timeout = 0;  // seconds; 0: none
   bool verbose = true;       // echo the trials' output, prefixed "[trial ID] "

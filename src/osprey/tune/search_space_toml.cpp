@@ -170,4 +170,28 @@ HyperParameters hyperparameters_from_toml(const std::filesystem::path& path) {
   return hyperparameters_from_toml_text(text.str(), path.string());
 }
 
+HyperParameters hyperparameters_from_toml(const std::filesystem::path& path,
+                                          const HyperParameters& model_space) {
+  HyperParameters hp = hyperparameters_from_toml(path);
+  std::vector<std::string> reads;
+  for (const HyperParameter& d : model_space.space()) reads.push_back(d.name);
+  for (const HyperParameter& h : hp.space()) {
+    const HyperParameter* found = model_space.find(h.name);
+    OSPREY_CHECK(found != nullptr, "{}: the model reads no hyperparameter '{}' (it reads {})",
+                 path.string(), h.name, fmt::join(reads, ", "));
+    // The model needs the same kind of value its own space gives.
+    const Value& probe = h.default_value;
+    const Value& want = found->default_value;
+    OSPREY_CHECK((probe.is_string() == want.is_string()) &&
+                     (probe.is_number() == want.is_number()) &&
+                     (found->type != HpType::Int || probe.is_int()),
+                 "{}: [{}]: the model needs {} values for '{}', the file gives {}", path.string(),
+                 h.name, want.type_name(), h.name, probe.type_name());
+  }
+  for (const HyperParameter& d : model_space.space()) {
+    if (hp.find(d.name) == nullptr) hp.retrieve(HyperParameter::Fixed(d.name, d.default_value));
+  }
+  return hp;
+}
+
 }  // namespace osprey::tune

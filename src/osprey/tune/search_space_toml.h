@@ -35,5 +35,11 @@ namespace osprey::tune {
 HyperParameters hyperparameters_from_toml(const std::filesystem::path& path);
 // The same from TOML text; `source` names it in errors.
 HyperParameters hyperparameters_from_toml_text(std::string_view text, const std::string& source);
+// The space a file declares for a model that reads `model_space`'s hyperparameters: ValueError
+// naming the file for a name the model does not read, or a value of another kind than it needs
+// (a string for a number, a float for an integer); what the file leaves out is fixed at the
+// model's default.
+HyperParameters hyperparameters_from_toml(const std::filesystem::path& path,
+                                          const HyperParameters& model_space);
 
 }  // namespace osprey::tune

@@ -63,15 +63,15 @@ void Study::serve(const std::function<void(const Trial&, double)>& on_trial_end)
   trial_seconds_ = 0;
   // The chief does not see a trial's own time: a row shows the time since the previous trial
   // ended, which with N workers is the study's pace.
-  OracleServer server(*oracle_, chief_service_options(role_, options_.verbose),
-                      [&](const Trial& t) {
-                        const auto now = Clock::now();
-                        const double seconds = std::chrono::duration<double>(now - last_end).count();
-                        last_end = now;
-                        ++trials_run_;
-                        trial_seconds_ += seconds;
-                        if (on_trial_end) on_trial_end(t, seconds);
-                      });
+  OracleServer server(
+      *oracle_, chief_service_options(role_, options_.verbose), [&](const Trial& t) {
+        const auto now = Clock::now();
+        const double seconds = std::chrono::duration<double>(now - last_end).count();
+        last_end = now;
+        ++trials_run_;
+        trial_seconds_ += seconds;
+        if (on_trial_end) on_trial_end(t, seconds);
+      });
   if (options_.verbose) {
     fmt::print("chief: serving the {} oracle of {} at {}; waiting for tuners\n",
                oracle_->class_name(), options_.directory.string(), server.address());
@@ -156,9 +156,8 @@ void Study::check_scored() {
   // get_best_hyperparameters() that the caller indexes.
   if (!oracle_->get_best_trials(1).empty()) return;
   const auto& trials = oracle_->trials();
-  const auto failed = std::count_if(trials.begin(), trials.end(), [](const Trial& t) {
-    return t.status == TrialStatus::failed;
-  });
+  const auto failed = std::count_if(trials.begin(), trials.end(),
+                                    [](const Trial& t) { return t.status == TrialStatus::failed; });
   const auto last = std::find_if(trials.rbegin(), trials.rend(),
                                  [](const Trial& t) { return t.status == TrialStatus::failed; });
   OSPREY_THROW(Error, "{}search ended without a completed trial ({} failed){}",

@@ -45,15 +45,15 @@ enum class StudyEnd {
 };
 
 struct StudyOptions {
-  std::filesystem::path directory;  // the study's folder (DIRECTORY/PROJECT)
+  std::filesystem::path directory{};  // the study's folder (DIRECTORY/PROJECT)
   // Start afresh: remove the folder first (never a worker's, nor a chief `osprey launch`
   // restarted: both resume it).
   bool overwrite = false;
   std::string tuner_id = "tuner0";  // a worker's comes from its role
   int max_trials_failing = 3;       // failed trials in a row that stop the study
   // How that limit is named in its message (empty: "max_consecutive_failed_trials=3").
-  std::string failing_limit_text;
-  std::string message_prefix;  // before every message ("osprey tune: ")
+  std::string failing_limit_text{};
+  std::string message_prefix{};  // before every message ("osprey tune: ")
   // Wall-clock seconds for one run() (0: no limit); the runner may also stop a trial at the
   // deadline (deadline()).
   double max_seconds = 0;
@@ -92,9 +92,7 @@ class Study {
   StudyEnd run(TrialRunner& runner, const StudyCallbacks& callbacks = {});
 
   // The running run()'s deadline (max_seconds), for a runner that stops a trial at it.
-  const std::optional<std::chrono::steady_clock::time_point>& deadline() const {
-    return deadline_;
-  }
+  const std::optional<std::chrono::steady_clock::time_point>& deadline() const { return deadline_; }
   // This run()'s trials so far and their seconds (a progress row's estimate of what is left).
   int trials_run() const { return trials_run_; }
   double trial_seconds() const { return trial_seconds_; }

@@ -14,23 +14,19 @@
 #include <string>
 
 #include "osprey/comm/communicator.h"
+#include "osprey/comm/process_group.h"
 #include "osprey/distribute/cluster/cluster_resolver.h"
-
-namespace osprey::comm {
-class GlooGroup;
-}
 
 namespace osprey::distribute {
 
-// How the workers talk (tf.distribute's CommunicationImplementation). automatic: Open MPI when
-// the job was launched by mpirun or srun, Gloo when the cluster came from a config, nothing for
-// a single worker. Its name is "auto" (the one enumerator not spelled as its name: a keyword).
-enum class Communication : uint8_t { automatic, mpi, gloo };
-// "auto", "mpi" or "gloo": the names flags (--communication) and configs use.
-std::string to_string(Communication communication);
-// The inverse of to_string; a ValueError naming `where` (the flag or config field the name came
-// from) and listing the valid names otherwise.
-Communication parse_communication(const std::string& name, const std::string& where);
+// How the workers talk (tf.distribute's CommunicationImplementation): comm::Backend, whose
+// automatic choice (Open MPI when launched by mpirun or srun, Gloo when the cluster came from a
+// config) comm/process_group.h makes; nothing at all for a single worker.
+using Communication = comm::Backend;
+using comm::to_string;
+inline Communication parse_communication(const std::string& name, const std::string& where) {
+  return comm::parse_backend(name, where);
+}
 
 struct WorkerGroupOptions {
   // Who connects, named in every error: the strategy ("MultiWorkerMirroredStrategy",
@@ -71,10 +67,8 @@ class WorkerGroup {
   WorkerGroup() = default;
   int rank_ = 0, size_ = 1;
   std::string backend_ = "none";
-  std::chrono::milliseconds timeout_{};
-  // Declared first: destroyed after its communicators. One per process and rendezvous address
-  // (rank 0 serves the store there), shared by every WorkerGroup of this process.
-  std::shared_ptr<comm::GlooGroup> gloo_;
+  // Declared first: destroyed after its communicators.
+  std::shared_ptr<comm::ProcessGroup> group_;
   std::unique_ptr<comm::Communicator> gradients_, layers_, outputs_;
 };
 
