@@ -126,8 +126,6 @@ decltype(auto) reading(const char* flag, const std::string& path, F&& f) {
   }
 }
 
-
-
 }  // namespace
 
 Shape row_shape(const Shape& x) { return Shape(x.span().subspan(x.empty() ? 0 : 1)); }
