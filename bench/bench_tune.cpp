@@ -196,7 +196,7 @@ struct FmnistOptions {
   int seeds = 3, first_seed = 1, max_epochs = 27;
   std::string tuners =
       "both";  // "hyperband" or "random" runs one side only (its other column reads 0)
-  std::string sampler = "random";  // Hyperband's
+  std::string sampler = "random";  // Hyperband's (tune::parse_hyperband_sampler)
   double beta = 2.6;
   std::string acquisition = "ei";
   std::string space = "default";  // or "wide" (wide_space)
@@ -206,9 +206,12 @@ struct FmnistOptions {
 
 void fmnist(const FmnistOptions& options) {
   auto data = os::datasets::fashion_mnist::load();
-  auto [train, val] = data.train.split_tail(10000);
-  train = train.slice(0, options.train_samples);
-  val = val.slice(0, std::min<int64_t>(options.val_samples, val.size()));
+  // Named variables, not a structured binding: the lambdas below capture them (clang 14 cannot
+  // capture a binding).
+  auto split = data.train.split_tail(10000);
+  const auto train = split.first.slice(0, options.train_samples);
+  const auto val =
+      split.second.slice(0, std::min<int64_t>(options.val_samples, split.second.size()));
   const int max_epochs = options.max_epochs;
   const auto schedule = tune::hyperband_schedule(max_epochs, 3);
   const int64_t hb_budget = tune::hyperband_epoch_budget(schedule);
@@ -254,17 +257,19 @@ void fmnist(const FmnistOptions& options) {
       };
       if (hyperband) {
         tuner = std::make_unique<tune::Hyperband>(
-            build, tune::HyperbandOptions{.objective = "val_accuracy",
-                                          .max_epochs = max_epochs,
-                                          .factor = 3,
-                                          .directory = root.string(),
-                                          .project_name = fmt::format("hb{}", s),
-                                          .overwrite = true,
-                                          .seed = static_cast<uint64_t>(s),
-                                          .verbose = 0,
-                                          .sampler = options.sampler,
-                                          .beta = options.beta,
-                                          .acquisition = options.acquisition});
+            build,
+            tune::HyperbandOptions{
+                .objective = "val_accuracy",
+                .max_epochs = max_epochs,
+                .factor = 3,
+                .directory = root.string(),
+                .project_name = fmt::format("hb{}", s),
+                .overwrite = true,
+                .seed = static_cast<uint64_t>(s),
+                .verbose = 0,
+                .sampler = tune::parse_hyperband_sampler(options.sampler, "--hb-sampler"),
+                .beta = options.beta,
+                .acquisition = tune::parse_acquisition(options.acquisition, "--hb-acquisition")});
       } else {
         tuner = std::make_unique<tune::RandomSearch>(
             build, tune::RandomSearchOptions{.objective = "val_accuracy",
@@ -325,7 +330,8 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"random", "bayesian"}));
   app.add_option("--hb-beta", fm.beta, "the bayesian sampler's UCB beta");
   app.add_option("--hb-acquisition", fm.acquisition,
-                 "the bayesian sampler's acquisition: ucb or ei");
+                 "the bayesian sampler's acquisition: ucb or ei")
+      ->check(CLI::IsMember({"ucb", "ei"}));
   app.add_option("--fmnist-space", fm.space,
                  "the MLP's search space: default (osprey tune's) or wide")
       ->check(CLI::IsMember({"default", "wide"}));

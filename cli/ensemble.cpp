@@ -67,7 +67,9 @@ std::unique_ptr<tune::Tuner> open_study(const fs::path& dir,
                                            .directory = directory,
                                            .project_name = project,
                                            .verbose = 0,
-                                           .sampler = alg.value("sampler", std::string("random"))});
+                                           .sampler = tune::parse_hyperband_sampler(
+                                               alg.value("sampler", std::string("random")),
+                                               file.string() + ": algorithm.sampler")});
   }
   if (cls == "ASHA") {
     const nlohmann::json& alg = state.at("algorithm");

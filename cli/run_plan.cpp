@@ -9,6 +9,7 @@
 #include "osprey/core/error.h"
 #include "osprey/data/fashion_mnist.h"
 #include "osprey/tensor/ops.h"
+#include "osprey/train/model.h"
 
 namespace osprey::cli {
 

@@ -60,7 +60,7 @@ struct TuneArgs {
   std::string direction;  // min or max; "" infers it from the objective's name
   int executions_per_trial = 1;
   int factor = 3;
-  std::string sampler = "random";  // Hyperband's
+  std::string sampler = "random";  // Hyperband's: tune::parse_hyperband_sampler
   int64_t batch_size = 128;
   uint64_t seed = 42;
   std::string data;
@@ -131,7 +131,9 @@ void run_command(const TuneArgs& a) {
   } else if (a.tuner == "hyperband") {
     oracle = std::make_unique<tune::HyperbandOracle>(
         oo, tune::HyperbandOracleOptions{
-                .max_epochs = a.epochs, .factor = a.factor, .sampler = a.sampler});
+                .max_epochs = a.epochs,
+                .factor = a.factor,
+                .sampler = tune::parse_hyperband_sampler(a.sampler, "--sampler")});
   } else {
     oracle = std::make_unique<tune::AshaOracle>(
         oo, tune::AshaOracleOptions{.max_epochs = a.epochs, .min_epochs = 1, .factor = a.factor});
@@ -221,7 +223,9 @@ void run(const TuneArgs& a) {
     // Hyperband's budget is its brackets; --epochs is max_epochs and --max-trials caps the trials.
     tuner = std::make_unique<tune::Hyperband>(
         build, shared(tune::HyperbandOptions{
-                   .max_epochs = a.epochs, .factor = a.factor, .sampler = a.sampler}));
+                   .max_epochs = a.epochs,
+                   .factor = a.factor,
+                   .sampler = tune::parse_hyperband_sampler(a.sampler, "--sampler")}));
   }
   // One run per trial execution, and the HPARAMS tab's sessions (tune/trial_tensorboard.h).
   std::vector<train::CallbackPtr> fit_callbacks;

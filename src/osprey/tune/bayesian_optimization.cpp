@@ -9,9 +9,17 @@
 
 namespace osprey::tune {
 
+Acquisition parse_acquisition(const std::string& name, const std::string& where) {
+  if (name == "ucb") return Acquisition::ucb;
+  if (name == "ei") return Acquisition::ei;
+  OSPREY_THROW(ValueError, "{}: the acquisition must be ucb or ei. Received: '{}'", where, name);
+}
+
+const char* acquisition_name(Acquisition acquisition) {
+  return acquisition == Acquisition::ei ? "ei" : "ucb";
+}
+
 void check_bayesian_options(const BayesianOptimizationOracleOptions& bo, const char* who) {
-  OSPREY_CHECK(bo.acquisition == "ucb" || bo.acquisition == "ei",
-               "{}: acquisition must be \"ucb\" or \"ei\". Received: \"{}\"", who, bo.acquisition);
   OSPREY_CHECK(bo.num_initial_points >= 0, "{}: num_initial_points must be >= 0. Received: {}", who,
                bo.num_initial_points);
   OSPREY_CHECK(bo.alpha > 0, "{}: alpha must be positive. Received: {}", who, bo.alpha);
@@ -22,7 +30,7 @@ void check_bayesian_options(const BayesianOptimizationOracleOptions& bo, const c
 
 GaussianProcessSampler::GaussianProcessSampler(const HyperParameters& space,
                                                BayesianOptimizationOracleOptions bo)
-    : space_(space), bo_(std::move(bo)) {
+    : space_(space), bo_(bo) {
   for (const HyperParameter& h : space_.space()) {
     if (h.tunable()) dims_.push_back(&h);
   }
@@ -126,7 +134,7 @@ std::optional<HyperParameters> GaussianProcessSampler::propose(
   auto acquisition = [&](const std::vector<double>& u) {
     const auto [mean, var] = gp.predict(snap(u));
     const double sd = std::sqrt(var);
-    if (bo_.acquisition == "ucb") return mean - bo_.beta * sd;
+    if (bo_.acquisition == Acquisition::ucb) return mean - bo_.beta * sd;
     const double z = (y_best - mean) / sd;
     const double cdf = 0.5 * std::erfc(-z / std::numbers::sqrt2);
     const double pdf = std::exp(-0.5 * z * z) / std::sqrt(2 * std::numbers::pi);
@@ -179,7 +187,7 @@ std::optional<HyperParameters> GaussianProcessSampler::propose(
 
 BayesianOptimizationOracle::BayesianOptimizationOracle(OracleOptions options,
                                                        BayesianOptimizationOracleOptions bo)
-    : Oracle(std::move(options)), bo_(std::move(bo)) {
+    : Oracle(std::move(options)), bo_(bo) {
   check_bayesian_options(bo_, "BayesianOptimization");
 }
 

@@ -18,11 +18,18 @@
 
 namespace osprey::tune {
 
+// What the proposal step minimizes over candidates: the lower confidence bound
+// mean - beta * std of the GP's prediction, or minus the expected improvement over the best score.
+enum class Acquisition { ucb, ei };
+// "ucb" / "ei" <-> Acquisition; ValueError naming `where` for another name.
+Acquisition parse_acquisition(const std::string& name, const std::string& where);
+const char* acquisition_name(Acquisition acquisition);
+
 struct BayesianOptimizationOracleOptions {
-  int num_initial_points = 0;       // 0: 3 x the tunable hyperparameters (at least 2)
-  double alpha = 1e-4;              // GP noise variance (standardized objective)
-  double beta = 2.6;                // exploration weight of the confidence bound
-  std::string acquisition = "ucb";  // "ucb" or "ei"
+  int num_initial_points = 0;  // 0: 3 x the tunable hyperparameters (at least 2)
+  double alpha = 1e-4;         // GP noise variance (standardized objective)
+  double beta = 2.6;           // exploration weight of the confidence bound
+  Acquisition acquisition = Acquisition::ucb;
   int num_candidates = 1000;
   int num_refined = 5;
 };

@@ -53,7 +53,7 @@ struct BayesianOptimizationOptions {
   int num_initial_points = 0;  // 0: 3 x the tunable hyperparameters
   double alpha = 1e-4;
   double beta = 2.6;
-  std::string acquisition = "ucb";  // or "ei"
+  Acquisition acquisition = Acquisition::ucb;
 };
 
 struct HyperbandOptions {
@@ -73,13 +73,13 @@ struct HyperbandOptions {
   int verbose = 1;
   std::string tuner_id = "tuner0";
   double max_seconds = 0;  // TunerOptions::max_seconds
-  // "bayesian": new configurations from a Gaussian process over every rung (BOHB); see hyperband.h.
-  std::string sampler = "random";
+  // bayesian: new configurations from a Gaussian process over every rung (BOHB); see hyperband.h.
+  HyperbandSampler sampler = HyperbandSampler::random;
   double random_fraction = 1.0 / 3;
   int num_initial_points = 0;  // scored trials before the model is used; 0: dimensions + 1
   double alpha = 1e-4;
-  double beta = 2.6;  // with acquisition "ucb"
-  std::string acquisition = "ei";
+  double beta = 2.6;  // with Acquisition::ucb
+  Acquisition acquisition = Acquisition::ei;
 };
 
 struct AshaOptions {

@@ -48,14 +48,22 @@ int64_t hyperband_epoch_budget(const std::vector<HyperbandBracket>& schedule) {
   return total;
 }
 
+HyperbandSampler parse_hyperband_sampler(const std::string& name, const std::string& where) {
+  if (name == "random") return HyperbandSampler::random;
+  if (name == "bayesian") return HyperbandSampler::bayesian;
+  OSPREY_THROW(ValueError, "{}: the sampler must be random or bayesian. Received: '{}'", where,
+               name);
+}
+
+const char* hyperband_sampler_name(HyperbandSampler sampler) {
+  return sampler == HyperbandSampler::bayesian ? "bayesian" : "random";
+}
+
 HyperbandOracle::HyperbandOracle(OracleOptions options, HyperbandOracleOptions hb)
     : Oracle(std::move(options)), hb_(hb), schedule_(hyperband_schedule(hb.max_epochs, hb.factor)) {
   OSPREY_CHECK(hb_.hyperband_iterations >= 1,
                "Hyperband: hyperband_iterations must be >= 1. Received: {}",
                hb_.hyperband_iterations);
-  OSPREY_CHECK(hb_.sampler == "random" || hb_.sampler == "bayesian",
-               "Hyperband: sampler must be \"random\" or \"bayesian\". Received: \"{}\"",
-               hb_.sampler);
   OSPREY_CHECK(hb_.random_fraction >= 0 && hb_.random_fraction <= 1,
                "Hyperband: random_fraction must be in [0, 1]. Received: {}", hb_.random_fraction);
   check_bayesian_options(hb_.bayesian, "Hyperband");
@@ -67,7 +75,8 @@ HyperParameters HyperbandOracle::new_configuration() {
     return fresh ? std::move(*fresh)
                  : random_values();  // a small space may repeat values across brackets
   };
-  if (hb_.sampler != "bayesian" || next_uniform() < hb_.random_fraction) return random();
+  if (hb_.sampler != HyperbandSampler::bayesian || next_uniform() < hb_.random_fraction)
+    return random();
   GaussianProcessSampler gp(space_, hb_.bayesian);
   if (gp.dimensions() == 0) return random();
   const size_t needed = hb_.bayesian.num_initial_points > 0
@@ -189,9 +198,12 @@ nlohmann::json HyperbandOracle::algorithm_state() const {
                         {"round_trials", b.round_trials},
                         {"promote", b.promote}});
   }
-  return {{"max_epochs", hb_.max_epochs}, {"factor", hb_.factor},
-          {"sampler", hb_.sampler},       {"hyperband_iterations", hb_.hyperband_iterations},
-          {"brackets", brackets},         {"next_iteration", next_iteration_},
+  return {{"max_epochs", hb_.max_epochs},
+          {"factor", hb_.factor},
+          {"sampler", hyperband_sampler_name(hb_.sampler)},
+          {"hyperband_iterations", hb_.hyperband_iterations},
+          {"brackets", brackets},
+          {"next_iteration", next_iteration_},
           {"next_bracket", next_bracket_}};
 }
 
@@ -204,11 +216,11 @@ void HyperbandOracle::set_algorithm_state(const nlohmann::json& s) {
       "another project_name or overwrite=true",
       s.at("max_epochs").get<int>(), s.at("factor").get<int>(), hb_.max_epochs, hb_.factor);
   const std::string sampler = s.value("sampler", std::string("random"));
-  OSPREY_CHECK_T(IoError, sampler == hb_.sampler,
+  OSPREY_CHECK_T(IoError, sampler == hyperband_sampler_name(hb_.sampler),
                  "Hyperband: the saved search used sampler \"{}\", this one \"{}\"; use another "
                  "project_name or "
                  "overwrite=true",
-                 sampler, hb_.sampler);
+                 sampler, hyperband_sampler_name(hb_.sampler));
   const int num_brackets = static_cast<int>(schedule_.size());
   auto check_bracket = [&](int bracket) {
     OSPREY_CHECK_T(IoError, bracket >= 0 && bracket < num_brackets,

@@ -10,11 +10,11 @@
 //   s=1: 8x27 2x81 · s=0: 5x81
 // Each trial carries the values below among its hyperparameters' (kTunerTrialId only when
 // promoted), under KerasTuner's names.
-// sampler = "bayesian" draws each bracket's new configurations from a model instead, in the
-// spirit of BOHB (Falkner et al., ICML 2018) with osprey's Gaussian process in place of BOHB's
-// density estimator: one GP over the scored trials of every rung, with the budget as an extra
-// input (log epochs, 1 at max_epochs), proposes by expected improvement at max_epochs, once
-// num_initial_points trials are scored (0: dimensions + 1). A random_fraction of the new
+// sampler = HyperbandSampler::bayesian draws each bracket's new configurations from a model
+// instead, in the spirit of BOHB (Falkner et al., ICML 2018) with osprey's Gaussian process in
+// place of BOHB's density estimator: one GP over the scored trials of every rung, with the budget
+// as an extra input (log epochs, 1 at max_epochs), proposes by expected improvement at max_epochs,
+// once num_initial_points trials are scored (0: dimensions + 1). A random_fraction of the new
 // configurations stay random so the model cannot lock the search out of a region; values
 // proposed in a running bracket's current round and not yet scored enter the GP at its own
 // prediction, so one round's proposals spread out. Promotion is unchanged: successive halving
@@ -57,12 +57,19 @@ std::vector<HyperbandBracket> hyperband_schedule(int max_epochs, int factor);
 // of num_trials x (epochs - previous rung's epochs)).
 int64_t hyperband_epoch_budget(const std::vector<HyperbandBracket>& schedule);
 
+// Where Hyperband's new configurations come from: uniform draws, or a GP fitted to the scores so
+// far (random_fraction of them still uniform).
+enum class HyperbandSampler { random, bayesian };
+// "random" / "bayesian" <-> HyperbandSampler; ValueError naming `where` for another name.
+HyperbandSampler parse_hyperband_sampler(const std::string& name, const std::string& where);
+const char* hyperband_sampler_name(HyperbandSampler sampler);
+
 struct HyperbandOracleOptions {
   int max_epochs = 100;
   int factor = 3;
   int hyperband_iterations = 1;
-  std::string sampler = "random";  // or "bayesian"
-  BayesianOptimizationOracleOptions bayesian{.acquisition = "ei"};
+  HyperbandSampler sampler = HyperbandSampler::random;
+  BayesianOptimizationOracleOptions bayesian{.acquisition = Acquisition::ei};
   double random_fraction = 1.0 / 3;  // of the bayesian sampler's new configurations
 };
 

@@ -366,7 +366,9 @@ TEST(HyperbandOracleTest, BayesianSamplerKeepsTheScheduleAndSamplesNearTheOptimu
     for (int k = 0; k < 2; ++k) {
       HyperbandOracle oracle(
           {.max_trials = 0, .seed = seed, .hyperparameters = bowl_space()},
-          {.max_epochs = 27, .factor = 3, .sampler = k == 0 ? "random" : "bayesian"});
+          {.max_epochs = 27,
+           .factor = 3,
+           .sampler = k == 0 ? HyperbandSampler::random : HyperbandSampler::bayesian});
       run_bowl(oracle);
       std::set<std::string> keys;
       int later = 0;
@@ -397,7 +399,8 @@ TEST(HyperbandOracleTest, BayesianSamplerResumesWhereItStopped) {
   const auto dir = std::filesystem::temp_directory_path() /
                    ("osprey_hb_bohb_test_" + std::to_string(::getpid()));
   std::filesystem::remove_all(dir);
-  const HyperbandOracleOptions hb{.max_epochs = 27, .factor = 3, .sampler = "bayesian"};
+  const HyperbandOracleOptions hb{
+      .max_epochs = 27, .factor = 3, .sampler = HyperbandSampler::bayesian};
   HyperbandOracle whole({.max_trials = 0, .seed = 7, .hyperparameters = bowl_space()}, hb);
   run_bowl(whole, 46);  // into bracket s=2, whose new configurations come from the model
   {
@@ -440,12 +443,32 @@ TEST(HyperbandOracleTest, BadSamplerOptionsAreRefused) {
     }
     return std::string("no error");
   };
-  EXPECT_EQ(message({.max_epochs = 9, .sampler = "tpe"}),
-            "Hyperband: sampler must be \"random\" or \"bayesian\". Received: \"tpe\"");
   EXPECT_EQ(message({.max_epochs = 9, .random_fraction = 1.5}),
             "Hyperband: random_fraction must be in [0, 1]. Received: 1.5");
-  EXPECT_EQ(message({.max_epochs = 9, .bayesian = {.acquisition = "pi"}}),
-            "Hyperband: acquisition must be \"ucb\" or \"ei\". Received: \"pi\"");
+  EXPECT_EQ(message({.max_epochs = 9, .bayesian = {.alpha = 0}}),
+            "Hyperband: alpha must be positive. Received: 0");
+}
+
+// The sampler and the acquisition are enums; their names are what configuration files, saved
+// searches and the command line carry.
+TEST(HyperbandOracleTest, SamplerAndAcquisitionNamesRoundTripAndUnknownNamesAreRefused) {
+  for (HyperbandSampler s : {HyperbandSampler::random, HyperbandSampler::bayesian})
+    EXPECT_EQ(parse_hyperband_sampler(hyperband_sampler_name(s), "test"), s);
+  for (Acquisition a : {Acquisition::ucb, Acquisition::ei})
+    EXPECT_EQ(parse_acquisition(acquisition_name(a), "test"), a);
+  auto message = [](auto parse, const char* name) {
+    try {
+      parse(name, "study.json: algorithm.sampler");
+    } catch (const ValueError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(message(parse_hyperband_sampler, "tpe"),
+            "study.json: algorithm.sampler: the sampler must be random or bayesian. Received: "
+            "'tpe'");
+  EXPECT_EQ(message(parse_acquisition, "pi"),
+            "study.json: algorithm.sampler: the acquisition must be ucb or ei. Received: 'pi'");
 }
 
 }  // namespace

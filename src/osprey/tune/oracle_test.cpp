@@ -486,13 +486,13 @@ TEST(BayesianOptimizationTest, FindsBraninsMinimumCloserThanRandomSearch) {
 }
 
 TEST(BayesianOptimizationTest, RejectsBadOptions) {
-  EXPECT_THROW(BayesianOptimizationOracle({}, {.acquisition = "pi"}), ValueError);
+  EXPECT_THROW(BayesianOptimizationOracle({}, {.beta = -1}), ValueError);
   EXPECT_THROW(BayesianOptimizationOracle({}, {.alpha = 0}), ValueError);
 }
 
 TEST(BayesianOptimizationTest, ExpectedImprovementAlsoConverges) {
   BayesianOptimizationOracle bo({.max_trials = 25, .seed = 4, .hyperparameters = space_xy()},
-                                {.acquisition = "ei", .num_candidates = 300});
+                                {.acquisition = Acquisition::ei, .num_candidates = 300});
   EXPECT_LT(best_after(bo, 25) - 0.397887, 1.5);
 }
 

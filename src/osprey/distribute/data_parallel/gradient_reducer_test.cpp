@@ -20,6 +20,7 @@ using B = std::vector<std::vector<size_t>>;
 
 std::vector<Variable> variables_of_sizes(const std::vector<int64_t>& numels) {
   std::vector<Variable> vars;
+  vars.reserve(numels.size());
   for (int64_t n : numels) vars.emplace_back(Tensor::empty({n}, {DType::float32}), true);
   return vars;
 }
