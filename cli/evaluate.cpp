@@ -57,10 +57,14 @@ std::vector<std::pair<fs::path, fs::file_time_type>> checkpoints(const fs::path&
 }
 
 void watch(const WatchArgs& a) {
-  OSPREY_CHECK_T(IoError, fs::is_directory(a.dir), "osprey evaluate --watch: {} is not a folder",
-                 a.dir);
+  // A folder that does not exist yet is waited for: the evaluator is usually started beside the
+  // training that creates it (docs/fault_tolerance.md). A file in its place is a mistake.
+  const bool exists = fs::exists(a.dir);
+  OSPREY_CHECK_T(IoError, !exists || fs::is_directory(a.dir),
+                 "osprey evaluate --watch: {} is not a folder", a.dir);
   const data::LabeledArrays test = datasets::fashion_mnist::load({.directory = a.data}).test;
-  fmt::print("watching {} for checkpoints (every {} s)\n", a.dir, a.poll);
+  fmt::print("watching {} for checkpoints (every {} s){}\n", a.dir, a.poll,
+             exists ? "" : "; it does not exist yet, waiting for it to appear");
   std::fflush(stdout);
   std::map<fs::path, fs::file_time_type> seen;
   int evaluations = 0;

@@ -46,6 +46,9 @@ function(osprey_add_module)
     $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/src> $<BUILD_INTERFACE:${PROJECT_BINARY_DIR}/generated>
     $<INSTALL_INTERFACE:include>)
   target_link_libraries(osprey_${M_NAME} PUBLIC ${M_DEPS} PRIVATE ${M_PRIVATE_DEPS})
+  # The headers are C++20: a project that links osprey::<name> compiles with C++20 or later
+  # whatever its own CMAKE_CXX_STANDARD says (issue 48: without it a consumer got 46 errors).
+  target_compile_features(osprey_${M_NAME} PUBLIC cxx_std_20)
   osprey_target_defaults(osprey_${M_NAME})
   osprey_unity(osprey_${M_NAME})
   set(_tests "")

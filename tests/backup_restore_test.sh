@@ -134,10 +134,13 @@ fi
 
 # ---- the side-car evaluator ------------------------------------------------------------------------
 # osprey evaluate --watch evaluates each epoch checkpoint as osprey train writes it, with the very
-# numbers a later `osprey evaluate` of that checkpoint prints.
-mkdir -p "$tmp/ckpts"
+# numbers a later `osprey evaluate` of that checkpoint prints. Started before training has created
+# the folder, as docs/fault_tolerance.md shows it: it waits for the folder.
 "$osprey" evaluate --watch "$tmp/ckpts" --max-evaluations 3 --poll 0.2 >"$tmp/watch_out" 2>&1 &
 bg=$!
+for _ in $(seq 1 300); do grep -q "^watching" "$tmp/watch_out" && break; sleep 0.1; done
+grep -q "it does not exist yet, waiting for it to appear" "$tmp/watch_out" ||
+  fail "the watcher did not say it waits for the folder: $(head -1 "$tmp/watch_out")"
 train --checkpoint-dir "$tmp/ckpts" --output ""
 [ "$rc" = 0 ] || fail "training with --checkpoint-dir: exit code $rc"
 for _ in $(seq 1 600); do kill -0 "$bg" 2>/dev/null || break; sleep 0.1; done

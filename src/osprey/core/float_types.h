@@ -26,11 +26,15 @@ inline float bf16_bits_to_f32(uint16_t b) noexcept {
   return std::bit_cast<float>(static_cast<uint32_t>(b) << 16);
 }
 
-// F16C is part of x86-64-v3, the baseline osprey builds for.
-inline uint16_t f32_to_f16_bits(float f) noexcept {
+// F16C is part of x86-64-v3, the baseline osprey builds for. The target attribute lets a project
+// that includes this header without -mf16c (or -march) compile: there the two are called, not
+// inlined.
+__attribute__((target("f16c"))) inline uint16_t f32_to_f16_bits(float f) noexcept {
   return static_cast<uint16_t>(_cvtss_sh(f, _MM_FROUND_TO_NEAREST_INT));
 }
-inline float f16_bits_to_f32(uint16_t b) noexcept { return _cvtsh_ss(b); }
+__attribute__((target("f16c"))) inline float f16_bits_to_f32(uint16_t b) noexcept {
+  return _cvtsh_ss(b);
+}
 
 // Rounds a magnitude (f32 bits with the sign cleared, finite, below the format's overflow point)
 // to the code of a float8 with kMant mantissa bits and exponent bias kBias: round to nearest even,
