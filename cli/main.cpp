@@ -1,5 +1,6 @@
 // The `osprey` command. Exit codes: 0 ok, 1 failure, 2 bad usage (CLI11's parse errors and the
-// subcommands' own checks of their options and environment, cli/usage_error.h).
+// subcommands' own checks of their options and environment, cli/usage_error.h). An error starts on
+// its own line, even when fit's progress bar had one open.
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -12,6 +13,7 @@
 #include "cli/wait_policy.h"
 #include "osprey/comm/mpi.h"
 #include "osprey/core/error.h"
+#include "osprey/train/progbar.h"
 #include "osprey/version.h"
 
 int main(int argc, char** argv) {
@@ -63,11 +65,13 @@ int main(int argc, char** argv) {
     return app.exit(e) == 0 ? 0 : 2;
   } catch (const osprey::cli::ExitCode& e) {
     return e.code;
-  } catch (const osprey::cli::UsageError& e) {  // a subcommand refused its options
+  } catch (const osprey::cli::UsageError& e) {      // a subcommand refused its options
+    osprey::train::ProgbarLogger::end_open_line();  // an error starts on its own line
     fmt::print(stderr, "osprey: error: {}\n", e.what());
     osprey::comm::mpi_abort_if_running(2);  // the other ranks may be waiting in a collective
     return 2;
   } catch (const std::exception& e) {  // a failure, a ValueError from deep inside fit included
+    osprey::train::ProgbarLogger::end_open_line();
     fmt::print(stderr, "osprey: error: {}\n", e.what());
     osprey::comm::mpi_abort_if_running(1);
     return 1;

@@ -49,6 +49,10 @@ void run(const TrainArgs& a, const CLI::App& cmd) {
   set_global_seed(a.seed);
   config::set_dtype_policy(a.dtype_policy);
   const std::shared_ptr<const train::Strategy> strategy = make_strategy(a);
+  // Refused here, before any data is read or any worker is waited for: every task of a cluster
+  // checks it alike, so the job ends at once with a usage error.
+  const int64_t batch_size = checked_batch_size(
+      a.batch_size, cmd.get_option("--batch-size")->count() > 0, strategy->num_replicas_in_sync());
   std::shared_ptr<optim::Optimizer> opt = as_usage_error([&] { return optim::get(a.optimizer); });
   opt->set_learning_rate(a.lr);
   // Every worker logs the same numbers (they see the whole global batch): the chief prints them.
@@ -91,14 +95,18 @@ void run(const TrainArgs& a, const CLI::App& cmd) {
     fmt::print("{}", model.summary());
   }
   if (chief && strategy->num_replicas_in_sync() > 1) {
-    fmt::print("strategy: {}, {} replicas in sync, global batch {}\n", strategy->describe(),
-               strategy->num_replicas_in_sync(), a.batch_size);
+    fmt::print("strategy: {}, {} replicas in sync, global batch {}{}\n", strategy->describe(),
+               strategy->num_replicas_in_sync(), batch_size,
+               batch_size != a.batch_size
+                   ? fmt::format(" (the default {} rounded to a multiple of {})", a.batch_size,
+                                 strategy->num_replicas_in_sync())
+                   : "");
   }
   model.compile(opt, "sparse_categorical_crossentropy", {"accuracy"}, {.strategy = strategy});
   auto history = std::make_shared<report::HistoryRecorder>();  // osprey report's curves
   fit_callbacks.push_back(history);
   model.fit(data.train.x, data.train.y,
-            {.batch_size = a.batch_size,
+            {.batch_size = batch_size,
              .epochs = a.epochs,
              .verbose = chief ? 1 : 0,
              .callbacks = fit_callbacks,
@@ -164,7 +172,10 @@ void add_train(CLI::App& app) {
           },
           "mlp|cnn|FILE"));
   cmd->add_option("--epochs", args->epochs, "Epochs")->check(kPositive);
-  cmd->add_option("--batch-size", args->batch_size, "Batch size")->check(kPositive);
+  cmd->add_option("--batch-size", args->batch_size,
+                  "The global batch, split evenly among the replicas in sync, so a multiple of "
+                  "them (default: 128, or the nearest multiple: 129 for 3 replicas)")
+      ->check(kPositive);
   cmd->add_option("--steps-per-epoch", args->steps_per_epoch,
                   "Training steps per epoch (default: one pass over the data)")
       ->check(kPositive);

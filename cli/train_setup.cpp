@@ -105,6 +105,18 @@ std::shared_ptr<const train::Strategy> make_strategy(const TrainArgs& a) {
   });
 }
 
+int64_t checked_batch_size(int64_t batch_size, bool given, int replicas) {
+  const int64_t n = std::max(replicas, 1);
+  if (batch_size % n == 0) return batch_size;
+  const int64_t below = batch_size / n * n, above = below + n;
+  if (!given) return below > 0 && batch_size - below < above - batch_size ? below : above;
+  OSPREY_THROW(cli::UsageError,
+               "osprey train: --batch-size {} is not divisible by the {} replicas in sync (the "
+               "global batch is split evenly among them); use --batch-size {}",
+               batch_size, n,
+               below > 0 ? fmt::format("{} or {}", below, above) : std::to_string(above));
+}
+
 namespace {
 
 // Runs f, which reads what `flag` names (`path`); what it throws about the file (a ValueError or

@@ -69,6 +69,12 @@ void apply_managed_job_environment(TrainArgs& a, const CLI::App& cmd);
 // Options that do not go together, and a cluster spec (OSPREY_CONFIG/TF_CONFIG) the strategy
 // refuses, are UsageErrors; a failure to connect is not.
 std::shared_ptr<const train::Strategy> make_strategy(const TrainArgs& a);
+// The global batch, which fit splits evenly among the strategy's `replicas` in sync (Keras's rule
+// for a global batch): a --batch-size the user gave (`given`) must be a multiple of them, else a
+// UsageError names the nearest ones ("use --batch-size 126 or 129"); the default (128) is rounded
+// to the nearest multiple instead (129 for 3 replicas), so that `osprey launch --workers 3 --ps 2
+// -- osprey train --strategy parameter_server` runs as written.
+int64_t checked_batch_size(int64_t batch_size, bool given, int replicas);
 // A row's shape: x's shape without its first (batch) axis.
 Shape row_shape(const Shape& x);
 TrainData load_data(const TrainArgs& a, const CLI::App& cmd);

@@ -3,6 +3,7 @@
 // exact text Open MPI 4.1 prints. tests/launch_test.sh runs the real thing under mpirun. And those
 // of `osprey tune --command` (cli/tune_command.h, cli/command_trial.h): its command templates and a
 // trial's placeholder values; tests/tune_command_test.sh runs the real thing.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -10,6 +11,9 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 
 #include "cli/launch/launch_util.h"
 #include "cli/launch/local_cluster.h"
@@ -398,7 +402,8 @@ TEST(SuperviseTest, AServerThatIgnoresSigtermIsKilledAGraceAfterItWasAskedToStop
        .serves_others = true});
   testing::internal::CaptureStderr();
   const auto start = std::chrono::steady_clock::now();
-  const int code = supervise(std::move(tasks), 0.5);
+  const int code =
+      supervise(std::move(tasks), {.finish_grace_seconds = 0.5, .stop_grace_seconds = 0.5});
   const auto took = std::chrono::steady_clock::now() - start;
   const std::string err = testing::internal::GetCapturedStderr();
   EXPECT_EQ(code, 0);  // the chief's
@@ -409,6 +414,162 @@ TEST(SuperviseTest, AServerThatIgnoresSigtermIsKilledAGraceAfterItWasAskedToStop
   EXPECT_LT(took, std::chrono::seconds(30)) << "launch waited on the ps";
   std::remove(ready.c_str());
   rmdir(dir_template);
+}
+
+// Deterministic failures (exit 2: a usage error; 126, 127: a program that cannot run) are never
+// restarted: the same command would fail again. Other failures restart while attempts are left.
+TEST(LaunchRestartTest, AUsageErrorOrAProgramThatCannotRunIsNotRestarted) {
+  EXPECT_EQ(deterministic_failure(2), "a usage error");
+  EXPECT_EQ(deterministic_failure(126), "the program cannot be executed");
+  EXPECT_EQ(deterministic_failure(127), "the program was not found or could not be started");
+  for (int code : {1, 3, 134, 137}) EXPECT_EQ(deterministic_failure(code), std::nullopt) << code;
+  const AfterFailure usage = after_failure(1, 4, 2, "rank 0 failed with exit code 2");
+  EXPECT_FALSE(usage.restart);
+  EXPECT_EQ(usage.message,
+            "rank 0 failed with exit code 2 (a usage error); not restarting: the same command "
+            "would fail again");
+  const AfterFailure missing = after_failure(1, 4, 127, "rank 1 failed with exit code 127");
+  EXPECT_FALSE(missing.restart);
+  EXPECT_EQ(missing.message,
+            "rank 1 failed with exit code 127 (the program was not found or could not be "
+            "started); not restarting: the same command would fail again");
+}
+
+TEST(LaunchRestartTest, OtherFailuresRestartTheJobWhileAttemptsAreLeft) {
+  const AfterFailure first = after_failure(1, 4, 5, "rank 1 failed with exit code 5");
+  EXPECT_TRUE(first.restart);
+  EXPECT_EQ(first.message,
+            "attempt 1 of 4 ended: rank 1 failed with exit code 5; restarting the job (3 "
+            "restarts left)");
+  const AfterFailure third = after_failure(3, 4, 137, "rank 0 was killed by signal 9 (Killed)");
+  EXPECT_TRUE(third.restart);
+  EXPECT_EQ(third.message,
+            "attempt 3 of 4 ended: rank 0 was killed by signal 9 (Killed); restarting the job (1 "
+            "restart left)");
+  const AfterFailure last = after_failure(4, 4, 5, "rank 1 failed with exit code 5");
+  EXPECT_FALSE(last.restart);
+  EXPECT_EQ(last.message, "rank 1 failed with exit code 5");
+}
+
+// A scratch folder for the supervise tests, removed with what is in it.
+struct ScratchDir {
+  ScratchDir() {
+    char name[] = "/tmp/osprey_supervise_XXXXXX";
+    EXPECT_NE(mkdtemp(name), nullptr);
+    path = name;
+  }
+  ~ScratchDir() { std::filesystem::remove_all(path); }
+  std::string file(const std::string& name) const { return path + "/" + name; }
+  std::string path;
+};
+
+int lines_in(const std::string& path) {
+  std::ifstream in(path);
+  return static_cast<int>(
+      std::count(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>(), '\n'));
+}
+
+// A chief that waits until `marker` exists, then `seconds` more (time for a wrong restart to show),
+// and exits with `code`.
+LocalTask waiting_chief(const std::string& marker, double seconds, int code) {
+  return {.type = "chief",
+          .index = 0,
+          .label = "[chief]",
+          .argv = io::find_program({"sh", "-c",
+                                    fmt::format("while [ ! -e '{}' ]; do sleep 0.01; done; sleep "
+                                                "{}; exit {}",
+                                                marker, seconds, code)}),
+          .env = io::environment_with({}),
+          .primary = true};
+}
+
+TEST(SuperviseTest, AWorkerThatExitsWithAUsageErrorIsSaidOnceAndNotRestarted) {
+  const ScratchDir dir;
+  const std::string runs = dir.file("runs");
+  std::vector<LocalTask> tasks;
+  tasks.push_back(waiting_chief(runs, 1.0, 0));
+  tasks.push_back({.type = "worker",
+                   .index = 0,
+                   .label = "[worker 0]",
+                   .argv = io::find_program(
+                       {"sh", "-c", "echo run >> '" + runs + "'; echo 'bad flag' >&2; exit 2"}),
+                   .env = io::environment_with({}),
+                   .restarts_left = 3});
+  testing::internal::CaptureStderr();
+  const int code =
+      supervise(std::move(tasks), {.finish_grace_seconds = 5, .stop_grace_seconds = 5});
+  const std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(code, 0);  // the chief's
+  EXPECT_EQ(lines_in(runs), 1) << "the worker was restarted:\n" << err;
+  EXPECT_NE(err.find("osprey launch: worker 0 exited with code 2 (a usage error); not restarting: "
+                     "the same command would fail again\n"),
+            std::string::npos)
+      << err;
+  EXPECT_EQ(err.find("restarting it"), std::string::npos) << err;
+}
+
+TEST(SuperviseTest, AProgramThatCannotRunIsNamedOnceAndNotRestarted) {
+  const ScratchDir dir;
+  const std::string missing = dir.file("no-such-program");
+  std::vector<LocalTask> tasks;
+  // The chief runs a second (its marker, the folder, exists): time enough for a wrong restart.
+  tasks.push_back(waiting_chief(dir.path, 1.0, 0));
+  tasks.push_back({.type = "worker",
+                   .index = 1,
+                   .label = "[worker 1]",
+                   .argv = {missing, "--flag"},
+                   .env = io::environment_with({}),
+                   .restarts_left = 3});
+  testing::internal::CaptureStderr();
+  const int code =
+      supervise(std::move(tasks), {.finish_grace_seconds = 5, .stop_grace_seconds = 5});
+  const std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(code, 0);
+  const std::string said =
+      "[worker 1] osprey launch: cannot run " + missing + ": No such file or directory\n";
+  const size_t first = err.find(said);
+  EXPECT_NE(first, std::string::npos) << err;
+  EXPECT_EQ(err.find(said, first + 1), std::string::npos) << "said twice: restarted\n" << err;
+  EXPECT_NE(err.find("osprey launch: worker 1 exited with code 127 (the program was not found or "
+                     "could not be started); not restarting: the same command would fail "
+                     "again\n"),
+            std::string::npos)
+      << err;
+}
+
+// After the chief fails, the workers would wait for steps that never come and the ps serve
+// nobody: every task is stopped at once, not a finish grace (a minute for a ps cluster) later.
+TEST(SuperviseTest, WhenTheChiefFailsEveryOtherTaskIsStoppedAtOnce) {
+  const ScratchDir dir;
+  const std::string ready = dir.file("ready");
+  std::vector<LocalTask> tasks;
+  tasks.push_back(waiting_chief(ready, 0.0, 3));
+  // `exec sleep`: the task is the sleep itself, so SIGTERM ends it (a shell would leave its
+  // child holding the pipes).
+  tasks.push_back({.type = "worker",
+                   .index = 0,
+                   .label = "[worker 0]",
+                   .argv = io::find_program({"sh", "-c", "exec sleep 120"}),
+                   .env = io::environment_with({}),
+                   .restarts_left = 3});
+  tasks.push_back({.type = "ps",
+                   .index = 0,
+                   .label = "[ps 0]",
+                   .argv = io::find_program({"sh", "-c", ": > '" + ready + "'; exec sleep 120"}),
+                   .env = io::environment_with({}),
+                   .restarts_left = 3,
+                   .serves_others = true});
+  testing::internal::CaptureStderr();
+  const auto start = std::chrono::steady_clock::now();
+  const int code =
+      supervise(std::move(tasks), {.finish_grace_seconds = 60, .stop_grace_seconds = 60});
+  const auto took = std::chrono::steady_clock::now() - start;
+  const std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(code, 3);
+  EXPECT_NE(err.find("osprey launch: the chief exited with code 3\n"), std::string::npos) << err;
+  EXPECT_EQ(err.find("restarting"), std::string::npos) << err;
+  EXPECT_EQ(err.find("killing it"), std::string::npos) << "SIGTERM was enough:\n" << err;
+  EXPECT_LT(took, std::chrono::seconds(5)) << "launch waited on the worker and the ps\n" << err;
 }
 
 }  // namespace

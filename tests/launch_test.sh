@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # End-to-end test of `osprey launch` under mpirun (ctest label mpi): rank-prefixed output on the
 # right stream, each worker's thread share, the exit code and message when a rank fails or is
-# killed, and restarts of the whole job (--max-restarts). Usage: launch_test.sh path/to/osprey
+# killed, and restarts of the whole job (--max-restarts), never after a usage error (exit 2) or a
+# program that cannot run (127). Usage: launch_test.sh path/to/osprey
 set -u
 osprey=$1
 if ! command -v mpirun >/dev/null; then echo "launch_test: skipped, no mpirun on PATH"; exit 77; fi
@@ -66,6 +67,19 @@ expect_line err "osprey launch: rank 1 failed with exit code 4"
 launch -n 2 --max-restarts 0 -- sh -c 'exit 6'
 [ "$rc" = 6 ] || fail "max-restarts 0: exit code $rc, expected 6"
 grep -q "attempt" "$tmp/err" && fail "max-restarts 0 restarted"
+
+# Deterministic failures are never restarted: a usage error (exit 2) and a program that cannot run
+# (127, its name said by the worker) would fail again, so launch says so once and ends.
+launch -n 2 -- sh -c 'echo ran >> '"$tmp"'/runs; exit $((OMPI_COMM_WORLD_RANK*2))'
+[ "$rc" = 2 ] || fail "usage error: exit code $rc, expected 2"
+expect_line err "osprey launch: rank 1 failed with exit code 2 (a usage error); not restarting: the same command would fail again"
+[ "$(wc -l <"$tmp/runs")" = 2 ] || fail "usage error: the job ran $(wc -l <"$tmp/runs") times on 2 ranks, expected once"
+grep -q "attempt" "$tmp/err" && fail "usage error: the job was restarted"
+launch -n 1 -- "$tmp/no-such-program" --flag
+[ "$rc" = 127 ] || fail "no such program: exit code $rc, expected 127"
+expect_line err "[rank 0] osprey launch: cannot run $tmp/no-such-program: No such file or directory"
+expect_line err "osprey launch: rank 0 failed with exit code 127 (the program was not found or could not be started); not restarting: the same command would fail again"
+[ "$(grep -c "cannot run" "$tmp/err")" = 1 ] || fail "no such program: tried more than once"
 
 launch -n 0 -- true
 [ "$rc" = 2 ] || fail "-n 0: exit code $rc, expected 2"

@@ -3,7 +3,9 @@
 // horovodrun. Each worker gets its share of the cores in OSPREY_NUM_THREADS / OMP_NUM_THREADS;
 // its output comes back line by line as "[rank R] text". A failure restarts the whole job, up to
 // --max-restarts times in all (default 3), each attempt's ending printed with the rank that
-// failed; then launch exits with the first failing worker's exit code and names its rank. The
+// failed; then launch exits with the first failing worker's exit code and names its rank. A
+// deterministic failure (exit 2, a usage error; 126 or 127, a program that cannot run) is never
+// restarted: the same command would fail again (launch_util.h, after_failure). The
 // pure parts live in launch_util.h. `osprey launch --workers M --ps N -- PROGRAM` starts a
 // parameter-server cluster on this host instead (launch_ps.h).
 #include <dirent.h>
@@ -258,11 +260,9 @@ void run_launch(const LaunchArgs& a) {
       exit_with(128 + sig, fmt::format("stopped by signal {} ({})", sig, strsignal(sig)));
     }
     const Ending ending = describe_ending(r, name);
-    if (attempt == attempts) exit_with(ending.code, ending.message);
-    fmt::print(stderr,
-               "osprey launch: attempt {} of {} ended: {}; restarting the job ({} {} left)\n",
-               attempt, attempts, ending.message, attempts - attempt,
-               attempts - attempt == 1 ? "restart" : "restarts");
+    const AfterFailure next = after_failure(attempt, attempts, ending.code, ending.message);
+    if (!next.restart) exit_with(ending.code, next.message);
+    fmt::print(stderr, "osprey launch: {}\n", next.message);
     std::fflush(stderr);
   }
 }

@@ -64,8 +64,10 @@ int run_ps_cluster(const PsClusterArgs& a) {
   add("chief", 0, command, 1);
   fmt::print(stderr, "osprey launch: a chief, {} workers and {} ps on {} ({})\n", a.num_workers,
              a.num_ps, host, cluster.dump());
-  // Workers that outlive the chief get a minute to finish (their fit has ended).
-  return supervise(std::move(tasks), 60);
+  // Workers that outlive a chief that succeeded get a minute to finish (their fit has ended); after
+  // a chief's failure everyone is stopped at once. A ps writes its last checkpoint on SIGTERM: it
+  // gets 10 s before SIGKILL.
+  return supervise(std::move(tasks), {.finish_grace_seconds = 60, .stop_grace_seconds = 10});
 }
 
 }  // namespace osprey::cli

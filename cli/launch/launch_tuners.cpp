@@ -87,7 +87,7 @@ int run_tuner_study(const TunerStudyArgs& a) {
              port, a.num_tuners, fmt::join(groups, "; "));
   std::fflush(stderr);
   // Workers still running when the chief ends were told the study is over; half a minute to go.
-  return supervise(std::move(tasks), 30);
+  return supervise(std::move(tasks), {.finish_grace_seconds = 30, .stop_grace_seconds = 30});
 }
 
 }  // namespace osprey::cli

@@ -21,7 +21,8 @@ struct TunerStudyArgs {
 // a fresh one to take its place, so memory never grows across trials. A worker that fails is
 // restarted (its trial resumes from its last epoch backup); so is a chief that fails, with
 // OSPREY_TUNER_RESTARTED=1 so that it resumes its directory even when the program says
-// overwrite. Returns the chief's exit code.
+// overwrite; never after exit 2 (a usage error), 126 or 127 (cannot run). Returns the chief's
+// exit code.
 int run_tuner_study(const TunerStudyArgs& args);
 
 // The cores of worker `index` of `workers`: an equal share of `available` (in its order), at

@@ -219,6 +219,28 @@ void OutputDemux::split_srun(std::vector<OutputLine>& out, bool at_end) {
   }
 }
 
+std::optional<std::string> deterministic_failure(int exit_code) {
+  switch (exit_code) {
+    case 2:
+      return "a usage error";
+    case 126:
+      return "the program cannot be executed";
+    case 127:
+      return "the program was not found or could not be started";
+    default:
+      return std::nullopt;
+  }
+}
+
+AfterFailure after_failure(int attempt, int attempts, int code, const std::string& ending) {
+  if (const std::optional<std::string> why = deterministic_failure(code))
+    return {false, fmt::format("{} ({}); {}", ending, *why, kNotRestarting)};
+  if (attempt >= attempts) return {false, ending};
+  const int left = attempts - attempt;
+  return {true, fmt::format("attempt {} of {} ended: {}; restarting the job ({} {} left)", attempt,
+                            attempts, ending, left, left == 1 ? "restart" : "restarts")};
+}
+
 int WorkerFailure::launch_exit_code(int launcher_exit_code) const {
   if (signal > 0) return 128 + signal;
   if (exit_code != 0) return exit_code;

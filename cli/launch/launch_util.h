@@ -116,6 +116,27 @@ struct WorkerFailure {
   bool operator==(const WorkerFailure&) const = default;
 };
 
+// Exit codes after which the same command would fail again, so launch never restarts on them:
+// 2, a usage error (osprey's cli::UsageError, and most programs' bad arguments); 126, a program
+// that cannot be executed; 127, one not found or that exec could not start (io::ChildProcess
+// then prints "NAME: cannot run PROGRAM: why"). Returns why ("a usage error"), or nothing for any
+// other code (a crash, a lost peer, a kill: a restart may well succeed).
+std::optional<std::string> deterministic_failure(int exit_code);
+
+// What launch says after it chose not to restart: "not restarting: the same command would fail
+// again".
+inline constexpr std::string_view kNotRestarting =
+    "not restarting: the same command would fail again";
+
+// What `osprey launch -n N` does after attempt `attempt` of `attempts` ended with exit code `code`
+// (described by `ending`, "rank 1 failed with exit code 3"): restart the whole job while attempts
+// are left and the failure is not deterministic, and the line it prints either way.
+struct AfterFailure {
+  bool restart = false;
+  std::string message{};  // without the "osprey launch: " prefix
+};
+AfterFailure after_failure(int attempt, int attempts, int code, const std::string& ending);
+
 // Reads the launcher's own lines (not the workers') for its failure summary, keeping the first:
 //   mpirun: "Process name: [[29590,1],1]" then "Exit code:    3", or
 //           "... process rank 1 with PID 0 on node vm exited on signal 9 (Killed)."

@@ -10,7 +10,10 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <optional>
+#include <string>
 
+#include "cli/launch/launch_util.h"
 #include "osprey/core/error.h"
 #include "osprey/io/subprocess.h"
 
@@ -49,7 +52,7 @@ void set_env(std::vector<std::string>& env, const std::string& name, const std::
 
 }  // namespace
 
-int supervise(std::vector<LocalTask> specs, double grace_seconds) {
+int supervise(std::vector<LocalTask> specs, const SuperviseOptions& options) {
   std::vector<Running> tasks;
   tasks.reserve(specs.size());
   for (LocalTask& s : specs) {
@@ -73,7 +76,8 @@ int supervise(std::vector<LocalTask> specs, double grace_seconds) {
     }
     if (!asked_to_stop) asked_to_stop = Clock::now();
   };
-  const auto grace = std::chrono::duration<double>(grace_seconds);
+  const auto finish_grace = std::chrono::duration<double>(options.finish_grace_seconds);
+  const auto stop_grace = std::chrono::duration<double>(options.stop_grace_seconds);
   while (std::any_of(tasks.begin(), tasks.end(), [](const Running& t) { return t.running; })) {
     if (const int sig = io::SignalForwarding::take_received(); sig != 0) {
       stop_all(sig);
@@ -82,25 +86,26 @@ int supervise(std::vector<LocalTask> specs, double grace_seconds) {
     }
     // A task still running a grace after it was asked to stop is killed: launch never waits
     // without bound on one that ignores or cannot act on SIGTERM.
-    if (asked_to_stop && !killed && Clock::now() - *asked_to_stop > grace) {
+    if (asked_to_stop && !killed && Clock::now() - *asked_to_stop > stop_grace) {
       for (const Running& t : tasks) {
         if (t.running)
           fmt::print(
               stderr,
               "osprey launch: the {} {} did not stop {} s after it was asked to; killing it\n",
-              t.task.type, t.task.index, grace_seconds);
+              t.task.type, t.task.index, options.stop_grace_seconds);
       }
       std::fflush(stderr);
       stop_all(SIGKILL);
       killed = true;
     }
-    // After the primary: the others finish by themselves (their fit or study ended); those that
-    // serve others (the ps) are stopped once nobody else runs, and everyone after the grace.
+    // After the primary's success: the others finish by themselves (their fit or study ended);
+    // those that serve others (the ps) are stopped once nobody else runs, and everyone after the
+    // grace. After its failure nobody waits: the workers would wait for steps that never come.
     if (primary_ended && !stopping) {
       const bool others_done = std::none_of(tasks.begin(), tasks.end(), [](const Running& t) {
         return t.running && !t.task.serves_others;
       });
-      if (others_done || Clock::now() - *primary_ended > grace) {
+      if (primary_code != 0 || others_done || Clock::now() - *primary_ended > finish_grace) {
         stop_all(SIGTERM);
         stopping = true;
       }
@@ -141,13 +146,22 @@ int supervise(std::vector<LocalTask> specs, double grace_seconds) {
       const bool failed = !(WIFEXITED(status) && WEXITSTATUS(status) == 0);
       const bool respawn =
           WIFEXITED(status) && t.task.respawn_code && WEXITSTATUS(status) == *t.task.respawn_code;
-      if (t.task.primary && !(failed && t.task.restart_primary && !respawn &&
+      // Exit 2, 126, 127: the same command would fail again, so it is said once, not restarted.
+      const std::optional<std::string> deterministic =
+          failed && !respawn && WIFEXITED(status) ? deterministic_failure(WEXITSTATUS(status))
+                                                  : std::nullopt;
+      const std::string why = deterministic ? fmt::format(" ({})", *deterministic) : "";
+      if (t.task.primary && !(failed && t.task.restart_primary && !respawn && !deterministic &&
                               t.task.restarts_left > 0 && !stopping)) {
         primary_code = io::shell_exit_code(status);
         primary_ended = Clock::now();
-        if (primary_code != 0)
-          fmt::print(stderr, "osprey launch: the {} {}\n", t.task.type,
-                     io::describe_wait_status(status));
+        if (primary_code != 0) {
+          const bool would_restart = t.task.restart_primary && t.task.restarts_left > 0;
+          fmt::print(stderr, "osprey launch: the {} {}{}{}\n", t.task.type,
+                     io::describe_wait_status(status), why,
+                     deterministic && would_restart ? fmt::format("; {}", kNotRestarting) : "");
+          std::fflush(stderr);
+        }
         continue;
       }
       if (primary_ended || stopping) continue;
@@ -156,7 +170,10 @@ int supervise(std::vector<LocalTask> specs, double grace_seconds) {
         continue;
       }
       if (!failed) continue;
-      if (t.task.restarts_left > 0) {
+      if (deterministic) {
+        fmt::print(stderr, "osprey launch: {} {} {}{}; {}\n", t.task.type, t.task.index,
+                   io::describe_wait_status(status), why, kNotRestarting);
+      } else if (t.task.restarts_left > 0) {
         --t.task.restarts_left;
         fmt::print(stderr, "osprey launch: {} {} {}; restarting it ({} restarts left)\n",
                    t.task.type, t.task.index, io::describe_wait_status(status),

@@ -34,10 +34,21 @@ struct LocalTask {
   bool serves_others = false;
 };
 
-// Starts every task, forwards their output, restarts them by their rules, and after the primary
-// ends gives the others `grace_seconds` to finish before stopping them (SIGTERM, and SIGKILL for
-// one still running a grace later; the same after Ctrl-C or SIGTERM). Returns the primary's
-// exit code (128 + signal when killed by one), or 128 + the signal that stopped launch.
-int supervise(std::vector<LocalTask> tasks, double grace_seconds);
+struct SuperviseOptions {
+  // After the primary ended with success: how long the others may go on to finish by themselves
+  // (a worker's fit ends a little after the chief's) before they are asked to stop.
+  double finish_grace_seconds = 60;
+  // After a task was asked to stop (SIGTERM): how long before it is killed (SIGKILL).
+  double stop_grace_seconds = 10;
+};
+
+// Starts every task, forwards their output, and restarts a task that fails by its rules, except
+// after a deterministic failure (exit 2, 126, 127: launch_util.h, deterministic_failure), said once
+// and not restarted. When the primary ends with success the others get finish_grace_seconds to
+// finish, those serving others (the ps) being stopped as soon as nobody else runs; when it fails,
+// every other task is stopped at once (SIGTERM). A task still running stop_grace_seconds after
+// SIGTERM is killed (SIGKILL); the same after Ctrl-C or SIGTERM. Returns the primary's exit code
+// (128 + signal when killed by one), or 128 + the signal that stopped launch.
+int supervise(std::vector<LocalTask> tasks, const SuperviseOptions& options);
 
 }  // namespace osprey::cli

@@ -3,12 +3,42 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cmath>
+#include <cstdlib>
 
 namespace osprey::train {
 
+namespace {
+
+// The stream a bar line is open on (drawn in place, not yet ended with its newline): one per
+// process, as the terminal is.
+std::atomic<std::FILE*> g_open_line{nullptr};
+
+}  // namespace
+
+bool ProgbarLogger::draws_in_place(std::FILE* out) {
+  if (isatty(fileno(out)) == 0) return false;
+  for (const char* launcher_rank : {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK"}) {
+    if (std::getenv(launcher_rank) != nullptr) return false;
+  }
+  return true;
+}
+
+void ProgbarLogger::end_open_line() {
+  if (std::FILE* out = g_open_line.exchange(nullptr)) {
+    std::fputc('\n', out);
+    std::fflush(out);
+  }
+}
+
 ProgbarLogger::ProgbarLogger(std::FILE* out, int interactive)
-    : out_(out), interactive_(interactive < 0 ? isatty(fileno(out)) != 0 : interactive != 0) {}
+    : out_(out), interactive_(interactive < 0 ? draws_in_place(out) : interactive != 0) {}
+
+// fit ended by an error mid-epoch: the bar's line is ended as the error unwinds.
+ProgbarLogger::~ProgbarLogger() {
+  if (g_open_line.load() == out_) end_open_line();
+}
 
 namespace {
 std::string step_time(double seconds_per_step) {
@@ -58,6 +88,7 @@ void ProgbarLogger::draw(int64_t done, const Logs& logs, bool final) {
   const std::string line = format_line(done, params().steps, seconds, logs);
   if (interactive_ && params().verbose == 1) {
     fmt::print(out_, "\r{}\x1b[K{}", line, final ? "\n" : "");
+    g_open_line.store(final ? nullptr : out_);
   } else if (final) {
     fmt::print(out_, "{}\n", line);
   }
@@ -76,6 +107,10 @@ void ProgbarLogger::on_train_batch_end(int64_t batch, const Logs& logs) {
 void ProgbarLogger::on_epoch_end(int epoch, const Logs& logs) {
   if (params().verbose <= 0) return;
   draw(seen_, logs, true);
+}
+
+void ProgbarLogger::on_train_end(const Logs&) {
+  if (g_open_line.load() == out_) end_open_line();
 }
 
 }  // namespace osprey::train
