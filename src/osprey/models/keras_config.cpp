@@ -126,6 +126,11 @@ void input_layer_to_build_input_shape(nlohmann::json& config, const Place& at) {
   config["build_input_shape"] = batch_shape;
 }
 
+std::string class_name_of(const nlohmann::json& entry) {
+  const nlohmann::json cls = entry.value("class_name", nlohmann::json());
+  return cls.is_string() ? cls.get<std::string>() : cls.dump();
+}
+
 // Keras 3 writes a functional model's inbound_nodes as {"args": [...], "kwargs": {...}} calls on
 // keras tensors; osprey reads the layer-name references Model::save writes.
 void check_functional_layout(const nlohmann::json& config, const Place& at) {
@@ -137,7 +142,7 @@ void check_functional_layout(const nlohmann::json& config, const Place& at) {
                    "{}: Keras 3's functional layout ({{\"args\": ..., \"kwargs\": ...}}) is not "
                    "read; describe the model as a Sequential, or build it in osprey and save it "
                    "there",
-                   at.layer(i, l.value("class_name", std::string("?"))).field("inbound_nodes"));
+                   at.layer(i, class_name_of(l)).field("inbound_nodes"));
     }
   }
 }

@@ -170,6 +170,25 @@ TEST(KerasConfigTest, WhatOspreyCannotHonourIsRefusedNamingTheField) {
             "L2, L1L2");
 }
 
+TEST(KerasConfigTest, Keras3sFunctionalLayoutIsRefusedNamingTheLayer) {
+  const nlohmann::json d = nlohmann::json::parse(R"({
+    "module": "keras.src.models.functional", "class_name": "Functional", "registered_name": null,
+    "config": {"name": "f", "trainable": true, "layers": [
+      {"module": "keras.layers", "class_name": "InputLayer", "name": "input_layer",
+       "config": {"batch_shape": [null, 4], "dtype": "float32", "sparse": false,
+                  "name": "input_layer"}, "registered_name": null, "inbound_nodes": []},
+      {"module": "keras.layers", "class_name": "Dense", "name": "dense",
+       "config": {"name": "dense", "units": 2}, "registered_name": null,
+       "inbound_nodes": [{"args": [{"class_name": "__keras_tensor__", "config": {
+         "shape": [null, 4], "dtype": "float32", "keras_history": ["input_layer", 0, 0]}}],
+         "kwargs": {}}]}],
+      "input_layers": [["input_layer", 0, 0]], "output_layers": [["dense", 0, 0]]}})");
+  EXPECT_EQ(error_of(d),
+            "keras.json: layers[1] (Dense): inbound_nodes: Keras 3's functional layout "
+            "({\"args\": ..., \"kwargs\": ...}) is not read; describe the model as a "
+            "Sequential, or build it in osprey and save it there");
+}
+
 TEST(KerasConfigTest, AnUnknownClassIsNamedWithItsPlace) {
   nlohmann::json d = fixture();
   d["config"]["layers"][2]["class_name"] = "GaussianNoise";

@@ -227,7 +227,8 @@ std::shared_ptr<nn::Layer> Sequential::from_config(const nlohmann::json& c) {
   for (size_t i = 0; i < entries.size(); ++i) {
     // Keras writes the input as a first InputLayer entry; keras_config.h made its shape the
     // build_input_shape. Later entries keep their index in the file for errors.
-    if (i == 0 && entries[i].is_object() && entries[i].value("class_name", "") == "InputLayer")
+    if (i == 0 && entries[i].is_object() && entries[i].contains("class_name") &&
+        entries[i]["class_name"] == "InputLayer")
       continue;
     layers.push_back(nn::deserialize_layer(entries[i], fmt::format("layers[{}]", i)));
   }
