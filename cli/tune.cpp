@@ -288,8 +288,9 @@ void add_tune(CLI::App& app) {
                   "The study's folder inside --directory (default fmnist_mlp; with --hypermodel "
                   "NAME, fmnist_hyper_NAME)");
   cmd->add_option("--space", a->space,
-                  "A TOML file describing the search space (with --hypermodel: hyperparameters "
-                  "it fixes or narrows)")
+                  "A TOML file describing the search space, one table per hyperparameter "
+                  "(docs/guide/search_space.md; with --hypermodel: hyperparameters it fixes or "
+                  "narrows)")
       ->check(CLI::ExistingFile);
   cmd->add_option("--hypermodel", a->hypermodel,
                   "Tune a prebuilt hypermodel over its own space: mlp or cnn")
@@ -332,9 +333,9 @@ void add_tune(CLI::App& app) {
                   "{trial_id}, {trial_dir}, {parent_trial_dir} replaced by shell-quoted values "
                   "({{ and }} are braces). A trial hyperband or asha promoted gets its parent "
                   "trial's folder as {parent_trial_dir} and $OSPREY_PARENT_TRIAL_DIR (else empty) "
-                  "to resume from it. It reports on stdout 'osprey-metric NAME=VALUE epoch=E' or "
-                  "as JSON lines in $OSPREY_METRIC_FILE (= $CLOUD_ML_HP_METRIC_FILE, as "
-                  "cloudml-hypertune writes)");
+                  "to resume from it. It reports on stdout 'osprey-metric NAME=VALUE epoch=E' (E "
+                  "counted from 1) or as JSON lines in $OSPREY_METRIC_FILE (= "
+                  "$CLOUD_ML_HP_METRIC_FILE, as cloudml-hypertune writes)");
   cmd->add_option("--metric", a->metric,
                   "With --command: the metric the program reports that the search optimizes");
   cmd->add_option("--trial-timeout", a->trial_timeout,

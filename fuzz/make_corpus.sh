@@ -126,12 +126,13 @@ PY
   cp "$tmp/small_$m/optimizer.safetensors" "$out/safetensors/osprey_${m}_optimizer.safetensors"
 done
 cp tests/data/*.toml "$out/toml/"
+cp tests/data/keras3_mnist_mlp.json "$out/model_config/"  # Keras 3's model.to_json()
 
 # Studies: each tuner's oracle.json (first byte: the oracle fuzz_tuner_state builds, 0 random,
 # 1 bayesian, 2 hyperband, 3 ASHA) with its trials inline, and trial.json files (first byte 0x80).
 i=0
 for tuner in random bayesian hyperband asha; do
-  "$osprey" tune --command "echo osprey-metric loss={x}.5 epoch=0; echo osprey-metric loss=0.{x} epoch=1" --metric loss --space tests/data/tune_command_space.toml \
+  "$osprey" tune --command "echo osprey-metric loss={x}.5 epoch=1; echo osprey-metric loss=0.{x} epoch=2" --metric loss --space tests/data/tune_command_space.toml \
     --tuner "$tuner" --max-trials 4 --epochs 2 --seed 3 --quiet --directory "$tmp/$tuner" >/dev/null 2>&1
   study=$(dirname "$(find "$tmp/$tuner" -name oracle.json | head -1)")
   /usr/bin/python3 - "$study" "$out/tuner_state" "$i" "$tuner" <<'PY'

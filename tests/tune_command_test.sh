@@ -4,7 +4,10 @@
 #                  trials with x=5 crash (exit 3, "boom: bad lr") and are failed with that, while
 #                  the study goes on; {{ }} are literal braces; a rerun resumes the finished study;
 #   hypertune      reports in cloudml-hypertune's format ($CLOUD_ML_HP_METRIC_FILE rewritten whole
-#                  per report, values as strings), --quiet echoes nothing;
+#                  per report, values as strings, global_step 0-based), --quiet echoes nothing;
+#   epochs         a report's epoch=E counts from 1: epoch=1..3 with the best at epoch=2 is
+#                  "best epoch 2" in the summary and best_step 1 in trial.json; a program that
+#                  counts from 0 (epoch=0) fails its trial with a message that says so;
 #   report_metric  a C++ program using tune::report_metric: its stdout line, its JSON line under
 #                  OSPREY_METRIC_FILE, a refused name, and a study over it;
 #   pruner         --pruner median kills slow, bad trials: a pruned trial's "finished" marker is
@@ -104,13 +107,31 @@ for t in trials.values():
 '
   grep -q '^\[trial' "$tmp/out" && fail "--quiet echoed the trials' output"
   ;;
+epochs)
+  cmd="printf 'osprey-metric loss=0.5 epoch=1\\nosprey-metric loss=0.25 epoch=2\\nosprey-metric loss=0.375 epoch=3\\n'"
+  "$osprey" tune --command "$cmd" "${common[@]}" --max-trials 1 --epochs 3 \
+    --directory "$tmp/e" >"$tmp/out" 2>&1 || fail "epochs run: exit code $?"
+  grep -q '^Best trial 0000: score 0.25 (best epoch 2): ' "$tmp/out" ||
+    fail "the summary does not say best epoch 2"
+  check_study "$tmp/e/command_study" '
+t = trials["0000"]
+epochs = [r["epoch"] for r in t["executions"][0]]
+if t["status"] != "completed" or epochs != [0, 1, 2] or t["best_step"] != 1 or t["score"] != 0.25:
+    print("trial 0000:", t["status"], "epochs", epochs, "best_step", t["best_step"], "score", t["score"])
+'
+  "$osprey" tune --command "echo 'osprey-metric loss=0.5 epoch=0'" "${common[@]}" --max-trials 1 \
+    --directory "$tmp/z" >"$tmp/out" 2>&1
+  [ $? = 1 ] || fail "a study whose only trial reported epoch=0 did not exit 1"
+  grep -q "epoch must be an integer >= 1 (epochs count from 1: the first is epoch=1). Received: '0'" "$tmp/out" ||
+    fail "epoch=0 was not refused with its message"
+  ;;
 report_metric)
   out=$("$cxx_trial" 3 0.5 3)
-  [ "$(echo "$out" | tail -n 1)" = "osprey-metric loss=0.33333333333333331 epoch=2" ] ||
+  [ "$(echo "$out" | tail -n 1)" = "osprey-metric loss=0.33333333333333331 epoch=3" ] ||
     fail "report_metric on stdout: $out"
   out=$(OSPREY_METRIC_FILE="$tmp/m.jsonl" "$cxx_trial" 3 0.5 3)
   [ -z "$out" ] || fail "report_metric printed with OSPREY_METRIC_FILE set: $out"
-  [ "$(wc -l <"$tmp/m.jsonl")" = 3 ] && [ "$(tail -n 1 "$tmp/m.jsonl")" = '{"loss": 0.33333333333333331, "epoch": 2}' ] ||
+  [ "$(wc -l <"$tmp/m.jsonl")" = 3 ] && [ "$(tail -n 1 "$tmp/m.jsonl")" = '{"loss": 0.33333333333333331, "epoch": 3}' ] ||
     fail "report_metric's file: $(cat "$tmp/m.jsonl")"
   out=$("$cxx_trial" 3 0.5 1 "val loss" 2>&1)
   [ $? = 2 ] && echo "$out" | grep -q "a metric name may not hold whitespace or '='. Received: 'val loss'" ||

@@ -3,6 +3,7 @@
 #include "osprey/core/error.h"
 #include "osprey/io/json.h"
 #include "osprey/io/toml.h"
+#include "osprey/models/keras_config.h"
 #include "osprey/nn/layer_registry.h"
 
 namespace osprey::models {
@@ -19,12 +20,14 @@ std::shared_ptr<Network> model_from_config(const nlohmann::json& description,
   const std::string field = saved ? "model." : "";
   OSPREY_CHECK(m["class_name"].is_string(), "{}: {}class_name: must be a string. Received: {}",
                source, field, m["class_name"].dump());
-  nlohmann::json config = m.value("config", nlohmann::json::object());
-  if (config.is_null()) config = nlohmann::json::object();
   std::shared_ptr<nn::Layer> layer;
   try {
+    // What Keras writes (keras_config.h) as osprey's own description; osprey's stays as it is.
+    const nlohmann::json model = from_keras_config(m, field);
+    nlohmann::json config = model.value("config", nlohmann::json::object());
+    if (config.is_null()) config = nlohmann::json::object();
     // A model's own errors name the field inside its config ("layers[2]: ...").
-    layer = nn::layer_from_config(m["class_name"].get<std::string>(), config);
+    layer = nn::layer_from_config(model["class_name"].get<std::string>(), config);
   } catch (const nlohmann::json::exception& e) {
     OSPREY_THROW(ValueError, "{}: {}config: {}", source, field, io::json_exception_message(e));
   } catch (const ValueError& e) {

@@ -6,7 +6,9 @@
 //   os::Model model(net);  model.compile("adam", "sparse_categorical_crossentropy");
 // A description is either config.json's whole tree ({"model": {"class_name": "Sequential",
 // "config": {...}}, ...}: other top-level fields, compile_config included, are not read) or the
-// model alone ({"class_name": "Sequential", "config": {...}}, what Keras's model.to_json() holds).
+// model alone ({"class_name": "Sequential", "config": {...}}, what Keras's model.to_json() holds:
+// Keras 3's, with its InputLayer, DTypePolicy objects and module / registered_name /
+// build_config keys, reads as keras_config.h describes).
 #pragma once
 
 #include <filesystem>

@@ -224,8 +224,14 @@ std::shared_ptr<nn::Layer> Sequential::from_config(const nlohmann::json& c) {
   OSPREY_CHECK(entries.is_array(), "layers: must be an array of layers. Received: {}",
                entries.dump());
   std::vector<std::shared_ptr<nn::Layer>> layers;
-  for (size_t i = 0; i < entries.size(); ++i)
+  for (size_t i = 0; i < entries.size(); ++i) {
+    // Keras writes the input as a first InputLayer entry; keras_config.h made its shape the
+    // build_input_shape. Later entries keep their index in the file for errors.
+    if (i == 0 && entries[i].is_object() && entries[i].contains("class_name") &&
+        entries[i]["class_name"] == "InputLayer")
+      continue;
     layers.push_back(nn::deserialize_layer(entries[i], fmt::format("layers[{}]", i)));
+  }
   SequentialOptions o;
   o.name = c.value("name", std::string());
   o.trainable = c.value("trainable", true);

@@ -17,7 +17,17 @@ Regularizer Regularizer::l2(double l2) { return l1_l2(0.0, l2); }
 
 Regularizer Regularizer::from_json(const nlohmann::json& j) {
   if (j.is_null()) return {};
+  OSPREY_CHECK(j.is_object() && j.contains("class_name") && j["class_name"].is_string(),
+               "regularizer config must be {{\"class_name\": \"L1\", \"L2\" or \"L1L2\", "
+               "\"config\": {{...}}}}. Received: {}",
+               j.dump());
+  const std::string cls = j["class_name"].get<std::string>();
   const nlohmann::json c = j.value("config", nlohmann::json::object());
+  // Keras's defaults: L1(l1=0.01), L2(l2=0.01), L1L2(l1=0.0, l2=0.0). Any other class (Keras's
+  // OrthogonalRegularizer, a custom one) is not a penalty osprey can compute.
+  if (cls == "L1") return l1(c.value("l1", 0.01));
+  if (cls == "L2") return l2(c.value("l2", 0.01));
+  OSPREY_CHECK(cls == "L1L2", "unknown regularizer class '{}'. Known: L1, L2, L1L2", cls);
   return l1_l2(c.value("l1", 0.0), c.value("l2", 0.0));
 }
 

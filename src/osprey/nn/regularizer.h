@@ -15,7 +15,10 @@ class Regularizer {
   static Regularizer l1(double l1);
   static Regularizer l2(double l2);
   static Regularizer l1_l2(double l1, double l2);
-  static Regularizer from_json(const nlohmann::json& j);  // null -> none
+  // {"class_name": "L1" | "L2" | "L1L2", "config": {"l1": ..., "l2": ...}} as Keras writes it
+  // (its "module" and "registered_name" are not read); null -> none. ValueError naming another
+  // class.
+  static Regularizer from_json(const nlohmann::json& j);
 
   explicit operator bool() const { return l1_ != 0.0 || l2_ != 0.0; }
   autograd::Variable operator()(const autograd::Variable& w) const;

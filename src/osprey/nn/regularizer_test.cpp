@@ -30,6 +30,30 @@ TEST(RegularizerTest, JsonMatchesKerasAndRoundTrips) {
   EXPECT_FALSE(static_cast<bool>(Regularizer::from_json(nullptr)));
 }
 
+// Keras 3 wraps each object with "module" and "registered_name"; an unset factor is Keras's
+// default; a class osprey has no penalty for is refused, not read as no regularizer.
+TEST(RegularizerTest, ReadsKeras3ObjectsAndRefusesOtherClasses) {
+  const auto keras = [](const char* cls, nlohmann::json config) {
+    return nlohmann::json{{"module", "keras.regularizers"},
+                          {"class_name", cls},
+                          {"config", std::move(config)},
+                          {"registered_name", nullptr}};
+  };
+  EXPECT_EQ(Regularizer::from_json(keras("L2", {{"l2", 1e-4}})).to_json(),
+            Regularizer::l2(1e-4).to_json());
+  EXPECT_EQ(Regularizer::from_json(keras("L1", nlohmann::json::object())).to_json(),
+            Regularizer::l1(0.01).to_json());
+  EXPECT_EQ(Regularizer::from_json(keras("L1L2", {{"l1", 0.5}, {"l2", 0.25}})).to_json(),
+            Regularizer::l1_l2(0.5, 0.25).to_json());
+  EXPECT_EQ(test::value_error([&] {
+              Regularizer::from_json(keras("OrthogonalRegularizer", {{"factor", 0.01}}));
+            }),
+            "unknown regularizer class 'OrthogonalRegularizer'. Known: L1, L2, L1L2");
+  EXPECT_EQ(test::value_error([] { Regularizer::from_json("l2"); }),
+            "regularizer config must be {\"class_name\": \"L1\", \"L2\" or \"L1L2\", "
+            "\"config\": {...}}. Received: \"l2\"");
+}
+
 TEST(RegularizerTest, RejectsNegativeFactors) {
   EXPECT_EQ(test::value_error([] { Regularizer::l2(-1.0); }),
             "Regularizer: factors must be non-negative. Received: l1=0, l2=-1");

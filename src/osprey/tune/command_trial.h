@@ -3,12 +3,15 @@
 // COMMAND` in a process group of its own, with the trial's values substituted for {placeholders}
 // (io::shell_quote'd); the program reports metrics on stdout (`osprey-metric loss=0.41 epoch=2`)
 // or as JSON lines in $OSPREY_METRIC_FILE (= $CLOUD_ML_HP_METRIC_FILE, so a program that uses
-// Google's cloudml-hypertune works unchanged; the format: report_metric.h). Each report goes to
-// the oracle, whose pruner may stop the trial; the trial also ends when the program exits, times
-// out or reports something unreadable. A trial that Hyperband or ASHA promoted from a shorter one
-// (tuner/trial_id) gets the parent's folder as {parent_trial_dir} and $OSPREY_PARENT_TRIAL_DIR
-// (empty without a parent), so the program can resume from what the parent saved in its
-// {trial_dir} and train only from {initial_epoch} to {epochs}.
+// Google's cloudml-hypertune works unchanged; the format: report_metric.h, whose epoch=E counts
+// from 1 and is stored 0-based, as in-process trials store it, so the summary's "best epoch E",
+// the median pruner's warm-up and ASHA's and Hyperband's rungs count as the program does). Each
+// report goes to the oracle, whose pruner may stop the trial; the trial also ends when the
+// program exits, times out or reports something unreadable. A trial that Hyperband or ASHA promoted
+// from a shorter one (tuner/trial_id) gets the parent's folder as {parent_trial_dir} and
+// $OSPREY_PARENT_TRIAL_DIR (empty without a parent), so the program can resume from what the parent
+// saved in its {trial_dir} and train only from {initial_epoch} to {epochs} (0-based
+// {initial_epoch}, Keras's fit(initial_epoch=...): its first report is epoch={initial_epoch}+1).
 //   CommandTrialRunner runner(study.oracle(), {.command = "python3 train.py --lr {lr}"});
 //   study.run(runner);
 // The template functions are declared here to be tested alone.

@@ -105,7 +105,7 @@ void report_metrics(const MetricValues& metrics, std::optional<int> epoch) {
   if (file == nullptr || *file == '\0') {
     std::string line = "osprey-metric";
     for (const auto& [name, value] : metrics) line += fmt::format(" {}={:.17g}", name, value);
-    if (epoch) line += fmt::format(" epoch={}", *epoch);
+    if (epoch) line += fmt::format(" epoch={}", reported_epoch(*epoch));
     fmt::print("{}\n", line);
     std::fflush(stdout);
     return;
@@ -113,7 +113,7 @@ void report_metrics(const MetricValues& metrics, std::optional<int> epoch) {
   std::string line = "{";
   for (const auto& [name, value] : metrics)
     line += fmt::format("{}: {}, ", nlohmann::json(name).dump(), json_number(value));
-  line = epoch ? fmt::format("{}\"epoch\": {}}}\n", line, *epoch)
+  line = epoch ? fmt::format("{}\"epoch\": {}}}\n", line, reported_epoch(*epoch))
                : line.substr(0, line.size() - 2) + "}\n";
   // One write of the whole line to an O_APPEND file: a reader never sees half of it, and
   // reports from several processes do not interleave.
@@ -148,10 +148,12 @@ std::optional<MetricReport> parse_metric_line(std::string_view line) {
     const std::string text = tok.substr(eq + 1);
     if (name == "epoch") {
       OSPREY_CHECK(!r.epoch, "metric report: epoch given twice in the line '{}'", line);
-      r.epoch = parse_epoch(nlohmann::json(text));
-      OSPREY_CHECK(r.epoch.has_value(),
-                   "metric report: epoch must be an integer >= 0. Received: '{}' in the line '{}'",
+      const std::optional<int> e = parse_epoch(nlohmann::json(text));
+      OSPREY_CHECK(e.has_value() && *e >= 1,
+                   "metric report: epoch must be an integer >= 1 (epochs count from 1: the first "
+                   "is epoch=1). Received: '{}' in the line '{}'",
                    text, line);
+      r.epoch = stored_epoch(*e);
       continue;
     }
     const std::optional<double> v = parse_number(text);
@@ -179,12 +181,21 @@ MetricReport parse_metric_json(std::string_view line) {
   }
   OSPREY_CHECK(j.is_object(), "metric file: expected a JSON object per line. Received: '{}'", line);
   MetricReport r;
-  for (const char* key : {"epoch", "global_step"}) {
-    if (r.epoch || !j.contains(key)) continue;
-    r.epoch = parse_epoch(j.at(key));
+  // osprey's "epoch" counts from 1, as the stdout line's; hypertune's "global_step" is read as
+  // it is written, the 0-based epoch a Keras callback passes it.
+  if (j.contains("epoch")) {
+    const std::optional<int> e = parse_epoch(j.at("epoch"));
+    OSPREY_CHECK(e.has_value() && *e >= 1,
+                 "metric file: \"epoch\" must be an integer >= 1 (epochs count from 1: the first "
+                 "is \"epoch\": 1). Received: {} in the line '{}'",
+                 j.at("epoch").dump(), line);
+    r.epoch = stored_epoch(*e);
+  } else if (j.contains("global_step")) {
+    r.epoch = parse_epoch(j.at("global_step"));
     OSPREY_CHECK(r.epoch.has_value(),
-                 "metric file: \"{}\" must be an integer >= 0. Received: {} in the line '{}'", key,
-                 j.at(key).dump(), line);
+                 "metric file: \"global_step\" must be an integer >= 0. Received: {} in the "
+                 "line '{}'",
+                 j.at("global_step").dump(), line);
   }
   for (const auto& [k, v] : j.items()) {
     if (is_report_key(k)) continue;

@@ -39,15 +39,22 @@ std::string json_error(const std::string& line) {
   return error_of([&] { parse_metric_json(line); });
 }
 
-TEST(ParseMetricLineTest, ReadsOneValueAndItsEpoch) {
+TEST(ParseMetricLineTest, ReadsOneValueAndItsEpochCountedFromOneAsOspreyStoresItFromZero) {
   const auto r = parse_metric_line("osprey-metric loss=0.41 epoch=2");
   ASSERT_TRUE(r.has_value());
   EXPECT_EQ(r->metrics, (MetricValues{{"loss", 0.41}}));
-  EXPECT_EQ(r->epoch, 2);
+  EXPECT_EQ(r->epoch, 1);  // the second epoch: "Epoch 2/3" in a progress bar, 1 in on_epoch_end
+  EXPECT_EQ(parse_metric_line("osprey-metric loss=1 epoch=1")->epoch, 0);
+}
+
+TEST(ParseMetricLineTest, TheConversionIsOneStepEachWay) {
+  EXPECT_EQ(reported_epoch(0), 1);
+  EXPECT_EQ(stored_epoch(1), 0);
+  for (int e : {0, 1, 7}) EXPECT_EQ(stored_epoch(reported_epoch(e)), e);
 }
 
 TEST(ParseMetricLineTest, KeepsSeveralValuesInTheOrderGivenWhereverTheEpochIs) {
-  const auto r = parse_metric_line("  osprey-metric\tval_loss=1.5e-3 epoch=0 accuracy=0.875\r\n");
+  const auto r = parse_metric_line("  osprey-metric\tval_loss=1.5e-3 epoch=1 accuracy=0.875\r\n");
   ASSERT_TRUE(r.has_value());
   EXPECT_EQ(r->metrics, (MetricValues{{"val_loss", 1.5e-3}, {"accuracy", 0.875}}));
   EXPECT_EQ(r->epoch, 0);
@@ -102,11 +109,12 @@ TEST(ParseMetricLineTest, AMalformedReportIsAValueErrorQuotingTheLine) {
             "metric report: loss given twice in the line 'osprey-metric loss=1 loss=2'");
   EXPECT_EQ(line_error("osprey-metric loss=1 epoch=1 epoch=2"),
             "metric report: epoch given twice in the line 'osprey-metric loss=1 epoch=1 epoch=2'");
-  for (const char* bad : {"1.5", "-1", "x", "nan", "inf", ""}) {
+  // epoch=0 is what a program counting from 0 prints first: refused, not shifted silently.
+  for (const char* bad : {"0", "1.5", "-1", "x", "nan", "inf", ""}) {
     const std::string line = fmt::format("osprey-metric loss=1 epoch={}", bad);
     EXPECT_EQ(line_error(line),
-              fmt::format("metric report: epoch must be an integer >= 0. Received: '{}' in the "
-                          "line '{}'",
+              fmt::format("metric report: epoch must be an integer >= 1 (epochs count from 1: "
+                          "the first is epoch=1). Received: '{}' in the line '{}'",
                           bad, line));
   }
 }
@@ -114,7 +122,7 @@ TEST(ParseMetricLineTest, AMalformedReportIsAValueErrorQuotingTheLine) {
 TEST(ParseMetricJsonTest, ReadsValuesAndTheEpoch) {
   const MetricReport r = parse_metric_json(R"({"loss": 0.41, "epoch": 2})");
   EXPECT_EQ(r.metrics, (MetricValues{{"loss", 0.41}}));
-  EXPECT_EQ(r.epoch, 2);
+  EXPECT_EQ(r.epoch, 1);  // counted from 1, as the stdout line's
 }
 
 TEST(ParseMetricJsonTest, ReadsSeveralValuesAndNoEpoch) {
@@ -125,6 +133,7 @@ TEST(ParseMetricJsonTest, ReadsSeveralValuesAndNoEpoch) {
   EXPECT_FALSE(r.epoch.has_value());
 }
 
+// hypertune's global_step is the 0-based epoch a Keras callback passes it, read as it is.
 TEST(ParseMetricJsonTest, ReadsHypertunesStringValuesAndGlobalStepAndSkipsItsBookkeeping) {
   const MetricReport r = parse_metric_json(
       R"({"timestamp": 1712345678.25, "trial": "0", "loss": " 0.5 ", "global_step": "3", )"
@@ -134,9 +143,10 @@ TEST(ParseMetricJsonTest, ReadsHypertunesStringValuesAndGlobalStepAndSkipsItsBoo
 }
 
 TEST(ParseMetricJsonTest, AnEpochWinsOverAGlobalStep) {
-  EXPECT_EQ(parse_metric_json(R"({"loss": 1, "epoch": 2, "global_step": "7"})").epoch, 2);
-  EXPECT_EQ(parse_metric_json(R"({"loss": 1, "epoch": "4"})").epoch, 4);
+  EXPECT_EQ(parse_metric_json(R"({"loss": 1, "epoch": 2, "global_step": "7"})").epoch, 1);
+  EXPECT_EQ(parse_metric_json(R"({"loss": 1, "epoch": "4"})").epoch, 3);
   EXPECT_EQ(parse_metric_json(R"({"loss": 1, "global_step": 5.0})").epoch, 5);
+  EXPECT_EQ(parse_metric_json(R"({"loss": 1, "global_step": "0"})").epoch, 0);
 }
 
 TEST(ParseMetricJsonTest, ReadsNullPythonsNanAndInfinityAndNumericStrings) {
@@ -177,12 +187,13 @@ TEST(ParseMetricJsonTest, AMalformedLineIsAValueErrorQuotingTheLine) {
   EXPECT_EQ(json_error(R"({"loss": [1]})"),
             R"(metric file: the value of "loss" must be a number. Received: [1] in the line )"
             R"('{"loss": [1]}')");
-  EXPECT_EQ(json_error(R"({"loss": 1, "epoch": -1})"),
-            R"(metric file: "epoch" must be an integer >= 0. Received: -1 in the line )"
-            R"('{"loss": 1, "epoch": -1}')");
-  EXPECT_EQ(json_error(R"({"loss": 1, "epoch": 1.5})"),
-            R"(metric file: "epoch" must be an integer >= 0. Received: 1.5 in the line )"
-            R"('{"loss": 1, "epoch": 1.5}')");
+  for (const char* bad : {"0", "-1", "1.5"}) {
+    const std::string line = fmt::format(R"({{"loss": 1, "epoch": {}}})", bad);
+    EXPECT_EQ(json_error(line),
+              fmt::format(R"(metric file: "epoch" must be an integer >= 1 (epochs count from 1: )"
+                          R"(the first is "epoch": 1). Received: {} in the line '{}')",
+                          bad, line));
+  }
   EXPECT_EQ(json_error(R"({"loss": 1, "global_step": "x"})"),
             R"(metric file: "global_step" must be an integer >= 0. Received: "x" in the line )"
             R"('{"loss": 1, "global_step": "x"}')");
@@ -194,7 +205,7 @@ TEST(ReportMetricTest, ItsStdoutLineReadsBackAsTheValuesReported) {
   testing::internal::CaptureStdout();
   report_metrics({{"loss", 1.0 / 3}, {"acc", std::numeric_limits<double>::infinity()}}, 4);
   const std::string out = testing::internal::GetCapturedStdout();
-  EXPECT_EQ(out, "osprey-metric loss=0.33333333333333331 acc=inf epoch=4\n");
+  EXPECT_EQ(out, "osprey-metric loss=0.33333333333333331 acc=inf epoch=5\n");  // 0-based 4
   const auto r = parse_metric_line(out);
   ASSERT_TRUE(r.has_value());
   EXPECT_EQ(r->metrics,
@@ -216,7 +227,7 @@ TEST(ReportMetricTest, ItsMetricFileLinesReadBackAsTheValuesReported) {
   std::getline(in, first);
   std::getline(in, second);
   std::filesystem::remove(file);
-  EXPECT_EQ(first, R"({"loss": 0.10000000000000001, "epoch": 0})");
+  EXPECT_EQ(first, R"({"loss": 0.10000000000000001, "epoch": 1})");
   const MetricReport a = parse_metric_json(first), b = parse_metric_json(second);
   EXPECT_EQ(a.metrics, (MetricValues{{"loss", 0.1}}));
   EXPECT_EQ(a.epoch, 0);

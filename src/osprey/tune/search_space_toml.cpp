@@ -16,14 +16,15 @@ namespace osprey::tune {
 
 namespace {
 
-// The fields each type takes besides `type`; null for an unknown type.
+// The fields each type takes besides `type`; null for an unknown type. Every type also takes a
+// condition: parent_name and parent_values (KerasTuner's conditional_scope).
 const std::vector<std::string>* fields_of(const std::string& type) {
   static const std::map<std::string, std::vector<std::string>> fields = {
-      {"int", {"min", "max", "step", "sampling", "default"}},
-      {"float", {"min", "max", "step", "sampling", "default"}},
-      {"choice", {"values", "default"}},
-      {"boolean", {"default"}},
-      {"fixed", {"value"}},
+      {"int", {"min", "max", "step", "sampling", "default", "parent_name", "parent_values"}},
+      {"float", {"min", "max", "step", "sampling", "default", "parent_name", "parent_values"}},
+      {"choice", {"values", "ordered", "default", "parent_name", "parent_values"}},
+      {"boolean", {"default", "parent_name", "parent_values"}},
+      {"fixed", {"value", "parent_name", "parent_values"}},
   };
   const auto it = fields.find(type);
   return it == fields.end() ? nullptr : &it->second;
@@ -100,6 +101,23 @@ void declare(HyperParameters& hp, const std::string& name, const Table& t) {
                  "{}: unknown field '{}' (type \"{}\" takes {})", t.where(), key.str(), type,
                  fmt::join(*fields, ", "));
   }
+  // A child is declared inside its parent's conditional scope: active only when the parent
+  // (declared earlier in the file) takes one of parent_values.
+  const toml::node* parent = t.find("parent_name");
+  const toml::node* parent_values = t.find("parent_values");
+  OSPREY_CHECK((parent == nullptr) == (parent_values == nullptr),
+               "{}: parent_name and parent_values go together (the hyperparameter is active only "
+               "when parent_name takes one of parent_values)",
+               t.where());
+  std::optional<HyperParameters::ConditionalScope> scope;
+  if (parent != nullptr) {
+    const toml::array* values = parent_values->as_array();
+    OSPREY_CHECK(values != nullptr && !values->empty(),
+                 "{}.parent_values: must be a non-empty array", t.where());
+    std::vector<Value> vs;
+    for (const toml::node& v : *values) vs.push_back(t.as_value(v, "parent_values"));
+    scope.emplace(hp.conditional_scope(t.string("parent_name", ""), std::move(vs)));
+  }
   if (type == "int") {
     hp.Int(name, t.as_int(t.need("min", type), "min"), t.as_int(t.need("max", type), "max"),
            {.step = t.optional_int("step"),
@@ -118,7 +136,12 @@ void declare(HyperParameters& hp, const std::string& name, const Table& t) {
     for (const toml::node& v : *values) vs.push_back(t.as_value(v, "values"));
     std::optional<Value> default_value;
     if (const toml::node* d = t.find("default")) default_value = t.as_value(*d, "default");
-    hp.retrieve(HyperParameter::Choice(name, std::move(vs), std::nullopt, default_value));
+    std::optional<bool> ordered;
+    if (const toml::node* o = t.find("ordered")) {
+      OSPREY_CHECK(o->is_boolean(), "{}.ordered: must be true or false", t.where());
+      ordered = *o->value<bool>();
+    }
+    hp.retrieve(HyperParameter::Choice(name, std::move(vs), ordered, default_value));
   } else if (type == "boolean") {
     const toml::node* d = t.find("default");
     OSPREY_CHECK(d == nullptr || d->is_boolean(), "{}.default: must be true or false", t.where());

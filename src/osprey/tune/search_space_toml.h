@@ -12,13 +12,20 @@
 //   sampling = "log"        # linear (the default), log, reverse_log
 //   [optimizer]
 //   type = "choice"
-//   values = ["adam", "rmsprop"]   # booleans, numbers or strings; optional default
+//   values = ["adam", "rmsprop"]   # booleans, numbers or strings; optional default, ordered
 //   [use_bias]
 //   type = "boolean"        # optional default
 //   [layers]
 //   type = "fixed"
 //   value = 2
+//   [momentum]              # any type: active only when a parent declared above takes one of
+//   type = "float"          # parent_values (HyperParameters::conditional_scope)
+//   min = 0.5
+//   max = 0.99
+//   parent_name = "optimizer"
+//   parent_values = ["rmsprop"]
 //   auto space = tune::hyperparameters_from_toml("space.toml");
+// docs/guide/search_space.md is the user's page, with examples/search_space.toml.
 #pragma once
 
 #include <filesystem>

@@ -83,7 +83,23 @@ TEST(SearchSpaceTomlTest, ErrorsNameTheSourceTheTableAndTheField) {
        "space.toml: [lr].min: must be a number"},
       {"[units]\ntype = \"int\"\nmin = 1\nmax = 4\nvalues = [1]\n",
        "space.toml: [units]: unknown field 'values' (type \"int\" takes min, max, step, sampling, "
-       "default)"},
+       "default, parent_name, parent_values)"},
+      {"[a]\ntype = \"boolean\"\n[b]\ntype = \"fixed\"\nvalue = 1\nparent_name = \"a\"\n",
+       "space.toml: [b]: parent_name and parent_values go together (the hyperparameter is active "
+       "only when parent_name takes one of parent_values)"},
+      {"[a]\ntype = \"boolean\"\n[b]\ntype = \"fixed\"\nvalue = 1\nparent_name = \"a\"\n"
+       "parent_values = []\n",
+       "space.toml: [b].parent_values: must be a non-empty array"},
+      {"[b]\ntype = \"fixed\"\nvalue = 1\nparent_name = \"a\"\nparent_values = [true]\n",
+       "space.toml: [b]: conditional_scope: parent hyperparameter 'a' is not declared yet; "
+       "declare it first"},
+      {"[a]\ntype = \"choice\"\nvalues = [\"x\", \"y\"]\n[b]\ntype = \"fixed\"\nvalue = 1\n"
+       "parent_name = \"a\"\nparent_values = [\"z\"]\n",
+       "space.toml: [b]: conditional_scope('a'): "},
+      {"[a]\ntype = \"choice\"\nvalues = [\"x\", \"y\"]\nordered = true\n",
+       "space.toml: [a]: hyperparameter 'a': only numeric choices can be ordered"},
+      {"[a]\ntype = \"choice\"\nvalues = [1, 2]\nordered = \"yes\"\n",
+       "space.toml: [a].ordered: must be true or false"},
       {"[units]\ntype = \"integer\"\n",
        "space.toml: [units].type: must be \"int\", \"float\", \"choice\", \"boolean\" or "
        "\"fixed\". Received: \"integer\""},
@@ -103,7 +119,45 @@ TEST(SearchSpaceTomlTest, ErrorsNameTheSourceTheTableAndTheField) {
     EXPECT_EQ(message.find(expected), 0u)
         << "expected \"" << expected << "\", got \"" << message << "\"";
   }
-  EXPECT_NE(error_of(cases[11].first).find("cubic"), std::string::npos);
+  EXPECT_NE(error_of(cases[17].first).find("cubic"), std::string::npos);
+}
+
+// The example of docs/guide/search_space.md (examples/search_space.toml, shown verbatim there):
+// every entry as the page says it reads, conditions included.
+TEST(SearchSpaceTomlTest, TheDocumentedExampleReadsAsThePageSays) {
+  const HyperParameters hp =
+      hyperparameters_from_toml(std::filesystem::path(__FILE__).parent_path() / ".." / ".." / ".." /
+                                "examples" / "search_space.toml");
+  std::vector<std::string> names;
+  for (const HyperParameter& h : hp.space()) names.push_back(h.name);
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"model_type", "units", "filters", "learning_rate", "momentum",
+                                      "dropout", "batch_norm", "batch_size", "seed"}));
+  HyperParameter units = HyperParameter::Int("units", 32, 256, 32, Sampling::linear, 128);
+  units.conditions = {{"model_type", {Value("mlp")}}};
+  HyperParameter filters = HyperParameter::Int("filters", 16, 128, 2, Sampling::log);
+  filters.conditions = {{"model_type", {Value("cnn")}}};
+  EXPECT_EQ(*hp.find("model_type"),
+            HyperParameter::Choice("model_type", {"mlp", "cnn"}, {}, Value("mlp")));
+  EXPECT_EQ(*hp.find("units"), units);
+  EXPECT_EQ(*hp.find("filters"), filters);
+  for (int64_t f : {16, 32, 64, 128}) EXPECT_TRUE(hp.find("filters")->contains(Value(f))) << f;
+  EXPECT_FALSE(hp.find("filters")->contains(Value(int64_t{48})));  // step 2 is a factor
+  EXPECT_EQ(*hp.find("learning_rate"),
+            HyperParameter::Float("learning_rate", 1e-4, 1e-2, {}, Sampling::log, 1e-3));
+  EXPECT_EQ(*hp.find("momentum"),
+            HyperParameter::Float("momentum", 0.5, 0.999, {}, Sampling::reverse_log));
+  EXPECT_EQ(*hp.find("dropout"), HyperParameter::Float("dropout", 0.0, 0.5, 0.1));
+  EXPECT_EQ(*hp.find("batch_norm"), HyperParameter::Boolean("batch_norm", true));
+  EXPECT_EQ(*hp.find("batch_size"),
+            HyperParameter::Choice("batch_size", {int64_t{32}, int64_t{64}, int64_t{128}}, true));
+  EXPECT_TRUE(hp.find("batch_size")->ordered);
+  EXPECT_EQ(*hp.find("seed"), HyperParameter::Fixed("seed", int64_t{42}));
+  // A child is active only under its parent's values.
+  HyperParameters trial = hp.copy_space();
+  trial.set("model_type", "cnn");
+  EXPECT_FALSE(trial.is_active("units"));
+  EXPECT_TRUE(trial.is_active("filters"));
 }
 
 TEST(SearchSpaceTomlTest, ReadsAFileAndNamesOneThatCannotBeOpened) {
