@@ -45,6 +45,22 @@ namespace osprey::cli {
 
 namespace {
 
+// Says "resumed from the backup DIR" as training starts, just after BackupAndRestore restored it
+// (the callback before it), so a resumed run says so before its epochs, not after them.
+class ResumeNotice : public train::Callback {
+ public:
+  explicit ResumeNotice(std::shared_ptr<const train::BackupAndRestore> backup)
+      : backup_(std::move(backup)) {}
+  void on_train_begin(const train::Logs&) override {
+    if (!backup_->restored_from()) return;
+    fmt::print("resumed from the backup {}\n", backup_->restored_from()->string());
+    std::fflush(stdout);
+  }
+
+ private:
+  std::shared_ptr<const train::BackupAndRestore> backup_;
+};
+
 void run(const TrainArgs& a, const CLI::App& cmd) {
   set_global_seed(a.seed);
   config::set_dtype_policy(a.dtype_policy);
@@ -65,6 +81,7 @@ void run(const TrainArgs& a, const CLI::App& cmd) {
     backup = as_usage_error(
         [&] { return callbacks::BackupAndRestore(a.backup, {.save_freq = a.backup_freq}); });
     fit_callbacks.push_back(backup);
+    if (chief) fit_callbacks.push_back(std::make_shared<ResumeNotice>(backup));
   }
   if (!a.checkpoint_dir.empty()) {
     if (chief) io::check_directory_destination(std::filesystem::path(a.checkpoint_dir) / "epoch_1");
@@ -118,9 +135,6 @@ void run(const TrainArgs& a, const CLI::App& cmd) {
                early_stopping->stopped_epoch() + 1, monitor,
                early_stopping->stopped_epoch() - early_stopping->best_epoch(),
                early_stopping->best_epoch() + 1);
-  }
-  if (chief && backup && backup->restored_from()) {
-    fmt::print("resumed from the backup {}\n", backup->restored_from()->string());
   }
   if (data.test.size() > 0) {
     const train::Logs test = model.evaluate(data.test.x, data.test.y, {.batch_size = 256});

@@ -70,6 +70,10 @@ function(osprey_add_module_tests)
       add_executable(${m}_test ${OSPREY_TESTS_${m}})
       target_link_libraries(${m}_test PRIVATE osprey::${m} ${OSPREY_TEST_DEPS_${m}} GTest::gtest GTest::gtest_main)
       osprey_target_defaults(${m}_test)
+      # Where a test finds the repository's data (tests/data, examples/): not __FILE__, which
+      # ccache's CCACHE_BASEDIR makes relative to the build folder, so a test run from another
+      # folder (the ISA matrix runs from build/tests) would not find it.
+      target_compile_definitions(${m}_test PRIVATE OSPREY_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
       gtest_discover_tests(${m}_test PROPERTIES LABELS unit DISCOVERY_TIMEOUT 60)
     endif()
   endforeach()

@@ -4,7 +4,8 @@
 namespace os = osprey;
 
 // Every task of the cluster runs this program; OSPREY_CONFIG (or TF_CONFIG) says which task it
-// is: `osprey launch --workers 2 --ps 1 -- ./guide_parameter_server` starts them all.
+// is: `osprey launch --workers 2 --ps 1 -- build/examples/example_guide_parameter_server` starts
+// them all.
 int main() {
   os::distribute::ParameterServerOptions options;
   options.replicas_to_aggregate = 1;  // of 2 workers: each step applies the first share to arrive

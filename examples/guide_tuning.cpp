@@ -13,8 +13,9 @@ os::Model build_model(os::tune::HyperParameters& hp) {
   return model;
 }
 
-// One process tunes alone; `osprey launch --tuners 2 -- ./guide_tuning` runs the same program as
-// a chief that serves the oracle and two workers that train the trials, one trial per process.
+// One process tunes alone; `osprey launch --tuners 2 -- build/examples/example_guide_tuning`
+// runs the same program as a chief that serves the oracle and two workers that train the trials,
+// one trial per process.
 int main() {
   auto data = os::datasets::fashion_mnist::load();
   auto [train, val] = data.train.split_tail(10000);

@@ -8,5 +8,7 @@ bash scripts/setup.sh
 # The main job needs neither the tests, the benchmarks nor the examples (nor GoogleTest and PyTorch
 # to build them).
 bash scripts/build.sh -DOSPREY_BUILD_TESTS=OFF -DOSPREY_BUILD_BENCH=OFF -DOSPREY_BUILD_EXAMPLES=OFF
-./"${OSPREY_BUILD_DIR:-build}"/cli/osprey info
-./"${OSPREY_BUILD_DIR:-build}"/cli/osprey run "$@"
+# The build folder may be relative (to the repository) or absolute.
+osprey=${OSPREY_BUILD_DIR:-build}/cli/osprey
+"$osprey" info
+"$osprey" run "$@"

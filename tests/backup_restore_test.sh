@@ -64,6 +64,10 @@ for mode in one_device mirrored; do
   [ "$rc" = 0 ] || fail "$mode relaunch: exit code $rc"
   grep -q "resumed from the backup $tmp/backup_$mode/ckpt-0000000" "$tmp/last_out" ||
     fail "$mode relaunch: it did not resume from a backup"
+  # It says so as training starts, before the first epoch's line.
+  [ "$(grep -m1 -n -e "resumed from the backup" -e "^Epoch " "$tmp/last_out" | cut -d: -f2-)" \
+    = "$(grep -m1 "resumed from the backup" "$tmp/last_out")" ] ||
+    fail "$mode relaunch: 'resumed' came after an epoch: $(head -c 600 "$tmp/last_out")"
   same_model "$tmp/ref_$mode" "$tmp/out_$mode" "$mode kill -9 and relaunch"
   [ -e "$tmp/backup_$mode" ] && fail "$mode: the finished run left its backups"
 done

@@ -14,8 +14,8 @@
 namespace osprey::cli::report {
 
 namespace {
-constexpr const char* kFormat = "osprey-history";
-constexpr int kVersion = 1;
+constexpr const char* kFormat = train::kHistoryFormat;
+constexpr int kVersion = train::kHistoryVersion;
 }  // namespace
 
 void Curves::add_epoch(double epoch, const std::vector<std::pair<std::string, double>>& values) {
@@ -26,24 +26,6 @@ void Curves::add_epoch(double epoch, const std::vector<std::pair<std::string, do
     column.push_back(v);
   }
   for (auto& [name, column] : metrics) column.resize(epochs.size(), kNaN);
-}
-
-void HistoryRecorder::on_epoch_end(int epoch, const train::Logs& logs) {
-  nlohmann::json m = nlohmann::json::object();
-  for (const auto& [k, v] : logs.items()) m[k] = metric_to_json(v);
-  epochs_.push_back({{"epoch", epoch}, {"metrics", m}});
-}
-
-nlohmann::json HistoryRecorder::to_json() const {
-  return nlohmann::json{{"format", kFormat}, {"version", kVersion}, {"epochs", epochs_}};
-}
-
-void HistoryRecorder::write(const std::filesystem::path& file) const {
-  io::write_json_file(file, to_json());
-}
-
-nlohmann::json metric_to_json(double v) {
-  return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(fmt::format("{}", v));
 }
 
 double metric_from_json(const io::JsonView& view) {

@@ -1,13 +1,8 @@
 // Training curves on disk, for `osprey report`: history.json, the per-epoch logs of one fit that
-// osprey run writes beside each retrained network (HistoryRecorder), and CSVLogger's files
-// (osprey train --csv-log); both read back as Curves. history.json holds the same records as a
-// tuner trial's executions, so one reader serves both:
-//   {"format": "osprey-history", "version": 1,
-//    "epochs": [{"epoch": 0, "metrics": {"loss": 0.61, "accuracy": 0.78}}, ...]}
-// A value that is not finite is stored as the string "nan", "inf" or "-inf" (JSON has no NaN).
-//   auto rec = std::make_shared<report::HistoryRecorder>();
-//   model.fit(x, y, {.callbacks = {rec}});
-//   model.save(dir, {.json_files = {{"history.json", rec->to_json()}}});  // inside the atomic save
+// osprey train and osprey run write beside each network (train::HistoryRecorder, in the library:
+// osprey/train/callbacks/history_recorder.h), and CSVLogger's files (osprey train --csv-log);
+// both read back as Curves. history.json holds the same records as a tuner trial's executions,
+// so one reader serves both.
 #pragma once
 
 #include <filesystem>
@@ -19,7 +14,7 @@
 #include <vector>
 
 #include "osprey/io/json.h"
-#include "osprey/train/callback.h"
+#include "osprey/train/callbacks/history_recorder.h"
 
 namespace osprey::cli::report {
 
@@ -38,24 +33,11 @@ struct Curves {
   void add_epoch(double epoch, const std::vector<std::pair<std::string, double>>& values);
 };
 
-// Collects every epoch's logs; to_json() is history.json's content, which a model save should
-// carry in its folder (SaveExtras::json_files) so that the folder and its curves are replaced
-// together; write() saves it alone (atomically).
-class HistoryRecorder : public train::Callback {
- public:
-  void on_epoch_end(int epoch, const train::Logs& logs) override;
-  nlohmann::json to_json() const;
-  void write(const std::filesystem::path& file) const;
-  const nlohmann::json& epochs() const { return epochs_; }
+using train::HistoryRecorder;
+using train::metric_to_json;
 
- private:
-  nlohmann::json epochs_ = nlohmann::json::array();
-};
-
-// A metric value as history.json and trial.json store it (a number, or "nan" / "inf" / "-inf").
-nlohmann::json metric_to_json(double v);
-// Reads it back (null too, which is how nlohmann writes a NaN); anything else is an IoError
-// naming the file and the field.
+// A metric value as metric_to_json stores it, read back (null too, which is how nlohmann writes a
+// NaN); anything else is an IoError naming the file and the field.
 double metric_from_json(const io::JsonView& v);
 
 // The records [{"epoch": e, "metrics": {...}}, ...] of history.json or of one execution in a

@@ -40,6 +40,7 @@ class DataParallel {
 using distribute::DeviceMesh;
 using distribute::LayoutMap;
 using distribute::ModelParallel;
+using distribute::suggest_layout;
 using distribute::TensorLayout;
 using distribute::visualize_sharding;
 

@@ -21,8 +21,8 @@ namespace {
 
 using testing::expect_error;
 
-const std::filesystem::path kFixture = std::filesystem::path(__FILE__).parent_path() / ".." / ".." /
-                                       ".." / "tests" / "data" / "keras3_mnist_mlp.json";
+const std::filesystem::path kFixture =
+    std::filesystem::path(OSPREY_SOURCE_DIR) / "tests" / "data" / "keras3_mnist_mlp.json";
 
 nlohmann::json fixture() { return io::read_json_file(kFixture); }
 

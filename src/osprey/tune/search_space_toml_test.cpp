@@ -125,9 +125,8 @@ TEST(SearchSpaceTomlTest, ErrorsNameTheSourceTheTableAndTheField) {
 // The example of docs/guide/search_space.md (examples/search_space.toml, shown verbatim there):
 // every entry as the page says it reads, conditions included.
 TEST(SearchSpaceTomlTest, TheDocumentedExampleReadsAsThePageSays) {
-  const HyperParameters hp =
-      hyperparameters_from_toml(std::filesystem::path(__FILE__).parent_path() / ".." / ".." / ".." /
-                                "examples" / "search_space.toml");
+  const HyperParameters hp = hyperparameters_from_toml(std::filesystem::path(OSPREY_SOURCE_DIR) /
+                                                       "examples" / "search_space.toml");
   std::vector<std::string> names;
   for (const HyperParameter& h : hp.space()) names.push_back(h.name);
   EXPECT_EQ(names,

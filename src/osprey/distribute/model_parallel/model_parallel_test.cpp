@@ -281,8 +281,9 @@ TEST(ModelParallelTest, SuggestLayoutPairsLargeDenseLayersAndKeepsSmallOnesWhole
   nn::clear_session();
   Model m = Sequential({layers::Dense(512, "relu"), layers::Dense(256, "relu"), layers::Dense(10)},
                        {.input_shape = {784}});
-  const LayoutMap layout =
-      suggest_layout(m.network(), DeviceMesh({2, 4}, {"data", "model"}), "data");
+  // Under the Keras spelling the docs use (os::distribution), as the free function is.
+  const LayoutMap layout = distribution::suggest_layout(
+      m.network(), distribution::DeviceMesh({2, 4}, {"data", "model"}), "data");
   EXPECT_THAT(layout.keys(), ElementsAre("sequential/dense/kernel", "sequential/dense/bias",
                                          "sequential/dense_1/kernel"));
   EXPECT_EQ(layout.lookup("sequential/dense/kernel")->to_string(), "(None, 'model')");

@@ -11,6 +11,7 @@
 #include "osprey/train/callbacks/backup_and_restore.h"
 #include "osprey/train/callbacks/checkpoint_csv.h"
 #include "osprey/train/callbacks/early_stopping.h"
+#include "osprey/train/callbacks/history_recorder.h"
 #include "osprey/train/callbacks/hparams.h"
 #include "osprey/train/callbacks/lr_callbacks.h"
 #include "osprey/train/callbacks/tensorboard.h"

@@ -50,6 +50,13 @@ CSVLogger::~CSVLogger() {
 void CSVLogger::on_train_begin(const Logs&) {
   const bool had_rows =
       append_ && std::filesystem::exists(filename_) && std::filesystem::file_size(filename_) > 0;
+  // A folder named in the path is created, as ModelCheckpoint and TensorBoard create theirs
+  // (`osprey train --csv-log logs/run1.csv` on a fresh clone).
+  const std::filesystem::path parent = std::filesystem::path(filename_).parent_path();
+  std::error_code ec;
+  if (!parent.empty()) std::filesystem::create_directories(parent, ec);
+  OSPREY_CHECK_T(IoError, !ec, "CSVLogger: cannot create the folder {} for {}: {}", parent.string(),
+                 filename_, ec.message());
   file_ = std::fopen(filename_.c_str(), append_ ? "a" : "w");
   OSPREY_CHECK_T(IoError, file_ != nullptr, "CSVLogger: cannot open {}: {}", filename_,
                  std::strerror(errno));

@@ -1,11 +1,13 @@
 #include "osprey/train/callbacks/checkpoint_csv.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
+#include "osprey/core/error.h"
 #include "osprey/nn/layers/all.h"
 #include "osprey/tensor/factory.h"
 #include "osprey/train/model.h"
@@ -30,6 +32,33 @@ TEST(CSVLoggerTest, WritesAHeaderAndOneRowPerEpoch) {
   }
   EXPECT_EQ(rows, 3);
   std::filesystem::remove(path);
+}
+
+TEST(CSVLoggerTest, CreatesTheFoldersOfItsPathAndNamesOneItCannotCreate) {
+  const auto dir = std::filesystem::temp_directory_path() / "osprey_csvlogger_dirs";
+  std::filesystem::remove_all(dir);
+  CSVLogger logger((dir / "logs" / "run1.csv").string());
+  logger.on_train_begin({});
+  Logs logs;
+  logs.set("loss", 0.5);
+  logger.on_epoch_end(0, logs);
+  logger.on_train_end({});
+  EXPECT_TRUE(std::filesystem::is_regular_file(dir / "logs" / "run1.csv"));
+  // A file where a folder of the path should be.
+  const auto blocked = (dir / "logs" / "run1.csv" / "inner.csv").string();
+  CSVLogger bad(blocked);
+  try {
+    bad.on_train_begin({});
+    ADD_FAILURE() << "no error";
+  } catch (const IoError& e) {
+    EXPECT_EQ(
+        std::string(e.what()).rfind(fmt::format("CSVLogger: cannot create the folder {} for {}: ",
+                                                (dir / "logs" / "run1.csv").string(), blocked),
+                                    0),
+        0u)
+        << e.what();
+  }
+  std::filesystem::remove_all(dir);
 }
 
 TEST(ModelCheckpointTest, SaveBestOnlySavesOnImprovement) {
