@@ -2,10 +2,14 @@
 // under `mpirun -np 2` (Open MPI) and as two processes started with OSPREY_CONFIG (Gloo). Each
 // rank also trains the single-device reference itself from the same initial weights and data,
 // and checks that the weights match it (1e-5) and are bitwise the other rank's.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
+#include <string>
+#include <vector>
 
 #include "osprey/distribute/model_parallel/model_parallel.h"
 #include "osprey/distribute/pipeline/pipeline_parallel.h"
@@ -184,6 +188,40 @@ TEST(PipelineParallelAcrossWorkersTest, PipeDreamWithOneMicroBatchIsPlainSgdAcro
                                                          .split_points = {2}});
   const Model m = train_mlp(pipe, "sgd");
   EXPECT_LE(max_relative_difference(m.get_weights(), one.get_weights()), 1e-5);
+}
+
+// Each worker runs one stage, yet its stats() are the whole pipeline's, as in one process: under
+// PipeDream stage 0's micro-batches 1-3 go backward one version after their forward (gap 1), which
+// the worker running stage 1 (never behind itself) must report too (issue 48, item 10).
+TEST(PipelineParallelAcrossWorkersTest, EveryWorkersStatsCoverEveryStage) {
+  const auto run = [](bool single_process) {
+    auto pipe =
+        std::make_shared<PipelineParallel>(PipelineOptions{.stages = 2,
+                                                           .micro_batches = 4,
+                                                           .schedule = PipelineSchedule::pipedream,
+                                                           .split_points = {1},
+                                                           .single_process = single_process});
+    train_mlp(pipe, "sgd");
+    return pipe->stats();
+  };
+  const auto versions = [](const PipelineStats& st) {
+    std::vector<std::string> seen;
+    for (const auto& v : st.versions) {
+      seen.push_back(fmt::format("s{} m{} f{} b{} newest{}", v.stage, v.micro_batch, v.forward,
+                                 v.backward, v.newest));
+    }
+    std::sort(seen.begin(), seen.end());
+    return seen;
+  };
+  const PipelineStats one = run(true), across = run(false);
+  EXPECT_EQ(versions(across), versions(one));
+  EXPECT_EQ(versions(across).size(), 8U);
+  EXPECT_EQ(across.max_version_gap, 1);
+  EXPECT_EQ(across.max_live_activations, (std::vector<int>{2, 1}));
+  EXPECT_EQ(across.max_live_activations, one.max_live_activations);
+  ASSERT_EQ(across.busy_seconds.size(), 2U);
+  EXPECT_GT(across.busy_seconds[0], 0.0);
+  EXPECT_GT(across.busy_seconds[1], 0.0);
 }
 
 TEST(PipelineParallelAcrossWorkersTest, StagesMustEqualTheWorkers) {

@@ -46,7 +46,8 @@ class StoreAdapter final : public gloo::rendezvous::Store {
   TcpStore& store_;
 };
 
-std::pair<std::string, int> split_address(const std::string& address) {
+// Port 0 is accepted when `any_port` (rank 0's store then takes a free one).
+std::pair<std::string, int> split_address(const std::string& address, bool any_port) {
   const size_t colon = address.rfind(':');
   OSPREY_CHECK(colon != std::string::npos && colon > 0 && colon + 1 < address.size(),
                "GlooGroup: rendezvous must be host:port. Received: '{}'", address);
@@ -54,7 +55,7 @@ std::pair<std::string, int> split_address(const std::string& address) {
   if (host.size() > 2 && host.front() == '[' && host.back() == ']')
     host = host.substr(1, host.size() - 2);
   const int port = std::atoi(address.c_str() + colon + 1);
-  OSPREY_CHECK(port >= 1 && port <= 65535,
+  OSPREY_CHECK((port >= 1 || (any_port && address.substr(colon + 1) == "0")) && port <= 65535,
                "GlooGroup: the port of rendezvous '{}' must be between 1 and 65535", address);
   return {host, port};
 }
@@ -367,8 +368,15 @@ GlooGroup::GlooGroup(GlooOptions options)
   struct sigaction current {};
   if (sigaction(SIGPIPE, nullptr, &current) == 0 && current.sa_handler == SIG_DFL)
     std::signal(SIGPIPE, SIG_IGN);
-  const auto [host, port] = split_address(options_.rendezvous);
-  if (options_.rank == 0) impl_->server = std::make_unique<TcpStoreServer>(host, port);
+  auto [host, port] = split_address(options_.rendezvous, options_.rank == 0);
+  if (options_.rank == 0) {
+    impl_->server = std::make_unique<TcpStoreServer>(host, port);
+    if (port == 0) {
+      port = impl_->server->port();
+      options_.rendezvous =
+          options_.rendezvous.substr(0, options_.rendezvous.rfind(':') + 1) + std::to_string(port);
+    }
+  }
   impl_->store = std::make_unique<TcpStore>(host, port, options_.rank, options_.timeout);
   impl_->adapter = std::make_unique<StoreAdapter>(*impl_->store);
   std::string self = options_.hostname;

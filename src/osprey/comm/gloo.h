@@ -23,6 +23,8 @@ struct GlooOptions {
   int rank = 0;
   int size = 1;
   // host:port where rank 0 serves the rendezvous store (the chief's address in the cluster spec).
+  // Port 0 on rank 0: a free port the kernel picks; rendezvous() then says which, for the caller
+  // to hand to the other ranks (process_group.cpp does, over MPI).
   std::string rendezvous;
   // Interface this rank's connections bind to; empty: the host part of `rendezvous` on rank 0,
   // else the address of the interface that routes to it.
@@ -46,6 +48,8 @@ class GlooGroup {
 
   int rank() const noexcept { return options_.rank; }
   int size() const noexcept { return options_.size; }
+  // host:port of the store, with the port rank 0's store took when it was given port 0.
+  const std::string& rendezvous() const noexcept { return options_.rendezvous; }
   // A new communicator; every rank must make the same calls in the same order (the store keys are
   // the name and the call's sequence number, so a name may be used again). It must not outlive
   // the group.

@@ -1,7 +1,8 @@
 // The processes of one job as a group, and the engine their collectives run on: Open MPI when
 // mpirun or srun started them, Gloo when they were started host by host with a rendezvous address
-// (OSPREY_CONFIG / TF_CONFIG's chief). The choice lives here, beside the engines, so a strategy
-// asks for a group and its communicators and never names MPI or Gloo itself.
+// (OSPREY_CONFIG / TF_CONFIG's chief), or when asked for under mpirun (the rendezvous then goes
+// through MPI, as Horovod's Gloo under mpirun). The choice lives here, beside the engines, so a
+// strategy asks for a group and its communicators and never names MPI or Gloo itself.
 //   auto group = comm::ProcessGroup::connect({.backend = comm::Backend::automatic, .rank = r,
 //                                             .size = n, .rendezvous = "10.0.0.1:2222"});
 //   auto gradients = group->make_communicator("gradients", /*check_calls=*/false);
@@ -34,7 +35,9 @@ struct ProcessGroupOptions {
   Backend backend = Backend::automatic;
   int rank = 0;
   int size = 1;
-  // host:port where rank 0 serves Gloo's rendezvous store; empty: none (MPI only).
+  // host:port where rank 0 serves Gloo's rendezvous store. Empty under mpirun (mpi_launched()):
+  // rank 0 serves it on a free loopback port and broadcasts the port over MPI, when every rank
+  // runs on one host (ValueError naming OSPREY_GLOO_RENDEZVOUS otherwise).
   std::string rendezvous{};
   // Deadline of every collective, point-to-point call and rendezvous (deadline.h).
   std::chrono::milliseconds timeout = std::chrono::minutes(5);
@@ -45,9 +48,9 @@ struct ProcessGroupOptions {
 class ProcessGroup {
  public:
   // Connects every process of the group (a collective: each must call it with its own rank).
-  // ValueError naming the caller for Gloo without a rendezvous address, or a process that is
-  // already another rank of a group at that address; DistributedError when MPI's ranks disagree
-  // with rank/size; NotImplementedError when the build lacks the engine.
+  // ValueError naming the caller for Gloo without a rendezvous address outside mpirun, or a process
+  // that is already another rank of a group at that address; DistributedError when MPI's ranks
+  // disagree with rank/size; NotImplementedError when the build lacks the engine.
   static std::shared_ptr<ProcessGroup> connect(const ProcessGroupOptions& options);
   ~ProcessGroup();
   ProcessGroup(const ProcessGroup&) = delete;

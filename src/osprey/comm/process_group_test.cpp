@@ -26,12 +26,15 @@ TEST(BackendTest, AutomaticIsGlooOnlyWithARendezvousOutsideMpirun) {
 }
 
 TEST(ProcessGroupTest, GlooWithoutARendezvousAndABadRankAreRefusedNamingTheCaller) {
+  if (mpi_launched()) GTEST_SKIP() << "under mpirun Gloo's rendezvous goes through MPI";
   EXPECT_EQ(testing::error_of<ValueError>([] {
               ProcessGroup::connect(
                   {.backend = Backend::gloo, .rank = 0, .size = 2, .caller = "PipelineParallel"});
             }),
-            "PipelineParallel: Gloo needs a rendezvous address (the chief's, from OSPREY_CONFIG "
-            "or TF_CONFIG), and none was given");
+            "PipelineParallel: Gloo needs a rendezvous address, and none was given: set "
+            "OSPREY_CONFIG or TF_CONFIG (the chief's host:port) or "
+            "OSPREY_GLOO_RENDEZVOUS=host:port, or start the job with mpirun (osprey launch) so "
+            "the address goes through MPI");
   EXPECT_EQ(testing::error_of<ValueError>(
                 [] { ProcessGroup::connect({.rank = 2, .size = 2, .caller = "ModelParallel"}); }),
             "ModelParallel: rank 2 of 2 is not a rank of the group");

@@ -1,5 +1,7 @@
 #include "osprey/distribute/cluster/worker_group.h"
 
+#include <cstdlib>
+
 #include "osprey/core/error.h"
 
 namespace osprey::distribute {
@@ -18,17 +20,18 @@ std::shared_ptr<WorkerGroup> WorkerGroup::connect(const ClusterResolver& cluster
   g->size_ = cluster.num_workers();
   if (g->size_ == 1) return g;
   const bool from_config = cluster.source() == "OSPREY_CONFIG" || cluster.source() == "TF_CONFIG";
-  const comm::Backend backend = comm::resolve_backend(options.communication, from_config);
-  OSPREY_CHECK(backend != comm::Backend::gloo || !cluster.chief_address().empty(),
-               "{}: Gloo needs the chief's address for its rendezvous, and the cluster from {} "
-               "names none (set OSPREY_CONFIG or TF_CONFIG)",
-               caller, cluster.source());
-  g->group_ = comm::ProcessGroup::connect({.backend = backend,
-                                           .rank = g->rank_,
-                                           .size = g->size_,
-                                           .rendezvous = cluster.chief_address(),
-                                           .timeout = options.timeout,
-                                           .caller = caller});
+  // Gloo's rendezvous: the chief's address from a config; else OSPREY_GLOO_RENDEZVOUS when set;
+  // else, under mpirun, ProcessGroup finds one through MPI (or refuses, naming what to set).
+  std::string rendezvous = cluster.chief_address();
+  const char* explicit_rendezvous = std::getenv("OSPREY_GLOO_RENDEZVOUS");
+  if (rendezvous.empty() && explicit_rendezvous != nullptr) rendezvous = explicit_rendezvous;
+  g->group_ = comm::ProcessGroup::connect(
+      {.backend = comm::resolve_backend(options.communication, from_config),
+       .rank = g->rank_,
+       .size = g->size_,
+       .rendezvous = rendezvous,
+       .timeout = options.timeout,
+       .caller = caller});
   g->backend_ = comm::to_string(g->group_->backend());
   g->gradients_ = g->group_->make_communicator("gradients", false);
   g->layers_ = g->group_->make_communicator("layers");

@@ -2,7 +2,9 @@
 // cross-process communicators its strategy uses, one per purpose (gradients, layers' collectives,
 // step outputs), so collectives issued from different threads never interleave. The backend
 // follows how the job was started: Open MPI under mpirun or srun, Gloo when the processes were
-// started host by host with OSPREY_CONFIG / TF_CONFIG (rendezvous at the chief's address).
+// started host by host with OSPREY_CONFIG / TF_CONFIG (rendezvous at the chief's address). Gloo
+// asked for under mpirun meets at OSPREY_GLOO_RENDEZVOUS (host:port) when set, else through MPI
+// on one host (comm/process_group.h).
 //   auto cluster = ClusterResolver::from_environment();
 //   auto group = WorkerGroup::connect(cluster, {});        // every worker, collectively
 //   group->gradients()->all_reduce(...);                   // null on a single worker

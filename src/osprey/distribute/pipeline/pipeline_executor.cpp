@@ -124,7 +124,10 @@ class PipelineExecutor final : public train::StepExecutor {
       for (int r = 0; r < n; ++r)
         optimizers_[static_cast<size_t>(r)]->apply(replicas_.trainable(r));
     }
-    if (group_) share_outputs(outputs[0], micro[0]);
+    if (group_) {
+      share_outputs(outputs[0], micro[0]);
+      share_records(records);
+    }
     record_stats(wall, records);
     std::vector<train::ReplicaOutput> out;
     for (auto& per_replica : outputs)
@@ -206,6 +209,53 @@ class PipelineExecutor final : public train::StepExecutor {
       c.broadcast(&loss, 1, last);
       const Tensor y_pred = broadcast_tensor(c, o.y_pred, last);
       if (group_->rank() != last) o = {loss, y_pred, micro.y[i]};
+    }
+  }
+
+  // Across workers each worker runs one stage, yet stats() describes the whole pipeline on every
+  // worker, as its logs do: each stage's record of the step goes to every worker. One all-gather
+  // of 5 + 7m floats a step; the gap and versions travel as two floats each (exact below 2^44).
+  void share_records(std::vector<StageRecord>& records) const {
+    const int p = o_.stages, me = group_->rank();
+    const int64_t width = 5 + 7 * int64_t{o_.micro_batches};
+    constexpr int kLowBits = 22;
+    const auto put = [](float* at, int64_t v) {
+      at[0] = static_cast<float>(v >> kLowBits);
+      at[1] = static_cast<float>(v & ((int64_t{1} << kLowBits) - 1));
+    };
+    const auto get = [](const float* at) {
+      return (static_cast<int64_t>(at[0]) << kLowBits) + static_cast<int64_t>(at[1]);
+    };
+    const StageRecord& own = records[static_cast<size_t>(me)];
+    OSPREY_ASSERT(static_cast<int64_t>(own.versions.size()) <= o_.micro_batches,
+                  "PipelineParallel: stage {} recorded {} versions for {} micro-batches", me,
+                  own.versions.size(), o_.micro_batches);
+    std::vector<float> mine(static_cast<size_t>(width), 0.0F);
+    std::vector<float> all(static_cast<size_t>(width * p));
+    mine[0] = static_cast<float>(own.busy);
+    mine[1] = static_cast<float>(own.max_live);
+    put(&mine[2], own.max_gap);
+    mine[4] = static_cast<float>(own.versions.size());
+    for (size_t k = 0; k < own.versions.size(); ++k) {
+      float* e = &mine[5 + 7 * k];
+      e[0] = static_cast<float>(own.versions[k].micro_batch);
+      put(e + 1, own.versions[k].forward);
+      put(e + 3, own.versions[k].backward);
+      put(e + 5, own.versions[k].newest);
+    }
+    group_->outputs()->all_gather(mine.data(), all.data(), width);
+    for (int s = 0; s < p; ++s) {
+      if (s == me) continue;
+      const float* r = &all[static_cast<size_t>(s * width)];
+      StageRecord& rec = records[static_cast<size_t>(s)];
+      rec.busy = r[0];
+      rec.max_live = static_cast<int>(r[1]);
+      rec.max_gap = get(r + 2);
+      rec.versions.clear();
+      for (int k = 0; k < static_cast<int>(r[4]); ++k) {
+        const float* e = r + 5 + 7 * k;
+        rec.versions.push_back({s, static_cast<int>(e[0]), get(e + 1), get(e + 3), get(e + 5)});
+      }
     }
   }
 

@@ -40,6 +40,7 @@ struct PipelineOptions {
 };
 
 // What a pipeline did, summed over the steps since the last reset (stats() of the strategy).
+// Across workers every worker's stats cover every stage (each step's stage records are shared).
 struct PipelineStats {
   int64_t steps = 0;
   double wall_seconds = 0.0;              // the schedules' spans (the update after excluded)

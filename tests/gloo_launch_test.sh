@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# --communication gloo under mpirun (issue 48, item 8; ctest label mpi): Gloo's rendezvous goes
+# through MPI, so `osprey launch -n 2 -- osprey train --strategy multi_worker --communication gloo`
+# and plain `mpirun -np 2 osprey train ...` both train over Gloo and save the same weights as the
+# job over MPI (1e-5 relative). Without mpirun and without an address (2 Slurm tasks started with
+# no PMIx), Gloo is refused naming what to set.
+# Usage: gloo_launch_test.sh path/to/osprey
+set -u
+osprey=$1
+if ! command -v mpirun >/dev/null; then echo "gloo_launch_test: skipped, no mpirun"; exit 77; fi
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+failures=0
+fail() {
+  echo "FAIL: $*"
+  for f in "$tmp"/last_out "$tmp"/last_err; do [ -f "$f" ] && { echo "--- $f:"; tail -n 20 "$f"; }; done
+  failures=$((failures + 1))
+}
+train=(train --strategy multi_worker --optimizer sgd --lr 0.05 --epochs 1 --steps-per-epoch 3
+  --batch-size 64 --seed 5)
+launch2() {  # launch2 COMMUNICATION OUTPUT: osprey launch of 2 workers; $rc
+  "$osprey" launch --launcher mpirun -n 2 --max-restarts 0 -- "$osprey" "${train[@]}" \
+    --communication "$1" --output "$2" >"$tmp/last_out" 2>"$tmp/last_err"
+  rc=$?
+}
+# max relative difference of two model.safetensors (float32), as the distribute tests measure it
+max_rel_diff() {
+  /usr/bin/python3 - "$1" "$2" <<'EOF'
+import json, struct, sys
+import numpy as np
+def load(p):
+    b = open(p, "rb").read()
+    n = struct.unpack("<Q", b[:8])[0]
+    h = json.loads(b[8:8 + n])
+    d = b[8 + n:]
+    return {k: np.frombuffer(d[v["data_offsets"][0]:v["data_offsets"][1]], np.float32)
+            for k, v in h.items() if k != "__metadata__"}
+a, b = load(sys.argv[1]), load(sys.argv[2])
+assert a.keys() == b.keys(), (sorted(a), sorted(b))
+print(max(float(np.abs(a[k] - b[k]).max() / max(np.abs(b[k]).max(), 1e-30)) for k in b))
+EOF
+}
+same_weights() {  # same_weights WHAT DIR: DIR's model within 1e-5 of the MPI job's
+  local diff
+  diff=$(max_rel_diff "$2/model.safetensors" "$tmp/mpi/model.safetensors") ||
+    { fail "$1: cannot compare $2/model.safetensors"; return; }
+  /usr/bin/python3 -c "import sys; sys.exit(0 if float('$diff') <= 1e-5 else 1)" ||
+    fail "$1: weights differ from the MPI job's by $diff relative"
+}
+
+launch2 mpi "$tmp/mpi"
+[ "$rc" = 0 ] || fail "MPI job: exit code $rc"
+grep -q "MultiWorkerMirroredStrategy: 2 workers over mpi" "$tmp/last_err" ||
+  fail "MPI job: not 2 workers over mpi"
+
+launch2 gloo "$tmp/gloo"
+[ "$rc" = 0 ] || fail "osprey launch with Gloo: exit code $rc, expected 0"
+grep -q "MultiWorkerMirroredStrategy: 2 workers over gloo" "$tmp/last_err" ||
+  fail "osprey launch with Gloo: not 2 workers over gloo"
+same_weights "osprey launch with Gloo" "$tmp/gloo"
+
+# plain mpirun, as a user without osprey launch writes it
+OSPREY_NUM_THREADS=1 OMP_NUM_THREADS=1 mpirun --allow-run-as-root --oversubscribe --bind-to none \
+  -np 2 -x OSPREY_NUM_THREADS -x OMP_NUM_THREADS "$osprey" "${train[@]}" --communication gloo \
+  --output "$tmp/plain" >"$tmp/last_out" 2>"$tmp/last_err"
+rc=$?
+[ "$rc" = 0 ] || fail "plain mpirun with Gloo: exit code $rc, expected 0"
+grep -q "MultiWorkerMirroredStrategy: 2 workers over gloo" "$tmp/last_err" ||
+  fail "plain mpirun with Gloo: not 2 workers over gloo"
+same_weights "plain mpirun with Gloo" "$tmp/plain"
+
+# No MPI launcher and no address: 2 Slurm tasks (srun without PMIx) cannot meet over Gloo.
+env -u OMPI_COMM_WORLD_SIZE -u PMIX_RANK SLURM_PROCID=0 SLURM_NTASKS=2 \
+  "$osprey" "${train[@]}" --communication gloo >"$tmp/last_out" 2>"$tmp/last_err"
+rc=$?
+[ "$rc" = 2 ] || fail "Gloo without an address: exit code $rc, expected 2 (bad usage)"
+grep -qF "MultiWorkerMirroredStrategy: Gloo needs a rendezvous address, and none was given: set OSPREY_CONFIG or TF_CONFIG (the chief's host:port) or OSPREY_GLOO_RENDEZVOUS=host:port, or start the job with mpirun (osprey launch) so the address goes through MPI" "$tmp/last_err" ||
+  fail "Gloo without an address: not refused naming what to set"
+
+if [ "$failures" = 0 ]; then echo "gloo_launch_test: all checks passed"; fi
+[ "$failures" = 0 ]
