@@ -2,8 +2,10 @@
 # --communication gloo under mpirun (issue 48, item 8; ctest label mpi): Gloo's rendezvous goes
 # through MPI, so `osprey launch -n 2 -- osprey train --strategy multi_worker --communication gloo`
 # and plain `mpirun -np 2 osprey train ...` both train over Gloo and save the same weights as the
-# job over MPI (1e-5 relative). Without mpirun and without an address (2 Slurm tasks started with
-# no PMIx), Gloo is refused naming what to set.
+# job over MPI (1e-5 relative); so does OSPREY_GLOO_RENDEZVOUS=host:port given by hand. Ranks on
+# two hosts (rank 1 in a UTS namespace of its own, with another host name) are refused naming
+# OSPREY_GLOO_RENDEZVOUS; without mpirun and without an address (2 Slurm tasks started with no
+# PMIx), Gloo is refused naming what to set.
 # Usage: gloo_launch_test.sh path/to/osprey
 set -u
 osprey=$1
@@ -48,6 +50,12 @@ same_weights() {  # same_weights WHAT DIR: DIR's model within 1e-5 of the MPI jo
     fail "$1: weights differ from the MPI job's by $diff relative"
 }
 
+mpirun2() {  # mpirun2 ARGS...: plain mpirun (its -np and programs in ARGS); $rc
+  OSPREY_NUM_THREADS=1 OMP_NUM_THREADS=1 mpirun --allow-run-as-root --oversubscribe --bind-to none \
+    -x OSPREY_NUM_THREADS -x OMP_NUM_THREADS "$@" >"$tmp/last_out" 2>"$tmp/last_err"
+  rc=$?
+}
+
 launch2 mpi "$tmp/mpi"
 [ "$rc" = 0 ] || fail "MPI job: exit code $rc"
 grep -q "MultiWorkerMirroredStrategy: 2 workers over mpi" "$tmp/last_err" ||
@@ -60,14 +68,31 @@ grep -q "MultiWorkerMirroredStrategy: 2 workers over gloo" "$tmp/last_err" ||
 same_weights "osprey launch with Gloo" "$tmp/gloo"
 
 # plain mpirun, as a user without osprey launch writes it
-OSPREY_NUM_THREADS=1 OMP_NUM_THREADS=1 mpirun --allow-run-as-root --oversubscribe --bind-to none \
-  -np 2 -x OSPREY_NUM_THREADS -x OMP_NUM_THREADS "$osprey" "${train[@]}" --communication gloo \
-  --output "$tmp/plain" >"$tmp/last_out" 2>"$tmp/last_err"
-rc=$?
+mpirun2 -np 2 "$osprey" "${train[@]}" --communication gloo --output "$tmp/plain"
 [ "$rc" = 0 ] || fail "plain mpirun with Gloo: exit code $rc, expected 0"
 grep -q "MultiWorkerMirroredStrategy: 2 workers over gloo" "$tmp/last_err" ||
   fail "plain mpirun with Gloo: not 2 workers over gloo"
 same_weights "plain mpirun with Gloo" "$tmp/plain"
+
+# An address given by hand, as across hosts
+port=$(/usr/bin/python3 -c "import socket; s = socket.socket(); s.bind(('127.0.0.1', 0)); print(s.getsockname()[1])")
+OSPREY_GLOO_RENDEZVOUS=127.0.0.1:$port mpirun2 -np 2 -x OSPREY_GLOO_RENDEZVOUS "$osprey" \
+  "${train[@]}" --communication gloo --output "$tmp/by_hand"
+[ "$rc" = 0 ] || fail "OSPREY_GLOO_RENDEZVOUS: exit code $rc, expected 0"
+grep -q "MultiWorkerMirroredStrategy: 2 workers over gloo" "$tmp/last_err" ||
+  fail "OSPREY_GLOO_RENDEZVOUS: not 2 workers over gloo"
+same_weights "OSPREY_GLOO_RENDEZVOUS" "$tmp/by_hand"
+
+# Two host names: loopback would not reach rank 0, so Gloo is refused naming the variable.
+if unshare --uts true 2>/dev/null; then
+  mpirun2 -np 1 "$osprey" "${train[@]}" --communication gloo : -np 1 unshare --uts \
+    sh -c 'hostname osprey-other-host && exec "$@"' sh "$osprey" "${train[@]}" --communication gloo
+  [ "$rc" = 2 ] || fail "two hosts: exit code $rc, expected 2 (bad usage)"
+  grep -qF "MultiWorkerMirroredStrategy: Gloo under mpirun finds its rendezvous through MPI on one host only, and the ranks run on 2 hosts ($(hostname), osprey-other-host). Set OSPREY_GLOO_RENDEZVOUS=host:port (an address of rank 0's host, $(hostname), that every host reaches, and a free port), or use --communication mpi" "$tmp/last_err" ||
+    fail "two hosts: not refused naming OSPREY_GLOO_RENDEZVOUS"
+else
+  echo "gloo_launch_test: two-host refusal not checked (no UTS namespace here)"
+fi
 
 # No MPI launcher and no address: 2 Slurm tasks (srun without PMIx) cannot meet over Gloo.
 env -u OMPI_COMM_WORLD_SIZE -u PMIX_RANK SLURM_PROCID=0 SLURM_NTASKS=2 \
