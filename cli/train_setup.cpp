@@ -2,6 +2,7 @@
 #include "cli/train_setup.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <chrono>
@@ -30,6 +31,7 @@
 #include "osprey/models/model_config.h"
 #include "osprey/optim/factory.h"
 #include "osprey/precision/dtype_policy.h"
+#include "osprey/quant/quantize.h"
 #include "osprey/train/callbacks/backup_and_restore.h"
 #include "osprey/train/callbacks/checkpoint_csv.h"
 #include "osprey/train/callbacks/early_stopping.h"
@@ -203,7 +205,18 @@ TrainData load_data(const TrainArgs& a, const CLI::App& cmd) {
 
 Model make_model(const TrainArgs& a) {
   if (a.model == "mlp" || a.model == "cnn") return applications::fashion_mnist_model(a.model);
-  return Model(reading("--model", a.model, [&] { return models::model_from_file(a.model); }));
+  // A description may hold quantized layers: `osprey quantize DIR --mode float8` writes a model
+  // that trains (Float8Dense, Float8Conv2D); an int8 one is refused below, before any data is read.
+  quant::register_layers();
+  Model model(reading("--model", a.model, [&] { return models::model_from_file(a.model); }));
+  const std::vector<std::string> int8 = quant::int8_layers(model.network());
+  OSPREY_CHECK_T(cli::UsageError, int8.empty(),
+                 "osprey train: --model {} holds int8-quantized layers ({}); int8 models are for "
+                 "inference only (osprey evaluate, osprey predict). Train the float32 model, then "
+                 "quantize it again (osprey quantize DIR --mode int8); or quantize it with --mode "
+                 "float8, which trains",
+                 a.model, fmt::join(int8, ", "));
+  return model;
 }
 
 // The model must take the data's rows and give one score per class, checked before training: a

@@ -1,8 +1,14 @@
 #!/usr/bin/env bash
 # A throwaway one-node Slurm 22.05 cluster on this machine, for tests of multi-worker training:
-#   scripts/slurm_local.sh up|down|status|check
+#   scripts/slurm_local.sh up|down|status|check|env
 # Everything (config, munge key, state, logs) lives in $OSPREY_SLURM_DIR (default /tmp/osprey-slurm);
 # the daemons listen on loopback only. Needs root. Exit 77 when this machine cannot run it.
+# Slurm's own commands (srun, sinfo, squeue) find this cluster only through SLURM_CONF: `up` prints
+# the line that sets it on stdout (its progress goes to stderr), and `env` prints it again, so
+#   eval "$(scripts/slurm_local.sh up)"      # or, later, eval "$(scripts/slurm_local.sh env)"
+#   srun -n 4 --mpi=pmix osprey train --strategy multi_worker
+# The node offers at least 4 CPUs ($OSPREY_SLURM_CPUS, default the larger of 4 and nproc), so the
+# documented 4-task commands run on a 2-core laptop (tasks then share cores).
 set -euo pipefail
 
 DIR=${OSPREY_SLURM_DIR:-/tmp/osprey-slurm}
@@ -18,6 +24,8 @@ export SLURM_CONF=$CONF
 export MUNGE_SOCKET
 
 log() { echo "slurm_local: $*" >&2; }
+# What a shell needs to reach this cluster: the lines `up` and `env` print.
+env_lines() { echo "export SLURM_CONF=$CONF"; }
 skip() { log "skipped: $*"; exit 77; }
 
 check_prereqs() {
@@ -98,9 +106,22 @@ tail_logs() {
   done
 }
 
+# The CPUs the node offers: $OSPREY_SLURM_CPUS, else at least 4 (the docs' `srun -n 4`; Slurm
+# would otherwise keep such a job pending for good on a smaller machine), else nproc.
+node_cpus() {
+  local n=${OSPREY_SLURM_CPUS:-}
+  if [[ -n $n ]]; then
+    [[ $n =~ ^[1-9][0-9]*$ ]] || { log "OSPREY_SLURM_CPUS must be a positive integer. Received: '$n'"; exit 2; }
+    echo "$n"
+  else
+    n=$(nproc)
+    echo $((n > 4 ? n : 4))
+  fi
+}
+
 write_conf() {
   local cpus mem_mb
-  cpus=$(nproc)
+  cpus=$(node_cpus)
   # A little under the total, so slurmd never finds less memory than configured.
   mem_mb=$(awk '/^MemTotal:/ { print int($2 / 1024 * 0.9) }' /proc/meminfo)
   cat >"$CONF" <<EOF
@@ -192,7 +213,12 @@ up() {
   local i state=""
   for ((i = 0; i < 300; i++)); do  # 30 s
     state=$(sinfo -h -N -n "$NODE" -o %T 2>/dev/null || true)
-    [[ $state == idle ]] && { log "up in $DIR (node $NODE idle, $(nproc) CPUs, port $PORT)"; return 0; }
+    if [[ $state == idle ]]; then
+      log "up in $DIR (node $NODE idle, $(node_cpus) CPUs on $(nproc) cores, port $PORT)"
+      log "Slurm's commands find this cluster through SLURM_CONF; in your shell run:"
+      env_lines
+      return 0
+    fi
     live_pid "$DIR/run/slurmctld.pid" slurmctld >/dev/null || { log "slurmctld exited"; break; }
     live_pid "$DIR/run/slurmd.pid" slurmd >/dev/null || { log "slurmd exited"; break; }
     sleep 0.1
@@ -214,5 +240,6 @@ case ${1:-} in
   down) down; log "down" ;;
   status) status ;;
   check) check_prereqs ;;  # exit 77 with the reason where this machine cannot run the cluster
-  *) echo "usage: $0 up|down|status|check   (dir: \$OSPREY_SLURM_DIR, default /tmp/osprey-slurm)" >&2; exit 2 ;;
+  env) env_lines ;;
+  *) echo "usage: $0 up|down|status|check|env   (dir: \$OSPREY_SLURM_DIR, default /tmp/osprey-slurm)" >&2; exit 2 ;;
 esac

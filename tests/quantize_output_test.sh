@@ -27,6 +27,22 @@ grep -q "osprey quantize: $work/m_int8 exists; to replace it, name it: --output 
 "$osprey" quantize "$work/m" --output "$work/m_int8" >"$work/q3.out" 2>&1 || fail "--output DIR_int8 exited $?"
 "$osprey" quantize "$work/m" --mode float8 >"$work/q4.out" 2>&1 || fail "--mode float8 exited $?"
 [ -f "$work/m_float8/config.json" ] || fail "--mode float8 did not save DIR_float8"
+# A float8 model trains (issue 48): osprey train rebuilds its Float8Dense layers from the config
+# it reads; evaluate and predict load its weights. An int8 one is refused by train, naming why.
+"$osprey" train --model "$work/m_float8/config.json" --epochs 1 --steps-per-epoch 2 --output "" \
+  >"$work/t8.out" 2>&1 || fail "train --model DIR_float8/config.json exited $?: $(tail -n 5 "$work/t8.out")"
+grep -q "^Epoch 1/1" "$work/t8.out" || fail "train --model DIR_float8/config.json trained no epoch: $(cat "$work/t8.out")"
+"$osprey" train --model "$work/m_float8" --epochs 1 --steps-per-epoch 2 --output "$work/m_float8_retrained" \
+  >"$work/t9.out" 2>&1 || fail "train --model DIR_float8 exited $?: $(tail -n 5 "$work/t9.out")"
+grep -q '"Float8Dense"' "$work/m_float8_retrained/config.json" || fail "the retrained model holds no Float8Dense layer"
+"$osprey" evaluate "$work/m_float8" >"$work/e8.out" 2>&1 || fail "evaluate DIR_float8 exited $?: $(cat "$work/e8.out")"
+"$osprey" predict "$work/m_float8" --count 2 >"$work/p8.out" 2>&1 || fail "predict DIR_float8 exited $?: $(cat "$work/p8.out")"
+"$osprey" train --model "$work/m_int8" --epochs 1 --steps-per-epoch 2 --output "" >"$work/t10.out" 2>&1
+code=$?
+[ "$code" = 2 ] || fail "train --model DIR_int8 exited $code, expected 2 (usage)"
+want="osprey train: --model $work/m_int8 holds int8-quantized layers (dense, dense_1, dense_2); int8 models are for inference only (osprey evaluate, osprey predict). Train the float32 model, then quantize it again (osprey quantize DIR --mode int8); or quantize it with --mode float8, which trains"
+grep -qxF "osprey: error: $want" "$work/t10.out" ||
+  fail "train --model DIR_int8 printed: $(cat "$work/t10.out")"
 "$osprey" quantize "$work/m" --output "$work/m" >"$work/q5.out" 2>&1 || fail "--output DIR exited $?"
 grep -q '"QuantizedDense"' "$work/m/config.json" || fail "--output DIR did not replace DIR"
 

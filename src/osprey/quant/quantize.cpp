@@ -24,11 +24,14 @@ bool wanted(const QuantizeOptions& o, const std::string& name) {
   return o.layers.empty() || std::find(o.layers.begin(), o.layers.end(), name) != o.layers.end();
 }
 
-bool is_quantized(const nn::Layer& l) {
+bool is_int8(const nn::Layer& l) {
   return dynamic_cast<const QuantizedDense*>(&l) != nullptr ||
          dynamic_cast<const QuantizedConv2D*>(&l) != nullptr ||
-         dynamic_cast<const QuantizedEmbedding*>(&l) != nullptr ||
-         dynamic_cast<const Float8Dense*>(&l) != nullptr ||
+         dynamic_cast<const QuantizedEmbedding*>(&l) != nullptr;
+}
+
+bool is_quantized(const nn::Layer& l) {
+  return is_int8(l) || dynamic_cast<const Float8Dense*>(&l) != nullptr ||
          dynamic_cast<const Float8Conv2D*>(&l) != nullptr;
 }
 
@@ -100,7 +103,21 @@ void swap_layers(nn::Layer& model, std::string_view mode, const QuantizeOptions&
   }
 }
 
+void collect_int8(const nn::Layer& model, std::vector<std::string>& names) {
+  for (const std::shared_ptr<nn::Layer>& layer : model.sublayers()) {
+    if (is_int8(*layer)) names.push_back(layer->name());
+    collect_int8(*layer, names);
+  }
+}
+
 }  // namespace
+
+std::vector<std::string> int8_layers(const nn::Layer& model) {
+  std::vector<std::string> names;
+  if (is_int8(model)) names.push_back(model.name());
+  collect_int8(model, names);
+  return names;
+}
 
 const std::vector<std::string>& quantization_modes() {
   static const std::vector<std::string> modes = {"int8", "float8"};

@@ -16,6 +16,8 @@
 //   models::save_model(*model, "fmnist_int8");   // int8 kernels + float32 scales in safetensors
 //   quant::register_layers();                    // once, before load_model of a quantized model
 //   auto loaded = models::load_model("fmnist_int8");   // osprey::load_model registers them itself
+// A model saved after quantize(model, "float8") loads (load_model) and trains on, and its folder
+// is a model description that `osprey train --model DIR` trains; an int8 one only predicts.
 #pragma once
 
 #include <string>
@@ -48,6 +50,12 @@ const std::vector<std::string>& quantization_modes();
 // NotImplementedError for a container that cannot swap layers (a Functional model, for now).
 std::vector<std::string> quantize(nn::Layer& model, std::string_view mode,
                                   const QuantizeOptions& options = {});
+
+// The names of the model's int8-quantized layers (QuantizedDense, QuantizedConv2D,
+// QuantizedEmbedding) at any depth, in order. They are for inference only: their kernels are int8
+// with fixed scales, so there is nothing to train; Model::fit and `osprey train` refuse a model
+// that holds any (train the float32 model, then quantize it again). Float8 layers train.
+std::vector<std::string> int8_layers(const nn::Layer& model);
 
 // Registers QuantizedDense, QuantizedConv2D, QuantizedEmbedding, Float8Dense and Float8Conv2D
 // with the layer registry (idempotent), so load_model() can rebuild saved quantized models.

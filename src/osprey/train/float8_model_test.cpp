@@ -4,12 +4,15 @@
 // on the MLP (issue 4) are with those models, in applications/fashion_mnist_models_test.cpp.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 
 #include "osprey/core/rng.h"
 #include "osprey/io/safetensors.h"
+#include "osprey/models/model_config.h"
 #include "osprey/nn/layers/all.h"
 #include "osprey/quant/float8_dense.h"
+#include "osprey/quant/quantize.h"
 #include "osprey/tensor/factory.h"
 #include "osprey/testing/test_helpers.h"
 #include "osprey/train/model.h"
@@ -87,6 +90,58 @@ TEST(Float8ModelTest, TrainsAfterTheSwapAndSavesAndLoadsItsScalingState) {
   }
   EXPECT_EQ(loaded.predict(x).to_vector<float>(), model.predict(x).to_vector<float>());
   fs::remove_all(dir);
+}
+
+// Issue 48: the folder `osprey quantize DIR --mode float8` writes is a model to train on. It
+// loads with load_model (weights and compile config: predicts the same, bit for bit, and fits on)
+// and, as the description `osprey train --model DIR` reads, rebuilds its Float8Dense layers
+// (with its weights loaded, the same predictions) and trains. An int8 model is refused by fit.
+TEST(Float8ModelTest, AQuantizedModelSavedLoadsAndTrainsFromItsFolderAndAsADescription) {
+  nn::clear_session();
+  set_global_seed(5);
+  Model model = Sequential({layers::Dense(16, "relu"), layers::Dense(3)}, {.input_shape = {8}});
+  model.compile("adam", "mse");
+  const Tensor x = random_normal({128, 8}, {.seed = 6});
+  const Tensor y = random_normal({128, 3}, {.seed = 7});
+  model.fit(x, y, {.batch_size = 32, .epochs = 1, .verbose = 0});
+  model.quantize("float8");
+  const Tensor quantized = model.predict(x);
+  const fs::path dir = temp_dir("describe");
+  model.save(dir.string());
+
+  Model loaded = load_model(dir.string());
+  EXPECT_EQ(loaded.predict(x).to_vector<float>(), quantized.to_vector<float>());
+  const double loss_before = loaded.evaluate(x, y).at("loss");
+  const double loss_after =
+      loaded.fit(x, y, {.batch_size = 32, .epochs = 1, .verbose = 0}).history.at("loss").at(0);
+  EXPECT_TRUE(std::isfinite(loss_after));
+  EXPECT_NE(loaded.evaluate(x, y).at("loss"), loss_before);
+
+  Model described(models::model_from_file(dir));  // what osprey train --model DIR builds
+  ASSERT_EQ(described.layers().size(), 2u);
+  EXPECT_EQ(described.layers()[0]->class_name(), "Float8Dense");
+  EXPECT_EQ(described.layers()[1]->get_config(), model.layers()[1]->get_config());
+  described.load_weights(dir.string());
+  EXPECT_EQ(described.predict(x).to_vector<float>(), quantized.to_vector<float>());
+  described.compile("sgd", "mse");
+  const double described_before = described.evaluate(x, y).at("loss");
+  const double described_after =
+      described.fit(x, y, {.batch_size = 32, .epochs = 1, .verbose = 0}).history.at("loss").at(0);
+  EXPECT_TRUE(std::isfinite(described_after));
+  EXPECT_NE(described.evaluate(x, y).at("loss"), described_before);
+  fs::remove_all(dir);
+
+  Model int8 = Sequential(
+      {layers::Dense(4, "relu", {.name = "hidden"}), layers::Dense(3, {}, {.name = "scores"})},
+      {.name = "net", .input_shape = {8}});
+  int8.quantize("int8", {.layers = {"scores"}});
+  int8.compile("adam", "mse");
+  EXPECT_EQ(quant::int8_layers(int8.network()), (std::vector<std::string>{"scores"}));
+  testing::expect_error<ValueError>(
+      [&] { int8.fit(x, y, {.batch_size = 32, .epochs = 1, .verbose = 0}); },
+      {"fit: model 'net' holds int8-quantized layers (scores); int8 models are for "
+       "inference only. Train the float32 model, then quantize it again (or quantize it with "
+       "mode \"float8\", which trains)"});
 }
 
 }  // namespace

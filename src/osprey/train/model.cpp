@@ -1,5 +1,7 @@
 #include "osprey/train/model.h"
 
+#include <fmt/ranges.h>
+
 #include "osprey/autograd/grad_mode.h"
 #include "osprey/core/rng.h"
 #include "osprey/io/json.h"
@@ -58,10 +60,21 @@ Trainer& Model::trainer() const {
 
 namespace {
 uint64_t fit_seed(const FitOptions& o) { return o.seed ? *o.seed : next_seed(); }
+
+// int8 layers hold fixed int8 kernels: nothing to train (quant/quantize.h).
+void check_trainable(const models::Network& net) {
+  const std::vector<std::string> int8 = quant::int8_layers(net);
+  OSPREY_CHECK(int8.empty(),
+               "fit: model '{}' holds int8-quantized layers ({}); int8 models are for inference "
+               "only. Train the float32 model, then quantize it again (or quantize it with mode "
+               "\"float8\", which trains)",
+               net.name(), fmt::join(int8, ", "));
+}
 }  // namespace
 
 History Model::fit(const Tensor& x, const Tensor& y, const FitOptions& o) {
   Trainer& t = trainer();
+  check_trainable(network());
   OSPREY_CHECK(o.validation_split >= 0.0 && o.validation_split < 1.0,
                "fit: validation_split must be in [0, 1). Received: {}", o.validation_split);
   OSPREY_CHECK(!(o.validation_split > 0 && o.validation_data),
@@ -88,6 +101,7 @@ History Model::fit(const Tensor& x, const Tensor& y, const FitOptions& o) {
 
 History Model::fit(const data::Dataset& dataset, const FitOptions& o) {
   Trainer& t = trainer();
+  check_trainable(network());
   OSPREY_CHECK(o.validation_split == 0.0,
                "fit: validation_split is not supported for datasets; pass validation_data");
   std::optional<BatchSource> val;
