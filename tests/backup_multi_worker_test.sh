@@ -13,6 +13,7 @@
 #   - chief-only writing: after a 2-worker run only the chief's model exists, and the other
 #     worker's temporary save folder is gone.
 # Usage: backup_multi_worker_test.sh path/to/osprey
+tests_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 set -u
 osprey=$1
 if ! command -v mpirun >/dev/null; then echo "backup_multi_worker_test: skipped, no mpirun"; exit 77; fi
@@ -43,22 +44,7 @@ launch2() {  # launch2 ARGS...: 2 workers of osprey train; $rc
   rc=$?
 }
 # max relative difference of two model.safetensors (float32), as the distribute tests measure it
-max_rel_diff() {
-  /usr/bin/python3 - "$1" "$2" <<'EOF'
-import json, struct, sys
-import numpy as np
-def load(p):
-    b = open(p, "rb").read()
-    n = struct.unpack("<Q", b[:8])[0]
-    h = json.loads(b[8:8 + n])
-    d = b[8 + n:]
-    return {k: np.frombuffer(d[v["data_offsets"][0]:v["data_offsets"][1]], np.float32)
-            for k, v in h.items() if k != "__metadata__"}
-a, b = load(sys.argv[1]), load(sys.argv[2])
-assert a.keys() == b.keys(), (sorted(a), sorted(b))
-print(max(float(np.abs(a[k] - b[k]).max() / max(np.abs(b[k]).max(), 1e-30)) for k in b))
-EOF
-}
+max_rel_diff() { /usr/bin/python3 "$tests_dir/max_rel_diff.py" "$1" "$2"; }
 
 launch2 --output "$tmp/run/ref"
 [ "$rc" = 0 ] || fail "reference 2-worker run: exit code $rc"

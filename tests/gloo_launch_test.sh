@@ -7,6 +7,7 @@
 # OSPREY_GLOO_RENDEZVOUS; without mpirun and without an address (2 Slurm tasks started with no
 # PMIx), Gloo is refused naming what to set.
 # Usage: gloo_launch_test.sh path/to/osprey
+tests_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 set -u
 osprey=$1
 if ! command -v mpirun >/dev/null; then echo "gloo_launch_test: skipped, no mpirun"; exit 77; fi
@@ -26,22 +27,7 @@ launch2() {  # launch2 COMMUNICATION OUTPUT: osprey launch of 2 workers; $rc
   rc=$?
 }
 # max relative difference of two model.safetensors (float32), as the distribute tests measure it
-max_rel_diff() {
-  /usr/bin/python3 - "$1" "$2" <<'EOF'
-import json, struct, sys
-import numpy as np
-def load(p):
-    b = open(p, "rb").read()
-    n = struct.unpack("<Q", b[:8])[0]
-    h = json.loads(b[8:8 + n])
-    d = b[8 + n:]
-    return {k: np.frombuffer(d[v["data_offsets"][0]:v["data_offsets"][1]], np.float32)
-            for k, v in h.items() if k != "__metadata__"}
-a, b = load(sys.argv[1]), load(sys.argv[2])
-assert a.keys() == b.keys(), (sorted(a), sorted(b))
-print(max(float(np.abs(a[k] - b[k]).max() / max(np.abs(b[k]).max(), 1e-30)) for k in b))
-EOF
-}
+max_rel_diff() { /usr/bin/python3 "$tests_dir/max_rel_diff.py" "$1" "$2"; }
 same_weights() {  # same_weights WHAT DIR: DIR's model within 1e-5 of the MPI job's
   local diff
   diff=$(max_rel_diff "$2/model.safetensors" "$tmp/mpi/model.safetensors") ||
