@@ -1,7 +1,9 @@
 #include "osprey/train/trainer.h"
 
 #include <cmath>
+#include <cstdlib>
 #include <numeric>
+#include <string>
 #include <utility>
 
 #include "osprey/autograd/creation_scope.h"
@@ -34,6 +36,36 @@ void permute(std::vector<int64_t>& order, uint64_t seed) {
         static_cast<int64_t>(Philox::to_unit_double(w[0], w[1]) * static_cast<double>(i + 1));
     std::swap(order[static_cast<size_t>(i)], order[static_cast<size_t>(std::min(j, i))]);
   }
+}
+
+// OSPREY_MAX_STEPS=N caps every epoch of fit (training and validation) and every evaluate at N
+// batches, in every program: the docs test runs each documented command with it so that a
+// 50-epoch example finishes in seconds (README.md, "Environment"). Read once; a value that is not
+// a positive integer is an error rather than silently ignored.
+int64_t max_steps_from_env() {
+  static const int64_t cap = [] {
+    const char* v = std::getenv("OSPREY_MAX_STEPS");
+    if (v == nullptr || *v == '\0') return int64_t{-1};
+    char* end = nullptr;
+    const long long n = std::strtoll(v, &end, 10);
+    OSPREY_CHECK(*end == '\0' && n > 0,
+                 "OSPREY_MAX_STEPS must be a positive number of batches. Received: '{}'", v);
+    return static_cast<int64_t>(n);
+  }();
+  return cap;
+}
+
+// `steps` (-1: the whole data) limited by OSPREY_MAX_STEPS.
+int64_t capped_steps(int64_t steps) {
+  const int64_t cap = max_steps_from_env();
+  if (cap < 0) return steps;
+  return steps < 0 ? cap : std::min(steps, cap);
+}
+
+// The steps an epoch shows in its progress: the limit, or the data's steps (-1: unknown) if fewer.
+int64_t steps_to_show(int64_t limit, int64_t data_steps) {
+  if (limit < 0) return data_steps;
+  return data_steps < 0 ? limit : std::min(limit, data_steps);
 }
 
 }  // namespace
@@ -321,7 +353,9 @@ History Trainer::fit(Model& model, const BatchSource& train, const FitOptions& o
   std::vector<CallbackPtr> all = o.callbacks;
   if (o.verbose > 0) all.insert(all.begin(), std::make_shared<ProgbarLogger>());
   all.push_back(history);
-  const int64_t steps = o.steps_per_epoch > 0 ? o.steps_per_epoch : train.steps;
+  const int64_t limit = capped_steps(o.steps_per_epoch > 0 ? o.steps_per_epoch : -1);
+  // An explicit steps_per_epoch is shown as given (as before OSPREY_MAX_STEPS), capped.
+  const int64_t steps = o.steps_per_epoch > 0 ? limit : steps_to_show(limit, train.steps);
   CallbackList callbacks(all, &model, {o.epochs, steps, o.verbose});
   model.stop_training() = false;
   resume_.reset();
@@ -349,6 +383,7 @@ Logs Trainer::run_epochs(Model& model, const BatchSource& train, const FitOption
     history.history = resume->history;
     history.epoch = resume->history_epochs;
   }
+  const int64_t limit = capped_steps(o.steps_per_epoch > 0 ? o.steps_per_epoch : -1);
   Logs epoch_logs;
   for (int epoch = first_epoch; epoch < o.epochs && !model.stop_training(); ++epoch) {
     reset_metrics();
@@ -362,7 +397,7 @@ Logs Trainer::run_epochs(Model& model, const BatchSource& train, const FitOption
     // shorter. Nothing is read back between the steps of a group.
     const int64_t k = options_.steps_per_execution;
     bool group_open = false;
-    while ((o.steps_per_epoch < 0 || step < o.steps_per_epoch) && stream(bx, by)) {
+    while ((limit < 0 || step < limit) && stream(bx, by)) {
       if (step % k == 0) {
         callbacks.each([&](Callback& c) { c.on_train_batch_begin(step, {}); });
         group_open = true;
@@ -392,7 +427,9 @@ Logs Trainer::run_epochs(Model& model, const BatchSource& train, const FitOption
 }
 
 Logs Trainer::evaluate(Model& model, const BatchSource& source, const EvaluateOptions& o) {
-  CallbackList callbacks(o.callbacks, &model, {1, source.steps, o.verbose});
+  const int64_t limit = capped_steps(o.steps);
+  const int64_t steps = steps_to_show(limit, source.steps);
+  CallbackList callbacks(o.callbacks, &model, {1, steps, o.verbose});
   executor().sync_replicas();
   // fit reads the epoch's training logs before validating, so evaluation may reset the metrics.
   reset_metrics();
@@ -400,7 +437,7 @@ Logs Trainer::evaluate(Model& model, const BatchSource& source, const EvaluateOp
   BatchStream stream = source.epoch(0, 0);
   Tensor bx, by;
   int64_t step = 0;
-  while ((o.steps < 0 || step < o.steps) && stream(bx, by)) {
+  while ((limit < 0 || step < limit) && stream(bx, by)) {
     callbacks.each([&](Callback& c) { c.on_test_batch_begin(step, {}); });
     test_step(bx, by);
     const Logs logs = results();
