@@ -181,6 +181,9 @@ class ChiefExecutor final : public PsExecutorBase {
       coordinator_->wait_for(values, values.size());
       out = collect_finished();
     }
+    // Sync: the epoch's late shares end before its counts are final (one wait an epoch for the
+    // straggler at most), so the epoch's logs and its line count every share of its steps.
+    coordinator_->wait_for(late_, late_.size());
     count_late();
     pull();
     report_epoch();
@@ -253,7 +256,7 @@ class ChiefExecutor final : public PsExecutorBase {
       const ps::RemoteValuePtr& v = values[i];
       if (v->state() == ps::RemoteValue::State::done && static_cast<int>(out.size()) < k_) {
         out.push_back(output(v->reply(), shards.y[i]));
-        if (v->reply().dropped() > 0) ++epoch_dropped_;
+        ++(v->reply().dropped() > 0 ? epoch_dropped_ : epoch_applied_);
       } else if (coordinator_->cancel(v)) {
         ++epoch_dropped_;
       } else {
@@ -305,6 +308,8 @@ class ChiefExecutor final : public PsExecutorBase {
         still.push_back(v);
       } else if (v->state() != ps::RemoteValue::State::done || v->reply().dropped() > 0) {
         ++epoch_dropped_;
+      } else {
+        ++epoch_applied_;  // it reached every ps among the first k after all
       }
     }
     late_ = std::move(still);
@@ -314,20 +319,19 @@ class ChiefExecutor final : public PsExecutorBase {
     return {reply.loss(), ps::from_wire(reply.y_pred(), "a worker's step reply"), y};
   }
 
-  // One line per epoch on the chief: what the ps applied and dropped, and the staleness.
+  // One line per epoch on the chief, in shares (one worker's gradients for one step), as the
+  // epoch's ps_dropped: a share is applied when every ps shard applied it, else dropped
+  // (cancelled before it ran, late for its sync step, or past the staleness bound). Then the
+  // ps's staleness histogram (async), counted per push to each shard.
   void report_epoch() {
-    int64_t applied = 0, dropped = 0, pushes = 0, version = 0;
     std::vector<int64_t> histogram(ps::kStalenessBuckets, 0);
     for (const ps::StatsReply& s : client_.stats(/*reset=*/true)) {
-      applied += s.applied();
-      dropped += s.dropped();
-      pushes += s.pushes();
-      version = std::max(version, s.version());
       for (int i = 0; i < s.staleness_histogram_size() && i < ps::kStalenessBuckets; ++i)
         histogram[static_cast<size_t>(i)] += s.staleness_histogram(i);
     }
-    std::string line = fmt::format("osprey: {} epoch {}: {} of {} pushes applied, {} dropped", kWho,
-                                   epoch_ + 1, applied, pushes, dropped);
+    std::string line =
+        fmt::format("osprey: {} epoch {}: {} of {} shares applied, {} dropped", kWho, epoch_ + 1,
+                    epoch_applied_, epoch_applied_ + epoch_dropped_, epoch_dropped_);
     if (options_.mode == "sync") {
       line += fmt::format(" ({} of {} shares per step)", k_, n_);
     } else {
