@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <optional>
 
 #include "cli/managed_job.h"
 #include "cli/report/history.h"
@@ -75,6 +76,7 @@ class Run {
         splits_.tune_train.size(), splits_.val.size(), splits_.train_and_val.size(),
         splits_.holdout.size(), splits_.test.size());
     tune();
+    plan_the_tail();
     retrain();
     ensemble();
     quantize();
@@ -121,8 +123,44 @@ class Run {
   void announce(const char* stage, int number) {
     fmt::print("\n== stage {}/{}: {} [{} elapsed, {} left; this stage ends by {}]\n", number,
                kPlan.size(), stage, clock_text(clock_.now()), clock_text(budget_ - clock_.now()),
-               clock_text(stage_deadline(stage, budget_)));
+               clock_text(deadline(stage)));
     std::fflush(stdout);
+  }
+
+  double deadline(const std::string& stage) const {
+    return tail_ ? stage_deadline(stage, budget_, *tail_) : stage_deadline(stage, budget_);
+  }
+
+  int xgboost_rounds() const { return budget_ >= 600 ? 60 : 10; }
+
+  // The time the stages after retraining need (run_plan.h), from one test pass's inference
+  // time on the first member's network (untrained: the same speed), measured once: a resumed
+  // run keeps the plan it started with.
+  void plan_the_tail() {
+    nlohmann::json& notes = state_.notes("retrain");
+    if (!notes.is_object() || !notes.contains("seconds_per_test_pass")) {
+      const auto& best = state_.notes("tune").at("best_hyperparameters");
+      OSPREY_CHECK(!best.empty(), "osprey run: the tuner completed no trial");
+      set_global_seed(a_.seed);
+      nn::NameScope names;
+      tune::HyperParameters hp = tune::HyperParameters::from_json(best[0], "run.json");
+      Model model = hypermodel()->build(hp);
+      const Tensor& test = splits_.test.x;
+      const Tensor x = test.slice(0, 0, std::min<int64_t>(2048, test.shape()[0]));
+      model.predict(x.slice(0, 0, 256), {.batch_size = 256});  // warm-up
+      const auto t0 = std::chrono::steady_clock::now();
+      model.predict(x, {.batch_size = 256});
+      const double seconds =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      notes["seconds_per_test_pass"] =
+          seconds * static_cast<double>(test.shape()[0]) / static_cast<double>(x.shape()[0]);
+    }
+    tail_ =
+        plan_tail(a_.members, notes.at("seconds_per_test_pass").get<double>(), xgboost_rounds());
+    fmt::print(
+        "plan: retraining ends {:.0f} s before the budget, for the evaluation, ensemble and "
+        "quantization (estimated {:.0f} s)\n",
+        budget_ - deadline("retrain"), tail_->total());
   }
 
   // When the stage first started, in run seconds (an earlier session's start when resumed).
@@ -136,7 +174,7 @@ class Run {
     if (state_.done("tune")) return;
     announce("tune", 1);
     const double start = stage_start("tune");
-    const double deadline = stage_deadline("tune", budget_);
+    const double deadline = this->deadline("tune");
     tune::Hyperband tuner(hypermodel(),
                           {.objective = "val_accuracy",
                            .max_epochs = budget_ >= 600 ? 9 : 3,
@@ -192,7 +230,7 @@ class Run {
     if (state_.done("retrain")) return;
     announce("retrain", 2);
     const double start = stage_start("retrain");
-    const double deadline = stage_deadline("retrain", budget_);
+    const double deadline = this->deadline("retrain");
     std::vector<tune::HyperParameters> hps;
     for (const auto& j : state_.notes("tune").at("best_hyperparameters"))
       hps.push_back(tune::HyperParameters::from_json(j, "run.json"));
@@ -284,8 +322,8 @@ class Run {
     const int64_t rows = std::min<int64_t>(s.train_and_val.size(), 20000);
     ens.add(ensemble::XGBoostMember::fit_on_features(
         best, s.train_and_val.x.slice(0, 0, rows), s.train_and_val.y.slice(0, 0, rows), 10,
-        {.num_boost_round = budget_ >= 600 ? 60 : 10, .max_depth = 4, .seed = a_.seed}, nullptr,
-        nullptr, "xgboost_features"));
+        {.num_boost_round = xgboost_rounds(), .max_depth = 4, .seed = a_.seed}, nullptr, nullptr,
+        "xgboost_features"));
     ens.fit_weights(s.holdout.x, s.holdout.y, "nelder_mead");
     const auto members = ens.evaluate_members(s.test.x, s.test.y);
     nlohmann::json& noted = state_.notes("ensemble")["members"] = nlohmann::json::array();
@@ -355,6 +393,7 @@ class Run {
   RunState state_;
   RunClock clock_;
   Splits splits_;
+  std::optional<TailPlan> tail_;  // set once tuning is done
 };
 
 }  // namespace

@@ -21,6 +21,25 @@ double stage_deadline(const std::string& stage, double budget) {
   OSPREY_THROW(InternalError, "osprey run: no stage {}", stage);
 }
 
+TailPlan plan_tail(int members, double seconds_per_test_pass, int xgboost_rounds) {
+  const double m = members, pass = seconds_per_test_pass;
+  // XGBoost's training: about 0.1 s a round on 20,000 rows of 128-256 features, 2 cores.
+  const double xgboost = 0.1 * xgboost_rounds;
+  return {.retrain_evaluation = 2 * m * pass,
+          .ensemble = (0.5 * m + 2 + 0.5 * (m + 1) + 3 * (m + 1)) * pass + xgboost,
+          .quantize = 2 * (m + 1) * pass};
+}
+
+double stage_deadline(const std::string& stage, double budget, const TailPlan& tail) {
+  constexpr double kMargin = 1.25;
+  if (stage == "retrain") {
+    const double end = budget - std::max(kMargin * tail.total(), 0.02 * budget);
+    return std::max(end, stage_deadline("tune", budget));  // a tiny budget: no retraining time
+  }
+  if (stage == "ensemble") return budget - std::max(kMargin * tail.quantize, 0.01 * budget);
+  return stage_deadline(stage, budget);
+}
+
 // "15m", "90s", "1h", "2m30s" or plain seconds.
 double parse_budget(const std::string& text) {
   static const std::regex pattern(

@@ -39,6 +39,23 @@ constexpr std::array<PlannedStage, 4> kPlan{
 
 double stage_deadline(const std::string& stage, double budget);
 
+// What the stages after retraining cost: they do fixed work (predictions over the splits, the
+// XGBoost member's training), so retraining must end early enough to leave them that time,
+// whatever the budget. Counted from what run.cpp does, in passes over the 10,000 test images at
+// the measured inference time of one (the members' own speed): the retrain stage's evaluation
+// (accuracy and speed of each member), the ensemble (holdout predictions, the XGBoost member's
+// 20,000 feature rows, the weights' fit, the members' and the ensemble's test accuracy and
+// speed) and quantization (the int8 ensemble's accuracy and speed).
+struct TailPlan {
+  double retrain_evaluation = 0, ensemble = 0, quantize = 0;  // seconds
+  double total() const { return retrain_evaluation + ensemble + quantize; }
+};
+TailPlan plan_tail(int members, double seconds_per_test_pass, int xgboost_rounds);
+
+// With a measured tail: retraining ends 1.25 times its estimate before the budget (and at least
+// 2% of the budget before), the ensemble 1.25 times quantization's; tune keeps its fraction.
+double stage_deadline(const std::string& stage, double budget, const TailPlan& tail);
+
 // "15m", "90s", "1h", "2m30s" or plain seconds.
 double parse_budget(const std::string& text);
 

@@ -17,6 +17,8 @@ ls "$work"/tb/tune/trial_0000/execution_0/validation/events.out.tfevents.* >/dev
   fail "no TensorBoard run of the first trial in AIP_TENSORBOARD_LOG_DIR/tune"
 ls "$work"/tb/member_0/train/events.out.tfevents.* >/dev/null ||
   fail "no TensorBoard run of the first member in AIP_TENSORBOARD_LOG_DIR"
+grep -q "^plan: retraining ends [0-9]* s before the budget" "$work/a.log" ||
+  fail "no plan line for the stages after retraining"
 for stage in tune retrain ensemble quantize; do
   grep -q "^| $stage |" "$work/a.log" || fail "no $stage row in the table"
 done
