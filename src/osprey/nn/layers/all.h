@@ -9,6 +9,7 @@
 #include "osprey/nn/layers/add.h"
 #include "osprey/nn/layers/batch_normalization.h"
 #include "osprey/nn/layers/concatenate.h"
+#include "osprey/nn/layers/conv1d.h"
 #include "osprey/nn/layers/conv2d.h"
 #include "osprey/nn/layers/dense.h"
 #include "osprey/nn/layers/dropout.h"
@@ -16,6 +17,7 @@
 #include "osprey/nn/layers/flatten.h"
 #include "osprey/nn/layers/global_average_pooling2d.h"
 #include "osprey/nn/layers/layer_normalization.h"
+#include "osprey/nn/layers/pooling1d.h"
 #include "osprey/nn/layers/pooling2d.h"
 #include "osprey/nn/layers/random_crop.h"
 #include "osprey/nn/layers/random_flip.h"
@@ -29,16 +31,21 @@ inline std::vector<std::pair<std::string, LayerFactory>> builtin_layer_factories
   return {
       {"Activation", &ActivationLayer::from_config},
       {"Add", &Add::from_config},
+      {"AveragePooling1D", &AveragePooling1D::from_config},
       {"AveragePooling2D", &AveragePooling2D::from_config},
       {"BatchNormalization", &BatchNormalization::from_config},
       {"Concatenate", &Concatenate::from_config},
+      {"Conv1D", &Conv1D::from_config},
       {"Conv2D", &Conv2D::from_config},
       {"Dense", &Dense::from_config},
       {"Dropout", &Dropout::from_config},
       {"Embedding", &Embedding::from_config},
       {"Flatten", &Flatten::from_config},
+      {"GlobalAveragePooling1D", &GlobalAveragePooling1D::from_config},
       {"GlobalAveragePooling2D", &GlobalAveragePooling2D::from_config},
+      {"GlobalMaxPooling1D", &GlobalMaxPooling1D::from_config},
       {"LayerNormalization", &LayerNormalization::from_config},
+      {"MaxPooling1D", &MaxPooling1D::from_config},
       {"MaxPooling2D", &MaxPooling2D::from_config},
       {"RandomCrop", &RandomCrop::from_config},
       {"RandomFlip", &RandomFlip::from_config},

@@ -61,6 +61,18 @@ inline Pair read_pair(const nlohmann::json& c, const char* key, Pair fallback) {
 
 inline nlohmann::json pair_json(const Pair& p) { return nlohmann::json::array({p[0], p[1]}); }
 
+// Reads a 1-D layer's size from c[key]: an int, or the 1-tuple Keras writes ([3]); fallback when
+// absent or null.
+inline int64_t read_single(const nlohmann::json& c, const char* key, int64_t fallback) {
+  if (!c.contains(key) || c[key].is_null()) return fallback;
+  const nlohmann::json& v = c[key];
+  if (v.is_number_integer()) return v.get<int64_t>();
+  OSPREY_CHECK(v.is_array() && v.size() == 1 && v[0].is_number_integer(),
+               "config field '{}' must be an int or a list of one int. Received: {}", key,
+               v.dump());
+  return v[0].get<int64_t>();
+}
+
 // Runs an analytic shape function on a shape whose batch may be -1 (the kernels' resolvers
 // want a real batch): batch 1 in, the original batch back out.
 template <class F>
