@@ -11,16 +11,21 @@ namespace {
 TEST(LayerRegistryTest, EveryBuiltInLayerRoundTripsThroughItsConfig) {
   const std::vector<std::shared_ptr<Layer>> all = {layers::Activation("relu"),
                                                    layers::Add(),
+                                                   layers::AveragePooling1D(3),
                                                    layers::AveragePooling2D(3),
                                                    layers::BatchNormalization(),
                                                    layers::Concatenate(1),
+                                                   layers::Conv1D(4, 3),
                                                    layers::Conv2D(4, 3),
                                                    layers::Dense(3),
                                                    layers::Dropout(0.1),
                                                    layers::Embedding(10, 2),
                                                    layers::Flatten(),
+                                                   layers::GlobalAveragePooling1D(),
                                                    layers::GlobalAveragePooling2D(),
+                                                   layers::GlobalMaxPooling1D(),
                                                    layers::LayerNormalization(),
+                                                   layers::MaxPooling1D(),
                                                    layers::MaxPooling2D(),
                                                    layers::RandomCrop(2, 2),
                                                    layers::RandomFlip(),
@@ -46,7 +51,7 @@ TEST(LayerRegistryTest, UnknownClassesNameTheRegisteredOnes) {
       test::value_error([] { layer_from_config("Conv3D", nlohmann::json::object()); });
   EXPECT_EQ(
       msg.rfind(
-          "unknown layer class 'Conv3D'. Registered layers: Activation, Add, AveragePooling2D, ",
+          "unknown layer class 'Conv3D'. Registered layers: Activation, Add, AveragePooling1D, ",
           0),
       0u)
       << msg;
