@@ -2,7 +2,8 @@
 // over batches with update_state, reports with result() and starts over with reset_state().
 // State is kept in double whatever the compute dtype, and updates are tight loops over host
 // arrays (metrics run every batch), never chains of tensor ops.
-// Concrete metrics: mean.h, accuracy.h, top_k.h, regression.h, auc.h; by name: registry.h.
+// Concrete metrics: mean.h, accuracy.h, top_k.h, regression.h, auc.h, perplexity.h; by name:
+// registry.h.
 #pragma once
 
 #include <nlohmann/json.hpp>
