@@ -15,8 +15,9 @@ ActivationFn::ActivationFn(const std::string& name) : name_(name.empty() ? "line
     fused_ = Activation::tanh;
   } else {
     OSPREY_CHECK(
-        name_ == "linear" || name_ == "softmax",
-        "unknown activation '{}'. Expected one of: relu, gelu, sigmoid, tanh, softmax, linear",
+        name_ == "linear" || name_ == "softmax" || name_ == "silu" || name_ == "swish",
+        "unknown activation '{}'. Expected one of: relu, gelu, sigmoid, tanh, silu (or swish), "
+        "softmax, linear",
         name_);
   }
 }
@@ -24,6 +25,7 @@ ActivationFn::ActivationFn(const std::string& name) : name_(name.empty() ? "line
 autograd::Variable ActivationFn::operator()(const autograd::Variable& x) const {
   if (fused_ != Activation::none) return autograd::activation(x, fused_);
   if (name_ == "softmax") return autograd::softmax(x, -1);
+  if (name_ == "silu" || name_ == "swish") return autograd::silu(x);
   return x;
 }
 

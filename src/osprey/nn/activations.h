@@ -1,4 +1,5 @@
-// Activations by Keras name: "relu", "gelu", "sigmoid", "tanh", "softmax", "linear" (or "").
+// Activations by Keras name: "relu", "gelu", "sigmoid", "tanh", "silu" (or "swish"), "softmax",
+// "linear" (or "").
 // Each also says which fused kernel activation it is, so Dense and Conv2D can fold it into their
 // matmul/convolution instead of running a second pass.
 #pragma once
@@ -18,7 +19,7 @@ class ActivationFn {
 
   autograd::Variable operator()(const autograd::Variable& x) const;
   const std::string& name() const { return name_; }
-  // The kernel-fusable form, or Activation::none when it has none (softmax, linear).
+  // The kernel-fusable form, or Activation::none when it has none (silu, softmax, linear).
   Activation fused() const { return fused_; }
   bool is_linear() const { return name_ == "linear"; }
 

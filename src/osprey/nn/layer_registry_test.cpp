@@ -31,7 +31,8 @@ TEST(LayerRegistryTest, EveryBuiltInLayerRoundTripsThroughItsConfig) {
                                                    layers::RandomFlip(),
                                                    layers::RandomTranslation(0.1, 0.1),
                                                    layers::RandomZoom(0.1),
-                                                   layers::Reshape({2, -1})};
+                                                   layers::Reshape({2, -1}),
+                                                   layers::RMSNormalization()};
   std::set<std::string> classes;
   for (const auto& [name, factory] : builtin_layer_factories()) classes.insert(name);
   EXPECT_EQ(classes.size(), all.size());

@@ -1,6 +1,7 @@
 #include "osprey/autograd/ops/activation.h"
 
 #include "osprey/autograd/ops/common.h"
+#include "osprey/autograd/ops/elementwise.h"
 
 namespace osprey::autograd {
 
@@ -37,6 +38,8 @@ Variable sigmoid(const Variable& x) {
 Variable tanh(const Variable& x) {
   return fused("tanh", x, UnaryOp::tanh, BinaryOp::tanh_backward, true);
 }
+
+Variable silu(const Variable& x) { return mul(x, sigmoid(x)); }
 
 Variable activation(const Variable& x, Activation a) {
   switch (a) {

@@ -14,6 +14,9 @@ Variable relu(const Variable& x);
 Variable gelu(const Variable& x, bool approximate_tanh = false);
 Variable sigmoid(const Variable& x);
 Variable tanh(const Variable& x);
+// x * sigmoid(x) (Keras's silu, also named swish): composed of sigmoid and mul, so backward keeps
+// x and sigmoid(x).
+Variable silu(const Variable& x);
 // Applies one of the activations linear/conv can fuse; Activation::none returns x.
 Variable activation(const Variable& x, Activation a);
 

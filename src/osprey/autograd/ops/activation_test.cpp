@@ -37,6 +37,22 @@ TEST(ActivationTest, GeluMatchesPyTorch) {
                   {-0.0860992566236, 0.132630096465, 0.5, 0.976357218656, 1.01158416663}, 1e-11);
 }
 
+// PyTorch 1.13: torch.nn.functional.silu, float64.
+TEST(ActivationTest, SiluMatchesPyTorch) {
+  const Tensor xs = f64({-2.0, -0.5, 0.0, 0.7, 3.0}, {5});
+  Variable x(xs, true);
+  sum(silu(x)).backward();
+  expect_near_all(
+      values(silu(Variable(xs))),
+      {-0.2384058440442351, -0.1887703343990727, 0.0, 0.46773144051771626, 2.8577223804672998},
+      1e-12);
+  expect_near_all(
+      values(x.grad()),
+      {-0.09078424878489547, 0.2600388126973482, 0.5, 0.8233867834733425, 1.0881041060151693},
+      1e-12);
+  OSPREY_EXPECT_GRADCHECK([](const Vars& v) { return silu(v[0]); }, (Vars{input({3, 4}, 7, true)}));
+}
+
 TEST(ActivationTest, ReluGradientIsZeroAtZero) {
   Variable x(f64({-1.0, 0.0, 2.0}, {3}), true);
   sum(relu(x)).backward();

@@ -5,6 +5,8 @@
 #include <algorithm>
 
 #include "osprey/autograd/ops/common.h"
+#include "osprey/autograd/ops/elementwise.h"
+#include "osprey/autograd/ops/reduction.h"
 #include "osprey/autograd/ops/sync_batch_norm.h"
 
 namespace osprey::autograd {
@@ -204,6 +206,19 @@ Variable layer_norm(const Variable& x, const Variable& gamma, const Variable& be
         if (need[2]) grads[2] = dbeta.reshape(bs);
         return grads;
       });
+}
+
+Variable rms_norm(const Variable& x, const Variable& scale, double epsilon) {
+  detail::check_float_input(x, "rms_norm", "input");
+  OSPREY_CHECK(x.ndim() >= 1, "rms_norm: the input needs an axis to normalize. Received: {}",
+               x.shape().to_string());
+  OSPREY_CHECK(epsilon > 0, "rms_norm: epsilon must be positive. Received: {}", epsilon);
+  const int64_t n = x.shape()[x.ndim() - 1];
+  OSPREY_CHECK(!scale.defined() || scale.shape() == Shape{n},
+               "rms_norm: scale must have the last axis's size [{}]. Received: {}", n,
+               scale.defined() ? scale.shape().to_string() : std::string());
+  const Variable y = mul(x, rsqrt(add(mean(square(x), {-1}, true), epsilon)));
+  return scale.defined() ? mul(y, scale) : y;
 }
 
 }  // namespace osprey::autograd

@@ -50,4 +50,9 @@ struct LayerNormOptions {
 Variable layer_norm(const Variable& x, const Variable& gamma, const Variable& beta,
                     const LayerNormOptions& options = {});
 
+// RMSNorm (Zhang and Sennrich, 2019; Keras's RMSNormalization): y = x / sqrt(mean(x^2) + epsilon)
+// * scale over the last axis, no centring. scale [last] may be undefined. Composed of
+// elementwise ops and a mean (a fused kernel is issue 44's to add).
+Variable rms_norm(const Variable& x, const Variable& scale, double epsilon = 1e-6);
+
 }  // namespace osprey::autograd

@@ -133,5 +133,22 @@ TEST(NormTest, BadParameterShapesAreErrors) {
       {"layer_norm", "gamma", "4 values"});
 }
 
+TEST(RmsNormTest, GradientsAndBadArguments) {
+  OSPREY_EXPECT_GRADCHECK([](const Vars& v) { return rms_norm(v[0], v[1], 1e-3); },
+                          (Vars{input({3, 5}, 11, true), input({5}, 12, true)}));
+  OSPREY_EXPECT_GRADCHECK([](const Vars& v) { return rms_norm(v[0], Variable(), 1e-3); },
+                          (Vars{input({2, 2, 4}, 13, true)}));
+  expect_error<ValueError>(
+      [] {
+        rms_norm(input({3, 5}, 1), input({4}, 2));
+      },
+      {"rms_norm: scale must have the last axis's size [5]. Received: [4]"});
+  expect_error<ValueError>(
+      [] {
+        rms_norm(input({3, 5}, 1), Variable(), 0.0);
+      },
+      {"rms_norm: epsilon must be positive. Received: 0"});
+}
+
 }  // namespace
 }  // namespace osprey::autograd

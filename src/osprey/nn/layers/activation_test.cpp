@@ -45,7 +45,8 @@ TEST(ActivationTest, PassesTheLayerConformanceCheck) {
 TEST(ActivationTest, RejectsAnUnknownName) {
   EXPECT_EQ(
       test::value_error([] { layers::Activation("swishy"); }),
-      "unknown activation 'swishy'. Expected one of: relu, gelu, sigmoid, tanh, softmax, linear");
+      "unknown activation 'swishy'. Expected one of: relu, gelu, sigmoid, tanh, silu (or swish), "
+      "softmax, linear");
 }
 
 }  // namespace

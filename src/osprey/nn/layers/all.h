@@ -24,6 +24,7 @@
 #include "osprey/nn/layers/random_translation.h"
 #include "osprey/nn/layers/random_zoom.h"
 #include "osprey/nn/layers/reshape.h"
+#include "osprey/nn/layers/rms_normalization.h"
 
 namespace osprey::nn {
 
@@ -51,6 +52,7 @@ inline std::vector<std::pair<std::string, LayerFactory>> builtin_layer_factories
       {"RandomFlip", &RandomFlip::from_config},
       {"RandomTranslation", &RandomTranslation::from_config},
       {"RandomZoom", &RandomZoom::from_config},
+      {"RMSNormalization", &RMSNormalization::from_config},
       {"Reshape", &Reshape::from_config},
   };
 }
