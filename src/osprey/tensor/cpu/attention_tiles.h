@@ -1,0 +1,383 @@
+// The tiled attention kernel, written once over a vector type S and compiled per instruction
+// set (attention_avx2.cpp, attention_avx512.cpp; attention.cpp picks one at run time). The
+// FlashAttention algorithm (Dao et al. 2022) with FlashAttention-2's backward: a task owns a
+// tile of BQ query rows (forward, dq) or BK keys (dk, dv) and walks the other axis tile by tile,
+// so nothing of size Tq * Tk is ever stored.
+//   forward:  s = scale * q_i k_j^T (+ mask); online softmax (running max m, running sum l);
+//             o_i += dropout(exp(s - m)) v_j; at the end o_i /= l, lse_i = m + log(l).
+//   backward: p = exp(s - lse_i) recomputed per tile, delta_i = rowsum(dout_i * o_i),
+//             dv_j += dropout(p)^T dout_i, dp = dropout(dout_i v_j^T), ds = p * (dp - delta_i),
+//             dk_j += scale * ds^T q_i (keys task), dq_i += scale * ds k_j (queries task).
+// Two backward passes instead of one with atomic dq updates: each gradient is summed by one
+// task in a fixed order, so results are bitwise identical on any thread count.
+// S must have internal linkage (an anonymous namespace in the .cpp): every instantiation is then
+// private to its translation unit, and no AVX-512 copy of shared code can be picked by the linker
+// for an AVX2-only CPU. Internal to tensor/cpu/.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+namespace osprey::cpu {
+
+// The problem as raw pointers: everything contiguous except the mask (element strides).
+struct AttentionProblem {
+  int64_t batch = 0, heads = 0, kv_heads = 0, tq = 0, tk = 0, d = 0, dv = 0;
+  const float* q = nullptr;           // [B, H, Tq, D]
+  const float* k = nullptr;           // [B, KVH, Tk, D]
+  const float* v = nullptr;           // [B, KVH, Tk, Dv]
+  const float* kt = nullptr;          // k transposed: [B, KVH, D, Tk]
+  const float* vt = nullptr;          // v transposed: [B, KVH, Dv, Tk] (backward only)
+  const bool* bool_mask = nullptr;    // one of the two masks, or neither
+  const float* float_mask = nullptr;  // added to the scaled scores
+  int64_t mask_strides[4] = {0, 0, 0, 0};
+  const bool* key_padding = nullptr;  // [B, Tk], true = a real key
+  float scale = 1.0f;
+  bool causal = false;
+  double dropout_rate = 0.0;
+  uint64_t dropout_seed = 0;
+  // x[c] *= the dropout factor of weight e0 + c, for c in [0, n) (attention_dropout.h); defined
+  // in attention.cpp so that Philox is compiled for the baseline instruction set only.
+  void (*apply_dropout)(const AttentionProblem& p, int64_t e0, float* x, int64_t n) = nullptr;
+  // Forward outputs / backward inputs and outputs.
+  float* out = nullptr;          // [B, H, Tq, Dv]
+  float* lse = nullptr;          // [B, H, Tq]
+  const float* dout = nullptr;   // [B, H, Tq, Dv]
+  const float* delta = nullptr;  // [B, H, Tq]: rowsum(dout * out)
+  float* dq = nullptr;
+  float* dk = nullptr;
+  float* dv_out = nullptr;
+};
+
+constexpr int64_t kAttentionBlockQ = 64;  // query rows per tile
+constexpr int64_t kAttentionBlockK = 64;  // keys per tile (a multiple of every vector width)
+
+inline int64_t attention_query_tiles(const AttentionProblem& p) {
+  return (p.tq + kAttentionBlockQ - 1) / kAttentionBlockQ;
+}
+inline int64_t attention_key_tiles(const AttentionProblem& p) {
+  return (p.tk + kAttentionBlockK - 1) / kAttentionBlockK;
+}
+// Floats of scratch one task needs (any of the three kinds).
+inline int64_t attention_scratch_floats(const AttentionProblem& p) {
+  const int64_t tile = kAttentionBlockQ * kAttentionBlockK;
+  const int64_t rows = std::max(kAttentionBlockQ, kAttentionBlockK);
+  return 3 * tile + rows * (p.d + p.dv) + 2 * rows;
+}
+
+// One instruction set's kernels; task numbering: forward and backward_q take
+// (b * H + h) * query_tiles + tile, backward_kv takes (b * KVH + g) * key_tiles + tile.
+struct AttentionKernels {
+  void (*forward)(const AttentionProblem& p, int64_t task, float* scratch);
+  void (*backward_kv)(const AttentionProblem& p, int64_t task, float* scratch);
+  void (*backward_q)(const AttentionProblem& p, int64_t task, float* scratch);
+};
+
+template <class S>
+struct AttentionTiles {
+  using V = typename S::V;
+  static constexpr int W = S::kWidth;
+  static constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+  static constexpr int64_t BQ = kAttentionBlockQ, BK = kAttentionBlockK;
+
+  // Plain loops instead of <algorithm>: a std::fill<float*> instantiated here would be a
+  // function shared with other files, compiled for this file's instruction set.
+  static int64_t min(int64_t a, int64_t b) { return a < b ? a : b; }
+  static float max(float a, float b) { return a < b ? b : a; }
+  static void fill(float* begin, float* end, float x) {
+    for (float* it = begin; it != end; ++it) *it = x;
+  }
+  static void copy(const float* begin, const float* end, float* to) {
+    for (const float* it = begin; it != end; ++it) *to++ = *it;
+  }
+
+  // ---- C[m, n] (+)= sum_k A(m, k) B[k, n], A(m, k) = a[m * a_m + k * a_k] -------------------
+  // Register tiles of MR rows by NV vectors; the last vector may be partial (Tail).
+  template <int MR, int NV, bool Tail>
+  static void micro(int64_t kk, const float* a, int64_t a_m, int64_t a_k, const float* b,
+                    int64_t ldb, float* c, int64_t ldc, int tail, bool accumulate) {
+    V acc[MR][NV];
+#pragma GCC unroll 8
+    for (int r = 0; r < MR; ++r) {
+#pragma GCC unroll 2
+      for (int v = 0; v < NV; ++v) acc[r][v] = S::zero();
+    }
+    for (int64_t k = 0; k < kk; ++k) {
+      const float* bk = b + k * ldb;
+      V bv[NV];
+#pragma GCC unroll 2
+      for (int v = 0; v < NV; ++v) {
+        bv[v] = (Tail && v == NV - 1) ? S::load_n(bk + v * W, tail) : S::load(bk + v * W);
+      }
+      const float* ak = a + k * a_k;
+#pragma GCC unroll 8
+      for (int r = 0; r < MR; ++r) {
+        const V ar = S::set1(ak[r * a_m]);
+#pragma GCC unroll 2
+        for (int v = 0; v < NV; ++v) acc[r][v] = S::fma(ar, bv[v], acc[r][v]);
+      }
+    }
+#pragma GCC unroll 8
+    for (int r = 0; r < MR; ++r) {
+#pragma GCC unroll 2
+      for (int v = 0; v < NV; ++v) {
+        float* cp = c + r * ldc + v * W;
+        if (Tail && v == NV - 1) {
+          V x = acc[r][v];
+          if (accumulate) x = S::add(x, S::load_n(cp, tail));
+          S::store_n(cp, x, tail);
+        } else {
+          V x = acc[r][v];
+          if (accumulate) x = S::add(x, S::load(cp));
+          S::store(cp, x);
+        }
+      }
+    }
+  }
+
+  template <int MR>
+  static void micro_cols(int nv, bool tail, int64_t kk, const float* a, int64_t a_m, int64_t a_k,
+                         const float* b, int64_t ldb, float* c, int64_t ldc, int n_tail,
+                         bool accumulate) {
+    if (nv == 2) {
+      if (tail) return micro<MR, 2, true>(kk, a, a_m, a_k, b, ldb, c, ldc, n_tail, accumulate);
+      return micro<MR, 2, false>(kk, a, a_m, a_k, b, ldb, c, ldc, n_tail, accumulate);
+    }
+    if (tail) return micro<MR, 1, true>(kk, a, a_m, a_k, b, ldb, c, ldc, n_tail, accumulate);
+    return micro<MR, 1, false>(kk, a, a_m, a_k, b, ldb, c, ldc, n_tail, accumulate);
+  }
+
+  static void gemm(int64_t m, int64_t n, int64_t kk, const float* a, int64_t a_m, int64_t a_k,
+                   const float* b, int64_t ldb, float* c, int64_t ldc, bool accumulate) {
+    constexpr int kRows = 6;
+    for (int64_t j = 0; j < n; j += 2 * W) {
+      const int64_t cols = min(2 * W, n - j);
+      const int nv = static_cast<int>((cols + W - 1) / W);
+      const int n_tail = static_cast<int>(cols % W);
+      const bool tail = n_tail != 0;
+      for (int64_t i = 0; i < m; i += kRows) {
+        const float* ai = a + i * a_m;
+        float* ci = c + i * ldc + j;
+        switch (min(kRows, m - i)) {
+          case 6:
+            micro_cols<6>(nv, tail, kk, ai, a_m, a_k, b + j, ldb, ci, ldc, n_tail, accumulate);
+            break;
+          case 5:
+            micro_cols<5>(nv, tail, kk, ai, a_m, a_k, b + j, ldb, ci, ldc, n_tail, accumulate);
+            break;
+          case 4:
+            micro_cols<4>(nv, tail, kk, ai, a_m, a_k, b + j, ldb, ci, ldc, n_tail, accumulate);
+            break;
+          case 3:
+            micro_cols<3>(nv, tail, kk, ai, a_m, a_k, b + j, ldb, ci, ldc, n_tail, accumulate);
+            break;
+          case 2:
+            micro_cols<2>(nv, tail, kk, ai, a_m, a_k, b + j, ldb, ci, ldc, n_tail, accumulate);
+            break;
+          default:
+            micro_cols<1>(nv, tail, kk, ai, a_m, a_k, b + j, ldb, ci, ldc, n_tail, accumulate);
+            break;
+        }
+      }
+    }
+  }
+
+  // ---- rows of a score tile -------------------------------------------------------------------
+  static int64_t padded(int64_t n) { return (n + W - 1) / W * W; }
+
+  // s[c] = scale * s[c] (+ mask) for the keys j0 + c of query row i, -inf where masked and on
+  // the padding up to a whole vector.
+  static void scale_and_mask(const AttentionProblem& p, int64_t b, int64_t h, int64_t i, int64_t j0,
+                             int64_t n, float* s) {
+    const int64_t np = padded(n);
+    const bool plain = p.bool_mask == nullptr && p.float_mask == nullptr &&
+                       p.key_padding == nullptr && (!p.causal || j0 + n - 1 <= i);
+    if (plain) {
+      const V sc = S::set1(p.scale);
+      for (int64_t c = 0; c < np; c += W) S::store(s + c, S::mul(S::load(s + c), sc));
+    } else {
+      const int64_t* ms = p.mask_strides;
+      const int64_t row = b * ms[0] + h * ms[1] + i * ms[2];
+      const bool* kp = p.key_padding != nullptr ? p.key_padding + b * p.tk : nullptr;
+      for (int64_t c = 0; c < n; ++c) {
+        const int64_t j = j0 + c;
+        float x = p.scale * s[c];
+        if ((p.causal && j > i) || (kp != nullptr && !kp[j]) ||
+            (p.bool_mask != nullptr && !p.bool_mask[row + j * ms[3]])) {
+          x = kNegInf;
+        } else if (p.float_mask != nullptr) {
+          x += p.float_mask[row + j * ms[3]];
+        }
+        s[c] = x;
+      }
+    }
+    for (int64_t c = n; c < np; ++c) s[c] = kNegInf;
+  }
+
+  static float row_max(const float* s, int64_t np) {
+    V m = S::set1(kNegInf);
+    for (int64_t c = 0; c < np; c += W) m = S::max(m, S::load(s + c));
+    return S::reduce_max(m);
+  }
+
+  // s[c] = exp(s[c] - shift); returns the sum.
+  static float exp_sum(float* s, int64_t np, float shift) {
+    const V sh = S::set1(shift);
+    V acc = S::zero();
+    for (int64_t c = 0; c < np; c += W) {
+      const V e = S::exp(S::sub(S::load(s + c), sh));
+      S::store(s + c, e);
+      acc = S::add(acc, e);
+    }
+    return S::reduce_add(acc);
+  }
+
+  static void scale_row(float* x, int64_t n, float f) {
+    const V fv = S::set1(f);
+    int64_t c = 0;
+    for (; c + W <= n; c += W) S::store(x + c, S::mul(S::load(x + c), fv));
+    for (; c < n; ++c) x[c] *= f;
+  }
+
+  // The end of the keys query rows [i0, i1) may see: causal rows stop at their own index.
+  static int64_t key_end(const AttentionProblem& p, int64_t i1) {
+    return p.causal ? min(p.tk, i1) : p.tk;
+  }
+
+  // ---- forward: one tile of query rows of one head ---------------------------------------
+  static void forward(const AttentionProblem& p, int64_t task, float* scratch) {
+    const int64_t tiles = attention_query_tiles(p);
+    const int64_t bh = task / tiles, b = bh / p.heads, h = bh % p.heads;
+    const int64_t g = h / (p.heads / p.kv_heads);
+    const int64_t i0 = (task % tiles) * BQ, mq = min(BQ, p.tq - i0);
+    const float* q = p.q + (bh * p.tq + i0) * p.d;
+    const float* kt = p.kt + (b * p.kv_heads + g) * p.d * p.tk;
+    const float* v = p.v + (b * p.kv_heads + g) * p.tk * p.dv;
+    float* s = scratch;        // [BQ, BK]
+    float* o = s + BQ * BK;    // [BQ, dv]
+    float* m = o + BQ * p.dv;  // [BQ]
+    float* l = m + BQ;         // [BQ]
+    fill(o, o + mq * p.dv, 0.0f);
+    fill(m, m + mq, kNegInf);
+    fill(l, l + mq, 0.0f);
+    const int64_t j_end = key_end(p, i0 + mq);
+    for (int64_t j0 = 0; j0 < j_end; j0 += BK) {
+      const int64_t nk = min(BK, j_end - j0), np = padded(nk);
+      gemm(mq, nk, p.d, q, p.d, 1, kt + j0, p.tk, s, BK, false);
+      for (int64_t r = 0; r < mq; ++r) {
+        const int64_t i = i0 + r;
+        float* sr = s + r * BK;
+        scale_and_mask(p, b, h, i, j0, nk, sr);
+        const float m_new = max(m[r], row_max(sr, np));
+        if (m_new == kNegInf) {  // nothing to attend to yet: this tile adds nothing
+          fill(sr, sr + np, 0.0f);
+          continue;
+        }
+        const float alpha = m[r] == kNegInf ? 0.0f : std::exp(m[r] - m_new);
+        l[r] = l[r] * alpha + exp_sum(sr, np, m_new);
+        m[r] = m_new;
+        if (alpha != 1.0f) scale_row(o + r * p.dv, p.dv, alpha);
+        if (p.dropout_rate > 0.0) p.apply_dropout(p, (bh * p.tq + i) * p.tk + j0, sr, nk);
+      }
+      gemm(mq, p.dv, nk, s, BK, 1, v + j0 * p.dv, p.dv, o, p.dv, true);
+    }
+    for (int64_t r = 0; r < mq; ++r) {
+      float* out = p.out + (bh * p.tq + i0 + r) * p.dv;
+      if (l[r] == 0.0f) {  // no key to attend to: output 0, and lse +inf makes backward's p 0
+        fill(out, out + p.dv, 0.0f);
+        p.lse[bh * p.tq + i0 + r] = std::numeric_limits<float>::infinity();
+        continue;
+      }
+      const float inv = 1.0f / l[r];
+      for (int64_t c = 0; c < p.dv; ++c) out[c] = o[r * p.dv + c] * inv;
+      p.lse[bh * p.tq + i0 + r] = m[r] + std::log(l[r]);
+    }
+  }
+
+  // ---- backward: the score tile of rows [i0, i0 + mq) x keys [j0, j0 + nk) of head (b, h) ---
+  // Leaves p (dropped: u) in pu, ds in ds; pu == pp without dropout.
+  static void probabilities_and_ds(const AttentionProblem& p, int64_t b, int64_t h, int64_t g,
+                                   int64_t i0, int64_t mq, int64_t j0, int64_t nk, float* pp,
+                                   float* pu, float* ds) {
+    const int64_t bh = b * p.heads + h, bg = b * p.kv_heads + g;
+    const int64_t np = padded(nk);
+    gemm(mq, nk, p.d, p.q + (bh * p.tq + i0) * p.d, p.d, 1, p.kt + bg * p.d * p.tk + j0, p.tk, pp,
+         BK, false);
+    gemm(mq, nk, p.dv, p.dout + (bh * p.tq + i0) * p.dv, p.dv, 1, p.vt + bg * p.dv * p.tk + j0,
+         p.tk, ds, BK, false);
+    for (int64_t r = 0; r < mq; ++r) {
+      const int64_t i = i0 + r;
+      float* pr = pp + r * BK;
+      float* dr = ds + r * BK;
+      scale_and_mask(p, b, h, i, j0, nk, pr);
+      exp_sum(pr, np, p.lse[bh * p.tq + i]);  // +inf lse (no key at all) gives p = 0
+      if (p.dropout_rate > 0.0) {
+        float* ur = pu + r * BK;
+        copy(pr, pr + nk, ur);
+        p.apply_dropout(p, (bh * p.tq + i) * p.tk + j0, ur, nk);
+        p.apply_dropout(p, (bh * p.tq + i) * p.tk + j0, dr, nk);
+      }
+      const V delta = S::set1(p.delta[bh * p.tq + i]);
+      for (int64_t c = 0; c < np; c += W) {
+        const V pv = S::load(pr + c);
+        S::store(dr + c, S::mul(pv, S::sub(S::load(dr + c), delta)));
+      }
+    }
+  }
+
+  // dk and dv of one tile of keys of kv head g: summed over the query heads that share it and
+  // over every query tile, in a fixed order.
+  static void backward_kv(const AttentionProblem& p, int64_t task, float* scratch) {
+    const int64_t tiles = attention_key_tiles(p);
+    const int64_t bg = task / tiles, b = bg / p.kv_heads, g = bg % p.kv_heads;
+    const int64_t j0 = (task % tiles) * BK, nk = min(BK, p.tk - j0);
+    const int64_t group = p.heads / p.kv_heads;
+    float* pp = scratch;
+    float* ds = pp + BQ * BK;
+    float* pu = p.dropout_rate > 0.0 ? ds + BQ * BK : pp;
+    float* dk = ds + 2 * BQ * BK;  // [BK, d]
+    float* dv = dk + BK * p.d;     // [BK, dv]
+    fill(dk, dk + nk * p.d, 0.0f);
+    fill(dv, dv + nk * p.dv, 0.0f);
+    for (int64_t h = g * group; h < (g + 1) * group; ++h) {
+      const int64_t bh = b * p.heads + h;
+      for (int64_t i0 = p.causal ? j0 : 0; i0 < p.tq; i0 += BQ) {
+        const int64_t mq = min(BQ, p.tq - i0);
+        probabilities_and_ds(p, b, h, g, i0, mq, j0, nk, pp, pu, ds);
+        gemm(nk, p.dv, mq, pu, 1, BK, p.dout + (bh * p.tq + i0) * p.dv, p.dv, dv, p.dv, true);
+        gemm(nk, p.d, mq, ds, 1, BK, p.q + (bh * p.tq + i0) * p.d, p.d, dk, p.d, true);
+      }
+    }
+    float* dk_out = p.dk + (bg * p.tk + j0) * p.d;
+    for (int64_t e = 0; e < nk * p.d; ++e) dk_out[e] = p.scale * dk[e];
+    copy(dv, dv + nk * p.dv, p.dv_out + (bg * p.tk + j0) * p.dv);
+  }
+
+  // dq of one tile of query rows of one head.
+  static void backward_q(const AttentionProblem& p, int64_t task, float* scratch) {
+    const int64_t tiles = attention_query_tiles(p);
+    const int64_t bh = task / tiles, b = bh / p.heads, h = bh % p.heads;
+    const int64_t g = h / (p.heads / p.kv_heads);
+    const int64_t i0 = (task % tiles) * BQ, mq = min(BQ, p.tq - i0);
+    float* pp = scratch;
+    float* ds = pp + BQ * BK;
+    float* pu = p.dropout_rate > 0.0 ? ds + BQ * BK : pp;
+    float* dq = ds + 2 * BQ * BK;  // [BQ, d]
+    fill(dq, dq + mq * p.d, 0.0f);
+    const float* k = p.k + (b * p.kv_heads + g) * p.tk * p.d;
+    const int64_t j_end = key_end(p, i0 + mq);
+    for (int64_t j0 = 0; j0 < j_end; j0 += BK) {
+      const int64_t nk = min(BK, j_end - j0);
+      probabilities_and_ds(p, b, h, g, i0, mq, j0, nk, pp, pu, ds);
+      gemm(mq, p.d, nk, ds, BK, 1, k + j0 * p.d, p.d, dq, p.d, true);
+    }
+    float* dq_out = p.dq + (bh * p.tq + i0) * p.d;
+    for (int64_t e = 0; e < mq * p.d; ++e) dq_out[e] = p.scale * dq[e];
+  }
+
+  static AttentionKernels kernels() { return {&forward, &backward_kv, &backward_q}; }
+};
+
+}  // namespace osprey::cpu
