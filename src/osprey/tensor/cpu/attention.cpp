@@ -4,11 +4,12 @@
 // graph fusion came in 3.x), and composing its matmul and softmax primitives would materialize
 // the Tq x Tk scores, which is what this kernel exists to avoid; per-tile oneDNN matmuls cost
 // more in call overhead than a 64 x 64 tile takes to multiply, and would nest oneDNN's OpenMP
-// regions inside ours. Work is split into tasks of 64 query rows (forward, dq) or 64 keys
-// (dk, dv) per head over the shared pool (core/parallel.h); each gradient element is summed by
-// one task in a fixed order, so results do not depend on the thread count.
+// regions inside ours. Work is split into tasks of 64 query rows (forward) or chunks of 64-key
+// tiles (backward) per head over the shared pool (core/parallel.h); every sum runs in an order
+// fixed by the shapes, so results do not depend on the thread count.
 // float32 runs here; bfloat16/float16 run on float32 copies (float32 accumulation) and are
 // stored back; float64 goes to the reference kernel (used by the float64 gradient checks).
+#include <algorithm>
 #include <limits>
 #include <vector>
 
@@ -18,6 +19,7 @@
 #include "osprey/tensor/cpu/dnnl_info.h"
 #include "osprey/tensor/cpu/dnnl_util.h"
 #include "osprey/tensor/cpu/kernels.h"
+#include "osprey/tensor/factory.h"
 #include "osprey/tensor/reference/kernels.h"
 
 namespace osprey::cpu {
@@ -39,10 +41,26 @@ void apply_attention_dropout(const AttentionProblem& p, int64_t e0, float* x, in
 
 bool half(DType d) { return d == DType::bfloat16 || d == DType::float16; }
 
-// t [B, G, T, D] transposed to [B, G, D, T], contiguous float32.
-Tensor transposed(const Tensor& t) {
-  Tensor out = Tensor::empty({t.size(0), t.size(1), t.size(3), t.size(2)}, {DType::float32});
-  copy(t.transpose(2, 3), out);
+// t [B, G, T, D] (contiguous float32) transposed tile by tile to [B, G, tiles, D, BK], zeros
+// past T: the layout AttentionProblem::kt and vt take.
+Tensor transposed_tiles(const Tensor& t) {
+  const int64_t bg = t.size(0) * t.size(1), len = t.size(2), d = t.size(3);
+  constexpr int64_t bk = kAttentionBlockK;
+  const int64_t tiles = (len + bk - 1) / bk;
+  Tensor out = Tensor::empty({bg, tiles, d, bk}, {DType::float32});
+  const float* src = t.data<float>();
+  float* dst = out.data<float>();
+  parallel_for(0, bg * tiles, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t task = begin; task < end; ++task) {
+      const int64_t j0 = (task % tiles) * bk, n = std::min(bk, len - j0);
+      const float* from = src + ((task / tiles) * len + j0) * d;
+      float* to = dst + task * d * bk;
+      for (int64_t c = 0; c < d; ++c) {
+        for (int64_t j = 0; j < n; ++j) to[c * bk + j] = from[j * d + c];
+        for (int64_t j = n; j < bk; ++j) to[c * bk + j] = 0.0f;
+      }
+    }
+  });
   return out;
 }
 
@@ -110,7 +128,7 @@ void attention_forward(const Tensor& q_in, const Tensor& k_in, const Tensor& v_i
     return reference::attention_forward(q_in, k_in, v_in, mask, key_padding, params, out, lse);
   }
   const Tensor q = as_float32(q_in), k = as_float32(k_in), v = as_float32(v_in);
-  const Tensor kt = transposed(k);
+  const Tensor kt = transposed_tiles(k);
   Tensor out32 = float32_result(out);
   AttentionProblem p = describe(q, k, v, mask, key_padding, params);
   p.kt = kt.data<float>();
@@ -130,7 +148,7 @@ void attention_backward(const Tensor& dout_in, const Tensor& q_in, const Tensor&
   }
   const Tensor q = as_float32(q_in), k = as_float32(k_in), v = as_float32(v_in);
   const Tensor dout = as_float32(dout_in), out = as_float32(out_in);
-  const Tensor kt = transposed(k), vt = transposed(v);
+  const Tensor kt = transposed_tiles(k), vt = transposed_tiles(v);
   const Tensor lse32 = as_float32(lse);
   // delta[row] = rowsum(dout * out): the softmax backward's correction, once per query row.
   const int64_t rows = q.size(0) * q.size(1) * q.size(2), dv_size = v.size(3);
@@ -154,11 +172,26 @@ void attention_backward(const Tensor& dout_in, const Tensor& q_in, const Tensor&
   p.lse = lse32.data<float>();  // read only in backward
   p.dout = dout.data<float>();
   p.delta = delta.data<float>();
-  p.dq = dq32.data<float>();
+  p.key_chunks = attention_key_chunks(p);
+  Tensor dq_partial = zeros({p.key_chunks, q.numel()}, {DType::float32});
+  p.dq_partial = dq_partial.data<float>();
   p.dk = dk32.data<float>();
   p.dv_out = dv32.data<float>();
-  run_tasks(p, p.batch * p.kv_heads * attention_key_tiles(p), attention_kernels().backward_kv);
-  run_tasks(p, p.batch * p.heads * attention_query_tiles(p), attention_kernels().backward_q);
+  run_tasks(p, p.batch * p.kv_heads * p.key_chunks, attention_kernels().backward);
+  // dq = scale * the chunks' buffers summed in chunk order.
+  {
+    const float* part = dq_partial.data<float>();
+    float* out = dq32.data<float>();
+    const int64_t n = q.numel(), chunks = p.key_chunks;
+    const float scale = p.scale;
+    parallel_for(0, n, 4096, [&](int64_t begin, int64_t end) {
+      for (int64_t e = begin; e < end; ++e) {
+        float s = part[e];
+        for (int64_t c = 1; c < chunks; ++c) s += part[c * n + e];
+        out[e] = scale * s;
+      }
+    });
+  }
   if (!dq32.shares_storage(dq)) copy(dq32, dq);
   if (!dk32.shares_storage(dk)) copy(dk32, dk);
   if (!dv32.shares_storage(dv)) copy(dv32, dv);

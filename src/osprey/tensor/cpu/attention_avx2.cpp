@@ -12,6 +12,7 @@ namespace {
 struct Avx2Floats {
   using V = __m256;
   static constexpr int kWidth = 8;
+  static constexpr int kMaxVectors = 2;  // per register tile row
   static V zero() { return _mm256_setzero_ps(); }
   static V set1(float x) { return _mm256_set1_ps(x); }
   static V load(const float* p) { return _mm256_loadu_ps(p); }

@@ -47,6 +47,7 @@ __m512 exp512(__m512 x) {
 struct Avx512Floats {
   using V = __m512;
   static constexpr int kWidth = 16;
+  static constexpr int kMaxVectors = 4;  // per register tile row
   static V zero() { return _mm512_setzero_ps(); }
   static V set1(float x) { return _mm512_set1_ps(x); }
   static V load(const float* p) { return _mm512_loadu_ps(p); }

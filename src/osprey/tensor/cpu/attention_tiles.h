@@ -1,15 +1,18 @@
 // The tiled attention kernel, written once over a vector type S and compiled per instruction
 // set (attention_avx2.cpp, attention_avx512.cpp; attention.cpp picks one at run time). The
-// FlashAttention algorithm (Dao et al. 2022) with FlashAttention-2's backward: a task owns a
-// tile of BQ query rows (forward, dq) or BK keys (dk, dv) and walks the other axis tile by tile,
-// so nothing of size Tq * Tk is ever stored.
+// FlashAttention algorithm (Dao et al. 2022) with FlashAttention-2's backward: a forward task owns
+// a tile of BQ query rows, a backward task a chunk of BK-key tiles, and each walks the other axis
+// tile by tile, so nothing of size Tq * Tk is ever stored.
 //   forward:  s = scale * q_i k_j^T (+ mask); online softmax (running max m, running sum l);
 //             o_i += dropout(exp(s - m)) v_j; at the end o_i /= l, lse_i = m + log(l).
 //   backward: p = exp(s - lse_i) recomputed per tile, delta_i = rowsum(dout_i * o_i),
 //             dv_j += dropout(p)^T dout_i, dp = dropout(dout_i v_j^T), ds = p * (dp - delta_i),
-//             dk_j += scale * ds^T q_i (keys task), dq_i += scale * ds k_j (queries task).
-// Two backward passes instead of one with atomic dq updates: each gradient is summed by one
-// task in a fixed order, so results are bitwise identical on any thread count.
+//             dk_j += scale * ds^T q_i, dq_i += scale * ds k_j.
+// dq_i gathers from every key tile: instead of atomic adds (whose order, hence rounding, would
+// depend on the threads), each backward task adds into its own dq buffer, one per chunk of keys,
+// and attention.cpp sums the buffers in chunk order. The number of chunks depends only on Tk
+// (at most kAttentionMaxKeyChunks), so results are bitwise identical on any thread count, and
+// the buffers take at most that many times dq's memory: linear in T.
 // S must have internal linkage (an anonymous namespace in the .cpp): every instantiation is then
 // private to its translation unit, and no AVX-512 copy of shared code can be picked by the linker
 // for an AVX2-only CPU. Internal to tensor/cpu/.
@@ -25,11 +28,14 @@ namespace osprey::cpu {
 // The problem as raw pointers: everything contiguous except the mask (element strides).
 struct AttentionProblem {
   int64_t batch = 0, heads = 0, kv_heads = 0, tq = 0, tk = 0, d = 0, dv = 0;
-  const float* q = nullptr;           // [B, H, Tq, D]
-  const float* k = nullptr;           // [B, KVH, Tk, D]
-  const float* v = nullptr;           // [B, KVH, Tk, Dv]
-  const float* kt = nullptr;          // k transposed: [B, KVH, D, Tk]
-  const float* vt = nullptr;          // v transposed: [B, KVH, Dv, Tk] (backward only)
+  const float* q = nullptr;  // [B, H, Tq, D]
+  const float* k = nullptr;  // [B, KVH, Tk, D]
+  const float* v = nullptr;  // [B, KVH, Tk, Dv]
+  // k and v transposed tile by tile, [B, KVH, key_tiles, D (Dv), BK] (zeros past Tk): each tile's
+  // panel is contiguous, where a [D, Tk] layout would put its rows Tk floats apart (4 KiB for
+  // Tk = 1024: every row in one cache set). vt is for backward only.
+  const float* kt = nullptr;
+  const float* vt = nullptr;
   const bool* bool_mask = nullptr;    // one of the two masks, or neither
   const float* float_mask = nullptr;  // added to the scaled scores
   int64_t mask_strides[4] = {0, 0, 0, 0};
@@ -46,7 +52,10 @@ struct AttentionProblem {
   float* lse = nullptr;          // [B, H, Tq]
   const float* dout = nullptr;   // [B, H, Tq, Dv]
   const float* delta = nullptr;  // [B, H, Tq]: rowsum(dout * out)
-  float* dq = nullptr;
+  float* dq_partial = nullptr;   // [key_chunks, B, H, Tq, D], zeroed; dq = scale * their sum
+  int64_t key_chunks = 1;
+
+  int64_t tk_padded() const;  // Tk rounded up to whole key tiles
   float* dk = nullptr;
   float* dv_out = nullptr;
 };
@@ -67,12 +76,22 @@ inline int64_t attention_scratch_floats(const AttentionProblem& p) {
   return 3 * tile + rows * (p.d + p.dv) + 2 * rows;
 }
 
-// One instruction set's kernels; task numbering: forward and backward_q take
-// (b * H + h) * query_tiles + tile, backward_kv takes (b * KVH + g) * key_tiles + tile.
+inline int64_t AttentionProblem::tk_padded() const {
+  return attention_key_tiles(*this) * kAttentionBlockK;
+}
+
+constexpr int64_t kAttentionMaxKeyChunks = 8;
+// Backward tasks per (batch, kv head): chunks of whole key tiles, a function of Tk alone.
+inline int64_t attention_key_chunks(const AttentionProblem& p) {
+  const int64_t tiles = attention_key_tiles(p);
+  return tiles < kAttentionMaxKeyChunks ? tiles : kAttentionMaxKeyChunks;
+}
+
+// One instruction set's kernels; task numbering: forward takes (b * H + h) * query_tiles + tile,
+// backward (b * KVH + g) * key_chunks + chunk.
 struct AttentionKernels {
   void (*forward)(const AttentionProblem& p, int64_t task, float* scratch);
-  void (*backward_kv)(const AttentionProblem& p, int64_t task, float* scratch);
-  void (*backward_q)(const AttentionProblem& p, int64_t task, float* scratch);
+  void (*backward)(const AttentionProblem& p, int64_t task, float* scratch);
 };
 
 template <class S>
@@ -101,13 +120,13 @@ struct AttentionTiles {
     V acc[MR][NV];
 #pragma GCC unroll 8
     for (int r = 0; r < MR; ++r) {
-#pragma GCC unroll 2
+#pragma GCC unroll 4
       for (int v = 0; v < NV; ++v) acc[r][v] = S::zero();
     }
     for (int64_t k = 0; k < kk; ++k) {
       const float* bk = b + k * ldb;
       V bv[NV];
-#pragma GCC unroll 2
+#pragma GCC unroll 4
       for (int v = 0; v < NV; ++v) {
         bv[v] = (Tail && v == NV - 1) ? S::load_n(bk + v * W, tail) : S::load(bk + v * W);
       }
@@ -115,13 +134,13 @@ struct AttentionTiles {
 #pragma GCC unroll 8
       for (int r = 0; r < MR; ++r) {
         const V ar = S::set1(ak[r * a_m]);
-#pragma GCC unroll 2
+#pragma GCC unroll 4
         for (int v = 0; v < NV; ++v) acc[r][v] = S::fma(ar, bv[v], acc[r][v]);
       }
     }
 #pragma GCC unroll 8
     for (int r = 0; r < MR; ++r) {
-#pragma GCC unroll 2
+#pragma GCC unroll 4
       for (int v = 0; v < NV; ++v) {
         float* cp = c + r * ldc + v * W;
         if (Tail && v == NV - 1) {
@@ -137,13 +156,30 @@ struct AttentionTiles {
     }
   }
 
+  // Up to S::kMaxVectors vectors per register tile (2 for AVX2's 16 registers, 4 for AVX-512's
+  // 32), the last one partial when tail.
   template <int MR>
   static void micro_cols(int nv, bool tail, int64_t kk, const float* a, int64_t a_m, int64_t a_k,
                          const float* b, int64_t ldb, float* c, int64_t ldc, int n_tail,
                          bool accumulate) {
-    if (nv == 2) {
-      if (tail) return micro<MR, 2, true>(kk, a, a_m, a_k, b, ldb, c, ldc, n_tail, accumulate);
-      return micro<MR, 2, false>(kk, a, a_m, a_k, b, ldb, c, ldc, n_tail, accumulate);
+    switch (nv) {
+      case 4:
+        if constexpr (S::kMaxVectors >= 4) {
+          if (tail) return micro<MR, 4, true>(kk, a, a_m, a_k, b, ldb, c, ldc, n_tail, accumulate);
+          return micro<MR, 4, false>(kk, a, a_m, a_k, b, ldb, c, ldc, n_tail, accumulate);
+        }
+        break;
+      case 3:
+        if constexpr (S::kMaxVectors >= 3) {
+          if (tail) return micro<MR, 3, true>(kk, a, a_m, a_k, b, ldb, c, ldc, n_tail, accumulate);
+          return micro<MR, 3, false>(kk, a, a_m, a_k, b, ldb, c, ldc, n_tail, accumulate);
+        }
+        break;
+      case 2:
+        if (tail) return micro<MR, 2, true>(kk, a, a_m, a_k, b, ldb, c, ldc, n_tail, accumulate);
+        return micro<MR, 2, false>(kk, a, a_m, a_k, b, ldb, c, ldc, n_tail, accumulate);
+      default:
+        break;
     }
     if (tail) return micro<MR, 1, true>(kk, a, a_m, a_k, b, ldb, c, ldc, n_tail, accumulate);
     return micro<MR, 1, false>(kk, a, a_m, a_k, b, ldb, c, ldc, n_tail, accumulate);
@@ -152,8 +188,9 @@ struct AttentionTiles {
   static void gemm(int64_t m, int64_t n, int64_t kk, const float* a, int64_t a_m, int64_t a_k,
                    const float* b, int64_t ldb, float* c, int64_t ldc, bool accumulate) {
     constexpr int kRows = 6;
-    for (int64_t j = 0; j < n; j += 2 * W) {
-      const int64_t cols = min(2 * W, n - j);
+    constexpr int64_t kCols = S::kMaxVectors * W;
+    for (int64_t j = 0; j < n; j += kCols) {
+      const int64_t cols = min(kCols, n - j);
       const int nv = static_cast<int>((cols + W - 1) / W);
       const int n_tail = static_cast<int>(cols % W);
       const bool tail = n_tail != 0;
@@ -241,7 +278,7 @@ struct AttentionTiles {
     for (; c < n; ++c) x[c] *= f;
   }
 
-  // The end of the keys query rows [i0, i1) may see: causal rows stop at their own index.
+  // The end of the keys that query rows [i0, i1) may see: causal rows stop at their own index.
   static int64_t key_end(const AttentionProblem& p, int64_t i1) {
     return p.causal ? min(p.tk, i1) : p.tk;
   }
@@ -253,7 +290,7 @@ struct AttentionTiles {
     const int64_t g = h / (p.heads / p.kv_heads);
     const int64_t i0 = (task % tiles) * BQ, mq = min(BQ, p.tq - i0);
     const float* q = p.q + (bh * p.tq + i0) * p.d;
-    const float* kt = p.kt + (b * p.kv_heads + g) * p.d * p.tk;
+    const float* kt = p.kt + (b * p.kv_heads + g) * attention_key_tiles(p) * p.d * BK;
     const float* v = p.v + (b * p.kv_heads + g) * p.tk * p.dv;
     float* s = scratch;        // [BQ, BK]
     float* o = s + BQ * BK;    // [BQ, dv]
@@ -265,7 +302,7 @@ struct AttentionTiles {
     const int64_t j_end = key_end(p, i0 + mq);
     for (int64_t j0 = 0; j0 < j_end; j0 += BK) {
       const int64_t nk = min(BK, j_end - j0), np = padded(nk);
-      gemm(mq, nk, p.d, q, p.d, 1, kt + j0, p.tk, s, BK, false);
+      gemm(mq, nk, p.d, q, p.d, 1, kt + j0 * p.d, BK, s, BK, false);
       for (int64_t r = 0; r < mq; ++r) {
         const int64_t i = i0 + r;
         float* sr = s + r * BK;
@@ -303,10 +340,10 @@ struct AttentionTiles {
                                    float* pu, float* ds) {
     const int64_t bh = b * p.heads + h, bg = b * p.kv_heads + g;
     const int64_t np = padded(nk);
-    gemm(mq, nk, p.d, p.q + (bh * p.tq + i0) * p.d, p.d, 1, p.kt + bg * p.d * p.tk + j0, p.tk, pp,
-         BK, false);
-    gemm(mq, nk, p.dv, p.dout + (bh * p.tq + i0) * p.dv, p.dv, 1, p.vt + bg * p.dv * p.tk + j0,
-         p.tk, ds, BK, false);
+    gemm(mq, nk, p.d, p.q + (bh * p.tq + i0) * p.d, p.d, 1, p.kt + (bg * p.tk_padded() + j0) * p.d,
+         BK, pp, BK, false);
+    gemm(mq, nk, p.dv, p.dout + (bh * p.tq + i0) * p.dv, p.dv, 1,
+         p.vt + (bg * p.tk_padded() + j0) * p.dv, BK, ds, BK, false);
     for (int64_t r = 0; r < mq; ++r) {
       const int64_t i = i0 + r;
       float* pr = pp + r * BK;
@@ -327,57 +364,42 @@ struct AttentionTiles {
     }
   }
 
-  // dk and dv of one tile of keys of kv head g: summed over the query heads that share it and
-  // over every query tile, in a fixed order.
-  static void backward_kv(const AttentionProblem& p, int64_t task, float* scratch) {
-    const int64_t tiles = attention_key_tiles(p);
-    const int64_t bg = task / tiles, b = bg / p.kv_heads, g = bg % p.kv_heads;
-    const int64_t j0 = (task % tiles) * BK, nk = min(BK, p.tk - j0);
+  // dk and dv of a chunk of key tiles of kv head g, summed over the query heads that share it
+  // and over every query tile in a fixed order; the chunk's share of dq into its own buffer.
+  static void backward(const AttentionProblem& p, int64_t task, float* scratch) {
+    const int64_t chunks = p.key_chunks, tiles = attention_key_tiles(p);
+    const int64_t bg = task / chunks, chunk = task % chunks;
+    const int64_t b = bg / p.kv_heads, g = bg % p.kv_heads;
     const int64_t group = p.heads / p.kv_heads;
     float* pp = scratch;
     float* ds = pp + BQ * BK;
     float* pu = p.dropout_rate > 0.0 ? ds + BQ * BK : pp;
     float* dk = ds + 2 * BQ * BK;  // [BK, d]
     float* dv = dk + BK * p.d;     // [BK, dv]
-    fill(dk, dk + nk * p.d, 0.0f);
-    fill(dv, dv + nk * p.dv, 0.0f);
-    for (int64_t h = g * group; h < (g + 1) * group; ++h) {
-      const int64_t bh = b * p.heads + h;
-      for (int64_t i0 = p.causal ? j0 : 0; i0 < p.tq; i0 += BQ) {
-        const int64_t mq = min(BQ, p.tq - i0);
-        probabilities_and_ds(p, b, h, g, i0, mq, j0, nk, pp, pu, ds);
-        gemm(nk, p.dv, mq, pu, 1, BK, p.dout + (bh * p.tq + i0) * p.dv, p.dv, dv, p.dv, true);
-        gemm(nk, p.d, mq, ds, 1, BK, p.q + (bh * p.tq + i0) * p.d, p.d, dk, p.d, true);
+    float* dq_part = p.dq_partial + chunk * p.batch * p.heads * p.tq * p.d;
+    const float* k = p.k + bg * p.tk * p.d;
+    for (int64_t tile = tiles * chunk / chunks; tile < tiles * (chunk + 1) / chunks; ++tile) {
+      const int64_t j0 = tile * BK, nk = min(BK, p.tk - j0);
+      fill(dk, dk + nk * p.d, 0.0f);
+      fill(dv, dv + nk * p.dv, 0.0f);
+      for (int64_t h = g * group; h < (g + 1) * group; ++h) {
+        const int64_t bh = b * p.heads + h;
+        for (int64_t i0 = p.causal ? j0 : 0; i0 < p.tq; i0 += BQ) {  // causal: rows i >= j0
+          const int64_t mq = min(BQ, p.tq - i0);
+          probabilities_and_ds(p, b, h, g, i0, mq, j0, nk, pp, pu, ds);
+          gemm(nk, p.dv, mq, pu, 1, BK, p.dout + (bh * p.tq + i0) * p.dv, p.dv, dv, p.dv, true);
+          gemm(nk, p.d, mq, ds, 1, BK, p.q + (bh * p.tq + i0) * p.d, p.d, dk, p.d, true);
+          gemm(mq, p.d, nk, ds, BK, 1, k + j0 * p.d, p.d, dq_part + (bh * p.tq + i0) * p.d, p.d,
+               true);
+        }
       }
+      float* dk_out = p.dk + (bg * p.tk + j0) * p.d;
+      for (int64_t e = 0; e < nk * p.d; ++e) dk_out[e] = p.scale * dk[e];
+      copy(dv, dv + nk * p.dv, p.dv_out + (bg * p.tk + j0) * p.dv);
     }
-    float* dk_out = p.dk + (bg * p.tk + j0) * p.d;
-    for (int64_t e = 0; e < nk * p.d; ++e) dk_out[e] = p.scale * dk[e];
-    copy(dv, dv + nk * p.dv, p.dv_out + (bg * p.tk + j0) * p.dv);
   }
 
-  // dq of one tile of query rows of one head.
-  static void backward_q(const AttentionProblem& p, int64_t task, float* scratch) {
-    const int64_t tiles = attention_query_tiles(p);
-    const int64_t bh = task / tiles, b = bh / p.heads, h = bh % p.heads;
-    const int64_t g = h / (p.heads / p.kv_heads);
-    const int64_t i0 = (task % tiles) * BQ, mq = min(BQ, p.tq - i0);
-    float* pp = scratch;
-    float* ds = pp + BQ * BK;
-    float* pu = p.dropout_rate > 0.0 ? ds + BQ * BK : pp;
-    float* dq = ds + 2 * BQ * BK;  // [BQ, d]
-    fill(dq, dq + mq * p.d, 0.0f);
-    const float* k = p.k + (b * p.kv_heads + g) * p.tk * p.d;
-    const int64_t j_end = key_end(p, i0 + mq);
-    for (int64_t j0 = 0; j0 < j_end; j0 += BK) {
-      const int64_t nk = min(BK, j_end - j0);
-      probabilities_and_ds(p, b, h, g, i0, mq, j0, nk, pp, pu, ds);
-      gemm(mq, p.d, nk, ds, BK, 1, k + j0 * p.d, p.d, dq, p.d, true);
-    }
-    float* dq_out = p.dq + (bh * p.tq + i0) * p.d;
-    for (int64_t e = 0; e < mq * p.d; ++e) dq_out[e] = p.scale * dq[e];
-  }
-
-  static AttentionKernels kernels() { return {&forward, &backward_kv, &backward_q}; }
+  static AttentionKernels kernels() { return {&forward, &backward}; }
 };
 
 }  // namespace osprey::cpu

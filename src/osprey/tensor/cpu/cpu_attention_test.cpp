@@ -6,7 +6,9 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
+#include "osprey/core/parallel.h"
 #include "osprey/tensor/cpu/cpu_test_util.h"
 #include "osprey/tensor/ops.h"
 #include "osprey/tensor/ops_attention.h"
@@ -151,6 +153,23 @@ TEST(CpuAttentionTest, Bfloat16InputsAccumulateInFloat32) {
   EXPECT_EQ(out16.dtype(), DType::bfloat16);
   // The same float32 computation, rounded once to bfloat16 (8 bits of mantissa).
   EXPECT_TRUE(all_close(out16, out32, 1.0 / 128, 1e-6));
+}
+
+// Every sum runs in an order fixed by the shapes (dq's per-chunk buffers are added in chunk
+// order), so one thread and several give the same bits.
+TEST(CpuAttentionTest, ResultsDoNotDependOnTheThreadCount) {
+  const Case c{2, 4, 2, 300, 700, 16, 16, true, MaskKind::key_padding, 0.1};
+  const AttentionInputs in = inputs(c, DType::float32);
+  const auto run_with = [&](int threads) {
+    const int before = num_threads();
+    set_num_threads(threads);
+    const AttentionOutputs fwd = attention_forward(in);
+    const AttentionGrads g = attention_backward(in, fwd, randn(fwd.out.shape(), 4));
+    set_num_threads(before);
+    return std::vector<std::vector<double>>{values(fwd.out), values(g.dq), values(g.dk),
+                                            values(g.dv)};
+  };
+  EXPECT_EQ(run_with(1), run_with(3));
 }
 
 // The scratch and the transposed copies grow with T, never with T * T: forward + backward at
