@@ -173,22 +173,23 @@ void attention_backward(const Tensor& dout_in, const Tensor& q_in, const Tensor&
   p.dout = dout.data<float>();
   p.delta = delta.data<float>();
   p.key_chunks = attention_key_chunks(p);
-  Tensor dq_partial = zeros({p.key_chunks, q.numel()}, {DType::float32});
-  p.dq_partial = dq_partial.data<float>();
+  const int64_t n = q.numel(), chunks = p.key_chunks;
+  dq32.fill_(0.0);
+  Tensor extra = chunks > 1 ? zeros({chunks - 1, n}, {DType::float32}) : Tensor();
+  p.dq_chunks[0] = dq32.data<float>();
+  for (int64_t c = 1; c < chunks; ++c) p.dq_chunks[c] = extra.data<float>() + (c - 1) * n;
   p.dk = dk32.data<float>();
   p.dv_out = dv32.data<float>();
-  run_tasks(p, p.batch * p.kv_heads * p.key_chunks, attention_kernels().backward);
+  run_tasks(p, p.batch * p.kv_heads * chunks, attention_kernels().backward);
   // dq = scale * the chunks' buffers summed in chunk order.
   {
-    const float* part = dq_partial.data<float>();
-    float* out = dq32.data<float>();
-    const int64_t n = q.numel(), chunks = p.key_chunks;
+    float* const* part = p.dq_chunks;
     const float scale = p.scale;
     parallel_for(0, n, 4096, [&](int64_t begin, int64_t end) {
       for (int64_t e = begin; e < end; ++e) {
-        float s = part[e];
-        for (int64_t c = 1; c < chunks; ++c) s += part[c * n + e];
-        out[e] = scale * s;
+        float s = part[0][e];
+        for (int64_t c = 1; c < chunks; ++c) s += part[c][e];
+        part[0][e] = scale * s;
       }
     });
   }

@@ -10,9 +10,10 @@
 //             dk_j += scale * ds^T q_i, dq_i += scale * ds k_j.
 // dq_i gathers from every key tile: instead of atomic adds (whose order, hence rounding, would
 // depend on the threads), each backward task adds into its own dq buffer, one per chunk of keys,
-// and attention.cpp sums the buffers in chunk order. The number of chunks depends only on Tk
-// (at most kAttentionMaxKeyChunks), so results are bitwise identical on any thread count, and
-// the buffers take at most that many times dq's memory: linear in T.
+// and attention.cpp sums the buffers in chunk order. The number of chunks depends only on the
+// shapes (enough tasks for kAttentionTargetTasks threads, at most kAttentionMaxKeyChunks), so
+// results are bitwise identical on any thread count, and the buffers take at most that many
+// times dq's memory: linear in T.
 // S must have internal linkage (an anonymous namespace in the .cpp): every instantiation is then
 // private to its translation unit, and no AVX-512 copy of shared code can be picked by the linker
 // for an AVX2-only CPU. Internal to tensor/cpu/.
@@ -52,7 +53,8 @@ struct AttentionProblem {
   float* lse = nullptr;          // [B, H, Tq]
   const float* dout = nullptr;   // [B, H, Tq, Dv]
   const float* delta = nullptr;  // [B, H, Tq]: rowsum(dout * out)
-  float* dq_partial = nullptr;   // [key_chunks, B, H, Tq, D], zeroed; dq = scale * their sum
+  // [B, H, Tq, D] per chunk of keys, zeroed; dq = scale * their sum (the first is dq itself).
+  float* dq_chunks[8] = {};
   int64_t key_chunks = 1;
 
   int64_t tk_padded() const;  // Tk rounded up to whole key tiles
@@ -80,11 +82,16 @@ inline int64_t AttentionProblem::tk_padded() const {
   return attention_key_tiles(*this) * kAttentionBlockK;
 }
 
-constexpr int64_t kAttentionMaxKeyChunks = 8;
-// Backward tasks per (batch, kv head): chunks of whole key tiles, a function of Tk alone.
+constexpr int64_t kAttentionMaxKeyChunks = 8;  // the size of AttentionProblem::dq_chunks
+constexpr int64_t kAttentionTargetTasks = 16;
+// Backward tasks per (batch, kv head): chunks of whole key tiles, as few as give
+// kAttentionTargetTasks tasks in all (each chunk past the first costs a dq-sized buffer).
 inline int64_t attention_key_chunks(const AttentionProblem& p) {
+  const int64_t pairs = p.batch * p.kv_heads;
+  int64_t chunks = (kAttentionTargetTasks + pairs - 1) / pairs;
+  if (chunks > kAttentionMaxKeyChunks) chunks = kAttentionMaxKeyChunks;
   const int64_t tiles = attention_key_tiles(p);
-  return tiles < kAttentionMaxKeyChunks ? tiles : kAttentionMaxKeyChunks;
+  return chunks < tiles ? chunks : tiles;
 }
 
 // One instruction set's kernels; task numbering: forward takes (b * H + h) * query_tiles + tile,
@@ -229,11 +236,14 @@ struct AttentionTiles {
   static void scale_and_mask(const AttentionProblem& p, int64_t b, int64_t h, int64_t i, int64_t j0,
                              int64_t n, float* s) {
     const int64_t np = padded(n);
-    const bool plain = p.bool_mask == nullptr && p.float_mask == nullptr &&
-                       p.key_padding == nullptr && (!p.causal || j0 + n - 1 <= i);
+    const bool plain =
+        p.bool_mask == nullptr && p.float_mask == nullptr && p.key_padding == nullptr;
     if (plain) {
       const V sc = S::set1(p.scale);
       for (int64_t c = 0; c < np; c += W) S::store(s + c, S::mul(S::load(s + c), sc));
+      if (p.causal) {
+        for (int64_t c = i + 1 - j0 < 0 ? 0 : i + 1 - j0; c < n; ++c) s[c] = kNegInf;
+      }
     } else {
       const int64_t* ms = p.mask_strides;
       const int64_t row = b * ms[0] + h * ms[1] + i * ms[2];
@@ -376,7 +386,7 @@ struct AttentionTiles {
     float* pu = p.dropout_rate > 0.0 ? ds + BQ * BK : pp;
     float* dk = ds + 2 * BQ * BK;  // [BK, d]
     float* dv = dk + BK * p.d;     // [BK, dv]
-    float* dq_part = p.dq_partial + chunk * p.batch * p.heads * p.tq * p.d;
+    float* dq_part = p.dq_chunks[chunk];
     const float* k = p.k + bg * p.tk * p.d;
     for (int64_t tile = tiles * chunk / chunks; tile < tiles * (chunk + 1) / chunks; ++tile) {
       const int64_t j0 = tile * BK, nk = min(BK, p.tk - j0);
