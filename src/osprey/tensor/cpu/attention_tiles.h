@@ -26,6 +26,8 @@
 
 namespace osprey::cpu {
 
+constexpr int64_t kAttentionMaxKeyChunks = 8;  // the size of AttentionProblem::dq_chunks
+
 // The problem as raw pointers: everything contiguous except the mask (element strides).
 struct AttentionProblem {
   int64_t batch = 0, heads = 0, kv_heads = 0, tq = 0, tk = 0, d = 0, dv = 0;
@@ -54,7 +56,7 @@ struct AttentionProblem {
   const float* dout = nullptr;   // [B, H, Tq, Dv]
   const float* delta = nullptr;  // [B, H, Tq]: rowsum(dout * out)
   // [B, H, Tq, D] per chunk of keys, zeroed; dq = scale * their sum (the first is dq itself).
-  float* dq_chunks[8] = {};
+  float* dq_chunks[kAttentionMaxKeyChunks] = {};
   int64_t key_chunks = 1;
 
   int64_t tk_padded() const;  // Tk rounded up to whole key tiles
@@ -75,14 +77,13 @@ inline int64_t attention_key_tiles(const AttentionProblem& p) {
 inline int64_t attention_scratch_floats(const AttentionProblem& p) {
   const int64_t tile = kAttentionBlockQ * kAttentionBlockK;
   const int64_t rows = std::max(kAttentionBlockQ, kAttentionBlockK);
-  return 3 * tile + rows * (p.d + p.dv) + 2 * rows;
+  return 3 * tile + rows * (p.d + p.dv) + 2 * rows + kAttentionBlockK;
 }
 
 inline int64_t AttentionProblem::tk_padded() const {
   return attention_key_tiles(*this) * kAttentionBlockK;
 }
 
-constexpr int64_t kAttentionMaxKeyChunks = 8;  // the size of AttentionProblem::dq_chunks
 constexpr int64_t kAttentionTargetTasks = 16;
 // Backward tasks per (batch, kv head): chunks of whole key tiles, as few as give
 // kAttentionTargetTasks tasks in all (each chunk past the first costs a dq-sized buffer).
@@ -231,27 +232,38 @@ struct AttentionTiles {
   // ---- rows of a score tile -------------------------------------------------------------------
   static int64_t padded(int64_t n) { return (n + W - 1) / W * W; }
 
+  // kb[c] = 0 for a real key j0 + c, -inf for padding and past n (to a whole vector): the key
+  // padding of a tile as a vector to add, made once per tile instead of once per row.
+  static void key_bias(const AttentionProblem& p, int64_t b, int64_t j0, int64_t n, float* kb) {
+    const bool* kp = p.key_padding + b * p.tk + j0;
+    for (int64_t c = 0; c < n; ++c) kb[c] = kp[c] ? 0.0f : kNegInf;
+    for (int64_t c = n; c < padded(n); ++c) kb[c] = kNegInf;
+  }
+
   // s[c] = scale * s[c] (+ mask) for the keys j0 + c of query row i, -inf where masked and on
-  // the padding up to a whole vector.
+  // the padding up to a whole vector. kb: key_bias() of the tile, or null without key padding.
   static void scale_and_mask(const AttentionProblem& p, int64_t b, int64_t h, int64_t i, int64_t j0,
-                             int64_t n, float* s) {
+                             int64_t n, float* s, const float* kb) {
     const int64_t np = padded(n);
-    const bool plain =
-        p.bool_mask == nullptr && p.float_mask == nullptr && p.key_padding == nullptr;
-    if (plain) {
+    if (p.bool_mask == nullptr && p.float_mask == nullptr) {
       const V sc = S::set1(p.scale);
-      for (int64_t c = 0; c < np; c += W) S::store(s + c, S::mul(S::load(s + c), sc));
+      if (kb != nullptr) {
+        for (int64_t c = 0; c < np; c += W) {
+          S::store(s + c, S::fma(S::load(s + c), sc, S::load(kb + c)));
+        }
+      } else {
+        for (int64_t c = 0; c < np; c += W) S::store(s + c, S::mul(S::load(s + c), sc));
+      }
       if (p.causal) {
         for (int64_t c = i + 1 - j0 < 0 ? 0 : i + 1 - j0; c < n; ++c) s[c] = kNegInf;
       }
     } else {
       const int64_t* ms = p.mask_strides;
       const int64_t row = b * ms[0] + h * ms[1] + i * ms[2];
-      const bool* kp = p.key_padding != nullptr ? p.key_padding + b * p.tk : nullptr;
       for (int64_t c = 0; c < n; ++c) {
         const int64_t j = j0 + c;
         float x = p.scale * s[c];
-        if ((p.causal && j > i) || (kp != nullptr && !kp[j]) ||
+        if ((p.causal && j > i) || (kb != nullptr && kb[c] != 0.0f) ||
             (p.bool_mask != nullptr && !p.bool_mask[row + j * ms[3]])) {
           x = kNegInf;
         } else if (p.float_mask != nullptr) {
@@ -302,10 +314,11 @@ struct AttentionTiles {
     const float* q = p.q + (bh * p.tq + i0) * p.d;
     const float* kt = p.kt + (b * p.kv_heads + g) * attention_key_tiles(p) * p.d * BK;
     const float* v = p.v + (b * p.kv_heads + g) * p.tk * p.dv;
-    float* s = scratch;        // [BQ, BK]
-    float* o = s + BQ * BK;    // [BQ, dv]
-    float* m = o + BQ * p.dv;  // [BQ]
-    float* l = m + BQ;         // [BQ]
+    float* kb = p.key_padding != nullptr ? scratch : nullptr;  // [BK]
+    float* s = scratch + BK;                                   // [BQ, BK]
+    float* o = s + BQ * BK;                                    // [BQ, dv]
+    float* m = o + BQ * p.dv;                                  // [BQ]
+    float* l = m + BQ;                                         // [BQ]
     fill(o, o + mq * p.dv, 0.0f);
     fill(m, m + mq, kNegInf);
     fill(l, l + mq, 0.0f);
@@ -313,10 +326,11 @@ struct AttentionTiles {
     for (int64_t j0 = 0; j0 < j_end; j0 += BK) {
       const int64_t nk = min(BK, j_end - j0), np = padded(nk);
       gemm(mq, nk, p.d, q, p.d, 1, kt + j0 * p.d, BK, s, BK, false);
+      if (kb != nullptr) key_bias(p, b, j0, nk, kb);
       for (int64_t r = 0; r < mq; ++r) {
         const int64_t i = i0 + r;
         float* sr = s + r * BK;
-        scale_and_mask(p, b, h, i, j0, nk, sr);
+        scale_and_mask(p, b, h, i, j0, nk, sr, kb);
         const float m_new = max(m[r], row_max(sr, np));
         if (m_new == kNegInf) {  // nothing to attend to yet: this tile adds nothing
           fill(sr, sr + np, 0.0f);
@@ -346,8 +360,8 @@ struct AttentionTiles {
   // ---- backward: the score tile of rows [i0, i0 + mq) x keys [j0, j0 + nk) of head (b, h) ---
   // Leaves p (dropped: u) in pu, ds in ds; pu == pp without dropout.
   static void probabilities_and_ds(const AttentionProblem& p, int64_t b, int64_t h, int64_t g,
-                                   int64_t i0, int64_t mq, int64_t j0, int64_t nk, float* pp,
-                                   float* pu, float* ds) {
+                                   int64_t i0, int64_t mq, int64_t j0, int64_t nk, const float* kb,
+                                   float* pp, float* pu, float* ds) {
     const int64_t bh = b * p.heads + h, bg = b * p.kv_heads + g;
     const int64_t np = padded(nk);
     gemm(mq, nk, p.d, p.q + (bh * p.tq + i0) * p.d, p.d, 1, p.kt + (bg * p.tk_padded() + j0) * p.d,
@@ -358,7 +372,7 @@ struct AttentionTiles {
       const int64_t i = i0 + r;
       float* pr = pp + r * BK;
       float* dr = ds + r * BK;
-      scale_and_mask(p, b, h, i, j0, nk, pr);
+      scale_and_mask(p, b, h, i, j0, nk, pr, kb);
       exp_sum(pr, np, p.lse[bh * p.tq + i]);  // +inf lse (no key at all) gives p = 0
       if (p.dropout_rate > 0.0) {
         float* ur = pu + r * BK;
@@ -381,7 +395,8 @@ struct AttentionTiles {
     const int64_t bg = task / chunks, chunk = task % chunks;
     const int64_t b = bg / p.kv_heads, g = bg % p.kv_heads;
     const int64_t group = p.heads / p.kv_heads;
-    float* pp = scratch;
+    float* kb = p.key_padding != nullptr ? scratch : nullptr;  // [BK]
+    float* pp = scratch + BK;
     float* ds = pp + BQ * BK;
     float* pu = p.dropout_rate > 0.0 ? ds + BQ * BK : pp;
     float* dk = ds + 2 * BQ * BK;  // [BK, d]
@@ -392,11 +407,12 @@ struct AttentionTiles {
       const int64_t j0 = tile * BK, nk = min(BK, p.tk - j0);
       fill(dk, dk + nk * p.d, 0.0f);
       fill(dv, dv + nk * p.dv, 0.0f);
+      if (kb != nullptr) key_bias(p, b, j0, nk, kb);
       for (int64_t h = g * group; h < (g + 1) * group; ++h) {
         const int64_t bh = b * p.heads + h;
         for (int64_t i0 = p.causal ? j0 : 0; i0 < p.tq; i0 += BQ) {  // causal: rows i >= j0
           const int64_t mq = min(BQ, p.tq - i0);
-          probabilities_and_ds(p, b, h, g, i0, mq, j0, nk, pp, pu, ds);
+          probabilities_and_ds(p, b, h, g, i0, mq, j0, nk, kb, pp, pu, ds);
           gemm(nk, p.dv, mq, pu, 1, BK, p.dout + (bh * p.tq + i0) * p.dv, p.dv, dv, p.dv, true);
           gemm(nk, p.d, mq, ds, 1, BK, p.q + (bh * p.tq + i0) * p.d, p.d, dk, p.d, true);
           gemm(mq, p.d, nk, ds, BK, 1, k + j0 * p.d, p.d, dq_part + (bh * p.tq + i0) * p.d, p.d,
