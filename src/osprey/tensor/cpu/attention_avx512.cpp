@@ -61,6 +61,11 @@ struct Avx512Floats {
   static V mul(V a, V b) { return _mm512_mul_ps(a, b); }
   static V max(V a, V b) { return _mm512_max_ps(a, b); }
   static V exp(V x) { return exp512(x); }
+  // x where the 16 bools at m are true, else other.
+  static V keep_where(const bool* m, V x, V other) {
+    const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(m));
+    return _mm512_mask_blend_ps(_mm_test_epi8_mask(b, b), other, x);
+  }
   static float reduce_add(V v) { return _mm512_reduce_add_ps(v); }
   static float reduce_max(V v) { return _mm512_reduce_max_ps(v); }
 };

@@ -242,32 +242,52 @@ struct AttentionTiles {
 
   // s[c] = scale * s[c] (+ mask) for the keys j0 + c of query row i, -inf where masked and on
   // the padding up to a whole vector. kb: key_bias() of the tile, or null without key padding.
+  // Vector loops where the mask is dense along the keys (every mask but a broadcast key axis).
   static void scale_and_mask(const AttentionProblem& p, int64_t b, int64_t h, int64_t i, int64_t j0,
                              int64_t n, float* s, const float* kb) {
     const int64_t np = padded(n);
-    if (p.bool_mask == nullptr && p.float_mask == nullptr) {
-      const V sc = S::set1(p.scale);
-      if (kb != nullptr) {
-        for (int64_t c = 0; c < np; c += W) {
-          S::store(s + c, S::fma(S::load(s + c), sc, S::load(kb + c)));
+    const int64_t* ms = p.mask_strides;
+    const int64_t row = b * ms[0] + h * ms[1] + i * ms[2] + j0 * ms[3];
+    const bool no_mask = p.bool_mask == nullptr && p.float_mask == nullptr;
+    if (no_mask || ms[3] == 1) {
+      const bool* bm = p.bool_mask != nullptr ? p.bool_mask + row : nullptr;
+      const float* fm = p.float_mask != nullptr ? p.float_mask + row : nullptr;
+      const V sc = S::set1(p.scale), neg = S::set1(kNegInf);
+      int64_t c = 0;
+      if (no_mask) {  // whole vectors: the tile's padding lanes are overwritten below
+        if (kb != nullptr) {
+          for (; c < np; c += W) S::store(s + c, S::fma(S::load(s + c), sc, S::load(kb + c)));
+        } else {
+          for (; c < np; c += W) S::store(s + c, S::mul(S::load(s + c), sc));
         }
-      } else {
-        for (int64_t c = 0; c < np; c += W) S::store(s + c, S::mul(S::load(s + c), sc));
+      } else {  // the mask row ends at n: vectors while they fit, then one key at a time
+        for (; c + W <= n; c += W) {
+          V x = S::mul(S::load(s + c), sc);
+          if (kb != nullptr) x = S::add(x, S::load(kb + c));
+          if (fm != nullptr) x = S::add(x, S::load(fm + c));
+          if (bm != nullptr) x = S::keep_where(bm + c, x, neg);
+          S::store(s + c, x);
+        }
+        for (; c < n; ++c) {
+          float x = p.scale * s[c];
+          if (kb != nullptr) x += kb[c];
+          if (fm != nullptr) x += fm[c];
+          if (bm != nullptr && !bm[c]) x = kNegInf;
+          s[c] = x;
+        }
       }
       if (p.causal) {
-        for (int64_t c = i + 1 - j0 < 0 ? 0 : i + 1 - j0; c < n; ++c) s[c] = kNegInf;
+        for (int64_t k = i + 1 - j0 < 0 ? 0 : i + 1 - j0; k < n; ++k) s[k] = kNegInf;
       }
-    } else {
-      const int64_t* ms = p.mask_strides;
-      const int64_t row = b * ms[0] + h * ms[1] + i * ms[2];
+    } else {  // a mask broadcast along the keys (stride 0): element by element
       for (int64_t c = 0; c < n; ++c) {
         const int64_t j = j0 + c;
         float x = p.scale * s[c];
         if ((p.causal && j > i) || (kb != nullptr && kb[c] != 0.0f) ||
-            (p.bool_mask != nullptr && !p.bool_mask[row + j * ms[3]])) {
+            (p.bool_mask != nullptr && !p.bool_mask[row + c * ms[3]])) {
           x = kNegInf;
         } else if (p.float_mask != nullptr) {
-          x += p.float_mask[row + j * ms[3]];
+          x += p.float_mask[row + c * ms[3]];
         }
         s[c] = x;
       }

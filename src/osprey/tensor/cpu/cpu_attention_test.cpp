@@ -16,7 +16,15 @@
 namespace osprey::cpu::testing {
 namespace {
 
-enum class MaskKind { none, key_padding, bool_per_batch, float_2d, bool_full };
+enum class MaskKind {
+  none,
+  key_padding,
+  bool_per_batch,    // [batch, 1, Tq, Tk]
+  float_2d,          // [Tq, Tk], added
+  bool_full,         // [batch, heads, Tq, Tk]
+  rows,              // [batch, 1, Tq, 1]: stride 0 along the keys; masks whole query rows
+  bool_and_padding,  // [batch, 1, Tq, Tk] and a key padding mask
+};
 
 struct Case {
   int64_t batch, heads, kv_heads, tq, tk, d, dv;
@@ -50,13 +58,12 @@ Tensor to(const Tensor& t, DType d) {
 // The mask of a case, already resolved as the op layer hands it to kernels.
 AttentionInputs inputs(const Case& c, DType dtype) {
   AttentionOptions o{.causal = c.causal, .dropout = c.dropout, .seed = 77};
-  const Tensor keep = randu({c.batch, c.tk}, 5, 0.0, 1.0, DType::float64);
   switch (c.mask) {
     case MaskKind::none:
       break;
-    case MaskKind::key_padding:  // every third key is padding, and one batch's last keys
-      o.key_padding_mask = to(randu({c.batch, c.tk}, 6, 0.0, 1.0, DType::float64), DType::float64);
-      o.key_padding_mask = gt(o.key_padding_mask, full({c.batch, c.tk}, 0.3, {DType::float64}));
+    case MaskKind::key_padding:  // about 30% of the keys are padding
+      o.key_padding_mask = gt(randu({c.batch, c.tk}, 6, 0.0, 1.0, DType::float64),
+                              full({c.batch, c.tk}, 0.3, {DType::float64}));
       break;
     case MaskKind::bool_per_batch:
       o.mask = gt(randu({c.batch, 1, c.tq, c.tk}, 7, 0.0, 1.0, DType::float64),
@@ -64,6 +71,16 @@ AttentionInputs inputs(const Case& c, DType dtype) {
       break;
     case MaskKind::float_2d:
       o.mask = randn({c.tq, c.tk}, 8, 2.0, 0.0, DType::float64);
+      break;
+    case MaskKind::rows:
+      o.mask = gt(randu({c.batch, 1, c.tq, 1}, 10, 0.0, 1.0, DType::float64),
+                  full({1}, 0.2, {DType::float64}));
+      break;
+    case MaskKind::bool_and_padding:
+      o.mask = gt(randu({c.batch, 1, c.tq, c.tk}, 7, 0.0, 1.0, DType::float64),
+                  full({1}, 0.3, {DType::float64}));
+      o.key_padding_mask = gt(randu({c.batch, c.tk}, 6, 0.0, 1.0, DType::float64),
+                              full({c.batch, c.tk}, 0.3, {DType::float64}));
       break;
     case MaskKind::bool_full:
       o.mask = gt(randu({c.batch, c.heads, c.tq, c.tk}, 9, 0.0, 1.0, DType::float64),
@@ -126,6 +143,8 @@ TEST(CpuAttentionTest, MatchesReferenceWithEveryMaskKind) {
   expect_matches_reference({2, 2, 2, 40, 75, 8, 8, false, MaskKind::bool_per_batch});
   expect_matches_reference({1, 3, 3, 40, 75, 8, 8, true, MaskKind::float_2d});
   expect_matches_reference({2, 2, 2, 70, 66, 8, 8, false, MaskKind::bool_full});
+  expect_matches_reference({2, 2, 2, 70, 66, 8, 8, true, MaskKind::rows});
+  expect_matches_reference({2, 4, 2, 70, 83, 8, 8, true, MaskKind::bool_and_padding});
 }
 
 TEST(CpuAttentionTest, MatchesReferenceWithGroupedQueryHeads) {
