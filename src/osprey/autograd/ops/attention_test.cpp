@@ -467,6 +467,22 @@ TEST(AttentionTest, DropoutIsFixedBySeedAndUnbiased) {
   }
 }
 
+// Layers hold [batch, time, heads, depth] and hand the op a permuted view.
+TEST(AttentionTest, PermutedFloat32InputsGiveTheContiguousResult) {
+  const auto bthd = [](uint64_t seed) { return randn({2, 70, 3, 8}, seed).to(DType::float32); };
+  const Tensor qt = bthd(1), kt = bthd(2), vt = bthd(3), w = bthd(4).permute({0, 2, 1, 3});
+  const auto run = [&](bool permuted) {
+    Variable q(permuted ? qt.permute({0, 2, 1, 3}) : qt.permute({0, 2, 1, 3}).contiguous(), true);
+    Variable k(permuted ? kt.permute({0, 2, 1, 3}) : kt.permute({0, 2, 1, 3}).contiguous(), true);
+    Variable v(permuted ? vt.permute({0, 2, 1, 3}) : vt.permute({0, 2, 1, 3}).contiguous(), true);
+    const Variable y = scaled_dot_product_attention(q, k, v, {.causal = true});
+    sum(mul(y, Variable(w))).backward();
+    return std::vector<std::vector<double>>{values(y), values(q.grad()), values(k.grad()),
+                                            values(v.grad())};
+  };
+  EXPECT_EQ(run(true), run(false));
+}
+
 TEST(AttentionTest, BadInputNamesTheOpAndTheShapes) {
   const Variable q(randn({1, 3, 4, 8}, 1)), k(randn({1, 2, 4, 8}, 2)), v(randn({1, 2, 4, 8}, 3));
   expect_message([&] { scaled_dot_product_attention(q, k, v); },
@@ -501,6 +517,12 @@ TEST(AttentionTest, BadInputNamesTheOpAndTheShapes) {
       },
       "scaled_dot_product_attention: query must be 4-D [batch, heads, time, depth]. "
       "Received: query of shape [2, 4, 8]");
+  expect_message(
+      [&] {
+        scaled_dot_product_attention(q3, k, v, {.mask = ones({4, 4}, {DType::int32})});
+      },
+      "scaled_dot_product_attention: mask must be bool (true = attend) or floating point (added "
+      "to the scores). Received: mask of dtype int32");
   expect_message([&] { scaled_dot_product_attention(q3, k, v, {.dropout = 1.0}); },
                  "scaled_dot_product_attention: dropout must be in [0, 1). Received: dropout=1");
 }
