@@ -1,14 +1,15 @@
 // Fast scaled dot-product attention on the CPU: the tiled FlashAttention kernels of
 // attention_tiles.h, in AVX-512 where effective_cpu_isa() allows it and in AVX2 otherwise.
-// Written by hand because oneDNN 2.6 (Debian 12) has no fused attention primitive (its SDPA
-// graph fusion came in 3.x), and composing its matmul and softmax primitives would materialize
-// the Tq x Tk scores, which is what this kernel exists to avoid; per-tile oneDNN matmuls cost
-// more in call overhead than a 64 x 64 tile takes to multiply, and would nest oneDNN's OpenMP
-// regions inside ours. Work is split into tasks of 64 query rows (forward) or chunks of 64-key
-// tiles (backward) per head over the shared pool (core/parallel.h); every sum runs in an order
-// fixed by the shapes, so results do not depend on the thread count.
-// float32 runs here; bfloat16/float16 run on float32 copies (float32 accumulation) and are
-// stored back; float64 goes to the reference kernel (used by the float64 gradient checks).
+// Written by hand because oneDNN 2.6 (Debian 12) has no fused attention primitive (the fused
+// SDPA of its Graph API came with 3.x), and composing its matmul and softmax primitives would
+// materialize the Tq x Tk scores, which is what this kernel exists to avoid; a oneDNN matmul call
+// per tile costs about as much in overhead as a 64 x 64 tile takes to multiply, and would nest
+// oneDNN's OpenMP regions inside ours.
+// Work is split into tasks of 64 query rows (forward) or chunks of 64-key tiles (backward) per
+// head over the shared pool (core/parallel.h); every sum runs in an order fixed by the shapes,
+// so results do not depend on the thread count.
+// float32 runs here; bfloat16/float16 run on float32 copies (float32 accumulation) and are stored
+// back; float64 goes to the reference kernel (used by the float64 gradient checks).
 #include <algorithm>
 #include <limits>
 #include <vector>
