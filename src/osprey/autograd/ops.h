@@ -1,6 +1,7 @@
 // Every differentiable op, one include. Each family has its own header under ops/ (one file
-// pair per family: elementwise, activation, softmax, reduction, matmul, conv, pool, norm,
-// dropout, embedding, shape, loss); all take and return Variables and live in osprey::autograd.
+// pair per family: elementwise, activation, attention, softmax, reduction, matmul, conv, pool,
+// norm, dropout, embedding, shape, loss); all take and return Variables and live in
+// osprey::autograd.
 //   #include "osprey/autograd/ops.h"
 //   using namespace osprey::autograd;
 //   Variable loss = cross_entropy(linear(relu(linear(x, w1, b1)), w2, b2), labels);
@@ -8,6 +9,7 @@
 
 #include "osprey/autograd/node.h"
 #include "osprey/autograd/ops/activation.h"
+#include "osprey/autograd/ops/attention.h"
 #include "osprey/autograd/ops/cast.h"
 #include "osprey/autograd/ops/conv.h"
 #include "osprey/autograd/ops/dropout.h"

@@ -38,6 +38,9 @@ const Backend& reference_backend() {
     b.softmax_backward = reference::softmax_backward;
     b.cross_entropy_forward = reference::cross_entropy_forward;
     b.cross_entropy_backward = reference::cross_entropy_backward;
+    b.attention_forward = reference::attention_forward;
+    b.attention_backward = reference::attention_backward;
+    b.attention_weights = reference::attention_weights;
     b.gather_rows = reference::gather_rows;
     b.scatter_add_rows = reference::scatter_add_rows;
     return b;

@@ -119,6 +119,14 @@ struct Pool2dParams {
 
 enum class RandomKind : uint8_t { uniform, normal, bernoulli };
 
+// Scaled dot-product attention, resolved by the op layer (tensor/ops_attention.h).
+struct AttentionParams {
+  double scale = 1.0;   // scores = scale * q . k (the op layer's default is 1 / sqrt(d))
+  bool causal = false;  // top-left aligned, as PyTorch 2's is_causal: query i sees keys j <= i
+  double dropout_rate = 0.0;  // on the normalized weights; keep decisions from attention_dropout.h
+  uint64_t dropout_seed = 0;
+};
+
 struct Backend {
   const char* name = "";
 
@@ -219,6 +227,28 @@ struct Backend {
   // float label distribution sums to 1, which the op layer requires.
   void (*cross_entropy_backward)(const Tensor& probs, const Tensor& labels, double label_smoothing,
                                  const Tensor& dloss, Tensor& dlogits) = nullptr;
+
+  // Attention. q [B, H, Tq, D], k [B, KVH, Tk, D], v [B, KVH, Tk, Dv], contiguous, one float
+  // dtype; KVH divides H and query head h reads kv head h / (H / KVH). mask: null or a
+  // [B, H, Tq, Tk] view (stride 0 on broadcast axes), bool (true = attend) or float (added to
+  // the scaled scores; float32 for float32/16-bit q, float64 for float64 q). key_padding: null or
+  // [B, Tk] bool (true = a real key). out [B, H, Tq, Dv] of q's dtype; lse [B, H, Tq] float32
+  // (float64 for float64 q): the log-sum-exp of each row of scores, +inf for a row with no key
+  // to attend to, whose output is 0 (and whose gradients are 0). Memory beyond the inputs and
+  // outputs must not grow with Tq * Tk on the fast backends.
+  void (*attention_forward)(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor* mask,
+                            const Tensor* key_padding, const AttentionParams& p, Tensor& out,
+                            Tensor& lse) = nullptr;
+  // dq, dk, dv: contiguous, of q's shape / k's / v's and q's dtype; out and lse from forward.
+  void (*attention_backward)(const Tensor& dout, const Tensor& q, const Tensor& k, const Tensor& v,
+                             const Tensor* mask, const Tensor* key_padding, const Tensor& out,
+                             const Tensor& lse, const AttentionParams& p, Tensor& dq, Tensor& dk,
+                             Tensor& dv) = nullptr;
+  // weights [B, H, Tq, Tk] of q's dtype: softmax(scores) before dropout, 0 on a row with no key to
+  // attend to. Materializes the Tq x Tk matrix: for inspection of small cases only.
+  void (*attention_weights)(const Tensor& q, const Tensor& k, const Tensor* mask,
+                            const Tensor* key_padding, const AttentionParams& p,
+                            Tensor& weights) = nullptr;
 
   // out[i, :] = table[indices[i], :]; indices int32/int64 (any shape, flattened), out [n, D].
   // An index outside [0, V) throws ValueError naming it and V.

@@ -35,6 +35,8 @@ const Backend& cpu_backend() {
     b.softmax_backward = cpu::softmax_backward;
     b.cross_entropy_forward = cpu::cross_entropy_forward;
     b.cross_entropy_backward = cpu::cross_entropy_backward;
+    b.attention_forward = cpu::attention_forward;
+    b.attention_backward = cpu::attention_backward;
     b.gather_rows = cpu::gather_rows;
     b.scatter_add_rows = cpu::scatter_add_rows;
     return b;

@@ -58,6 +58,16 @@ void cross_entropy_forward(const Tensor& logits, const Tensor& labels, double la
 void cross_entropy_backward(const Tensor& probs, const Tensor& labels, double label_smoothing,
                             const Tensor& dloss, Tensor& dlogits);
 
+void attention_forward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor* mask,
+                       const Tensor* key_padding, const AttentionParams& p, Tensor& out,
+                       Tensor& lse);
+void attention_backward(const Tensor& dout, const Tensor& q, const Tensor& k, const Tensor& v,
+                        const Tensor* mask, const Tensor* key_padding, const Tensor& out,
+                        const Tensor& lse, const AttentionParams& p, Tensor& dq, Tensor& dk,
+                        Tensor& dv);
+void attention_weights(const Tensor& q, const Tensor& k, const Tensor* mask,
+                       const Tensor* key_padding, const AttentionParams& p, Tensor& weights);
+
 void gather_rows(const Tensor& table, const Tensor& indices, Tensor& out);
 void scatter_add_rows(const Tensor& grad, const Tensor& indices, Tensor& dtable);
 
