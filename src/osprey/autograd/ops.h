@@ -1,6 +1,7 @@
 // Every differentiable op, one include. Each family has its own header under ops/ (one file
 // pair per family: elementwise, activation, softmax, reduction, matmul, conv, pool, norm,
-// dropout, embedding, shape, loss); all take and return Variables and live in osprey::autograd.
+// dropout, embedding, shape, loss, rnn); all take and return Variables and live in
+// osprey::autograd.
 //   #include "osprey/autograd/ops.h"
 //   using namespace osprey::autograd;
 //   Variable loss = cross_entropy(linear(relu(linear(x, w1, b1)), w2, b2), labels);
@@ -18,6 +19,7 @@
 #include "osprey/autograd/ops/norm.h"
 #include "osprey/autograd/ops/pool.h"
 #include "osprey/autograd/ops/reduction.h"
+#include "osprey/autograd/ops/rnn.h"
 #include "osprey/autograd/ops/shape.h"
 #include "osprey/autograd/ops/softmax.h"
 #include "osprey/autograd/variable.h"

@@ -17,8 +17,10 @@ set(OSPREY_TENSOR_CPU_SRCS
   cpu/primitive_cache.cpp
   cpu/quantize_rows_int8.cpp
   cpu/reduce.cpp
+  cpu/rnn.cpp
   cpu/softmax.cpp)
 set(OSPREY_TENSOR_CPU_TESTS
   cpu/cpu_backend_test.cpp
   cpu/cpu_nn_test.cpp
-  cpu/cpu_primitive_cache_test.cpp)
+  cpu/cpu_primitive_cache_test.cpp
+  cpu/cpu_rnn_test.cpp)
