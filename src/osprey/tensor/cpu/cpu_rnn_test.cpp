@@ -122,6 +122,13 @@ TEST(CpuRnnTest, OneDnnKernelsMatchTheReferenceAtSeveralShapes) {
       EXPECT_EQ(fast_run.ws.dtype(), DType::uint8);
       const Outcome ref_run = run(ref(), pr, c.params, dy, dh, dc);
       expect_same(fast_run, ref_run, c.params.cell == RnnCell::lstm, 1e-4, 1e-5);
+      // Inference (no workspace: oneDNN's forward_inference) gives the training outputs.
+      const bool lstm = c.params.cell == RnnCell::lstm;
+      Tensor y = empty_as(fast_run.y), h = empty_as(fast_run.h);
+      Tensor cn = lstm ? empty_as(fast_run.c) : Tensor();
+      fast().rnn_forward(pr.args(), c.params, y, h, lstm ? &cn : nullptr, nullptr);
+      EXPECT_TRUE(all_close(y, fast_run.y, 1e-4, 1e-5)) << "inference y";
+      EXPECT_TRUE(all_close(h, fast_run.h, 1e-4, 1e-5)) << "inference h_n";
     }
   }
 }
@@ -147,6 +154,57 @@ TEST(CpuRnnTest, AMaskedBatchRunsTheReferenceKernelAndMatchesIt) {
     EXPECT_FALSE(f.ws.defined());
     expect_same(f, run(ref(), pr, c.params, dy, dh, dc), c.params.cell == RnnCell::lstm, 1e-6,
                 1e-7);
+  }
+}
+
+TEST(CpuRnnTest, Bfloat16RunsTheFloat32KernelsAndRoundsTheResults) {
+  for (const CellCase& c : cell_cases()) {
+    SCOPED_TRACE(c.name);
+    const Problem pr(c, 3, 5, 6, 4, 31);
+    Problem half = pr;
+    for (Tensor* t : {&half.x, &half.h0, &half.c0, &half.kernel, &half.recurrent, &half.bias}) {
+      if (t->defined()) *t = t->to(DType::bfloat16);
+    }
+    // The float32 run sees the same (rounded) values.
+    Problem rounded = half;
+    for (Tensor* t : {&rounded.x, &rounded.h0, &rounded.c0, &rounded.kernel, &rounded.recurrent,
+                      &rounded.bias}) {
+      if (t->defined()) *t = t->to(DType::float32);
+    }
+    const Tensor dy = randn({3, 5, 4}, 32), dh = randn({3, 4}, 33), dc = randn({3, 4}, 34);
+    const bool lstm = c.params.cell == RnnCell::lstm;
+    const Outcome want = run(fast(), rounded, c.params, dy, dh, dc);
+    Outcome got;
+    got.y = Tensor::empty({3, 5, 4}, {DType::bfloat16});
+    got.h = Tensor::empty({3, 4}, {DType::bfloat16});
+    if (lstm) got.c = Tensor::empty({3, 4}, {DType::bfloat16});
+    fast().rnn_forward(half.args(), c.params, got.y, got.h, lstm ? &got.c : nullptr, &got.ws);
+    ASSERT_TRUE(got.ws.defined()) << "the oneDNN path did not run";
+    EXPECT_TRUE(all_close(got.y, want.y, 1e-2, 1e-2));
+    EXPECT_TRUE(all_close(got.h, want.h, 1e-2, 1e-2));
+    for (Tensor* t : {&got.dx, &got.dh0, &got.dk, &got.dr, &got.db}) *t = Tensor();
+    got.dx = Tensor::empty(pr.x.shape(), {DType::bfloat16});
+    got.dh0 = Tensor::empty(pr.h0.shape(), {DType::bfloat16});
+    got.dk = Tensor::empty(pr.kernel.shape(), {DType::bfloat16});
+    got.dr = Tensor::empty(pr.recurrent.shape(), {DType::bfloat16});
+    got.db = Tensor::empty(pr.bias.shape(), {DType::bfloat16});
+    if (lstm) got.dc0 = Tensor::empty(pr.c0.shape(), {DType::bfloat16});
+    const Tensor dyh = dy.to(DType::bfloat16), dhh = dh.to(DType::bfloat16),
+                 dch = dc.to(DType::bfloat16);
+    const RnnResults out{
+        .y = &got.y, .h_n = &got.h, .c_n = lstm ? &got.c : nullptr, .workspace = &got.ws};
+    fast().rnn_backward(half.args(), c.params, out, dyh, dhh, lstm ? &dch : nullptr,
+                        {.dx = &got.dx,
+                         .dh0 = &got.dh0,
+                         .dc0 = lstm ? &got.dc0 : nullptr,
+                         .dkernel = &got.dk,
+                         .drecurrent_kernel = &got.dr,
+                         .dbias = &got.db});
+    // dy rounded to bfloat16 moves the gradients by up to ~0.4% of their scale.
+    EXPECT_TRUE(all_close(got.dx, want.dx, 2e-2, 2e-2)) << "dx";
+    EXPECT_TRUE(all_close(got.dk, want.dk, 2e-2, 2e-2)) << "dkernel";
+    EXPECT_TRUE(all_close(got.dr, want.dr, 2e-2, 2e-2)) << "drecurrent_kernel";
+    EXPECT_TRUE(all_close(got.db, want.db, 2e-2, 2e-2)) << "dbias";
   }
 }
 

@@ -5,7 +5,8 @@
 // u, r, h = o). Keras's reset_after GRU is oneDNN's linear-before-reset GRU, whose bias has a
 // fourth gate: [b_z, b_r, b_h input, b_h recurrent], with the input and recurrent biases of z and
 // r summed. The primitive picks its own weight layouts; cached reorders convert per call.
-// Masks, float64 and bfloat16 go to the reference kernel. Training keeps oneDNN's workspace
+// bfloat16 and float16 run the float32 kernels on float32 copies; masks and float64 go to the
+// reference kernel. Training keeps oneDNN's workspace
 // (uint8) for backward; rnn_backward takes this path exactly when it finds one.
 #include <cstring>
 #include <memory>
@@ -289,10 +290,83 @@ Tensor primitive_bias(const Geometry& g, const Tensor* bias) {
   return b;
 }
 
+// bfloat16 and float16 storage (no mask): the float32 kernels on float32 copies, each result
+// rounded back to the 16-bit type (mixed precision's numerics). Unlike the other kernels this is
+// done even where the CPU has AVX512_BF16: oneDNN's bf16 RNNs want float32 biases and states
+// beside bf16 data, a second set of layouts not written yet; the copies cost O(B T (I + U)).
+bool half_case(const RnnArgs& in) {
+  if (in.mask != nullptr) return false;
+  const DType d = in.x->dtype();
+  if (d != DType::bfloat16 && d != DType::float16) return false;
+  for (const Tensor* t : {in.h0, in.c0, in.kernel, in.recurrent_kernel, in.bias}) {
+    if (t != nullptr && t->dtype() != d) return false;
+  }
+  return true;
+}
+
+// Float32 copies of the inputs, and RnnArgs pointing at them.
+struct Float32Args {
+  Tensor x, h0, c0, kernel, recurrent, bias;
+  explicit Float32Args(const RnnArgs& in)
+      : x(float32_copy(in.x)),
+        h0(float32_copy(in.h0)),
+        c0(float32_copy(in.c0)),
+        kernel(float32_copy(in.kernel)),
+        recurrent(float32_copy(in.recurrent_kernel)),
+        bias(float32_copy(in.bias)) {}
+  RnnArgs args() const {
+    return {.x = &x,
+            .h0 = &h0,
+            .c0 = c0.defined() ? &c0 : nullptr,
+            .kernel = &kernel,
+            .recurrent_kernel = &recurrent,
+            .bias = bias.defined() ? &bias : nullptr,
+            .mask = nullptr};
+  }
+};
+
+void half_forward(const RnnArgs& in, const RnnParams& p, Tensor& y, Tensor& h_n, Tensor* c_n,
+                  Tensor* workspace) {
+  const Float32Args a(in);
+  Tensor y32 = float32_like(y), h32 = float32_like(h_n);
+  Tensor c32 = c_n != nullptr ? float32_like(*c_n) : Tensor();
+  rnn_forward(a.args(), p, y32, h32, c_n != nullptr ? &c32 : nullptr, workspace);
+  copy(y32, y);
+  copy(h32, h_n);
+  if (c_n != nullptr) copy(c32, *c_n);
+}
+
+void half_backward(const RnnArgs& in, const RnnParams& p, const RnnResults& out, const Tensor& dy,
+                   const Tensor& dh_n, const Tensor* dc_n, const RnnGrads& g) {
+  const Float32Args a(in);
+  const Tensor y = float32_copy(out.y), h = float32_copy(out.h_n), c = float32_copy(out.c_n);
+  const Tensor gy = float32_copy(&dy), gh = float32_copy(&dh_n), gc = float32_copy(dc_n);
+  const RnnResults o{
+      .y = &y, .h_n = &h, .c_n = c.defined() ? &c : nullptr, .workspace = out.workspace};
+  Tensor dx = float32_like(*g.dx), dh0 = float32_like(*g.dh0), dk = float32_like(*g.dkernel);
+  Tensor dr = float32_like(*g.drecurrent_kernel);
+  Tensor dc0 = g.dc0 != nullptr ? float32_like(*g.dc0) : Tensor();
+  Tensor db = g.dbias != nullptr ? float32_like(*g.dbias) : Tensor();
+  rnn_backward(a.args(), p, o, gy, gh, gc.defined() ? &gc : nullptr,
+               {.dx = &dx,
+                .dh0 = &dh0,
+                .dc0 = g.dc0 != nullptr ? &dc0 : nullptr,
+                .dkernel = &dk,
+                .drecurrent_kernel = &dr,
+                .dbias = g.dbias != nullptr ? &db : nullptr});
+  copy(dx, *g.dx);
+  copy(dh0, *g.dh0);
+  if (g.dc0 != nullptr) copy(dc0, *g.dc0);
+  copy(dk, *g.dkernel);
+  copy(dr, *g.drecurrent_kernel);
+  if (g.dbias != nullptr) copy(db, *g.dbias);
+}
+
 }  // namespace
 
 void rnn_forward(const RnnArgs& in, const RnnParams& p, Tensor& y, Tensor& h_n, Tensor* c_n,
                  Tensor* workspace) {
+  if (half_case(in)) return half_forward(in, p, y, h_n, c_n, workspace);
   if (!fast_case(in)) return reference::rnn_forward(in, p, y, h_n, c_n, workspace);
   const Geometry g = geometry_of(in, p);
   const bool training = workspace != nullptr;
@@ -324,6 +398,7 @@ void rnn_forward(const RnnArgs& in, const RnnParams& p, Tensor& y, Tensor& h_n, 
 
 void rnn_backward(const RnnArgs& in, const RnnParams& p, const RnnResults& out, const Tensor& dy,
                   const Tensor& dh_n, const Tensor* dc_n, const RnnGrads& grads) {
+  if (half_case(in)) return half_backward(in, p, out, dy, dh_n, dc_n, grads);
   const bool have_workspace = out.workspace != nullptr && out.workspace->defined() &&
                               out.workspace->dtype() == DType::uint8;
   RnnEntry* e = nullptr;
