@@ -14,8 +14,10 @@ namespace osprey {
 
 struct RnnOptions {
   // [batch, timesteps], nonzero = a real step; undefined = every step is real. A masked step
-  // keeps the state and outputs the carried h (Keras's JAX and NumPy backends), or 0 with
-  // zero_output_for_mask (what Keras's Bidirectional asks for).
+  // keeps the state and outputs the carried h (Keras's JAX and NumPy backends; the TensorFlow
+  // backend outputs 0 before the first real step instead, the same when h0 = 0), or 0 with
+  // zero_output_for_mask (what Keras's Bidirectional asks for). Masked batches run the
+  // reference kernel.
   Tensor mask{};
   // Runs over the reversed sequence and returns outputs in processing order, as Keras does.
   bool go_backwards = false;
