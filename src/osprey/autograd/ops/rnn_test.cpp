@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "osprey/autograd/grad_mode.h"
 #include "osprey/testing/test_helpers.h"
 
 namespace osprey::autograd {
@@ -138,6 +139,31 @@ TEST(RnnTest, PaddedAndUnpaddedBatchesAgreeOnTheRealSteps) {
   }
 }
 
+TEST(RnnTest, PaddedAndUnpaddedBatchesAgreeGoingBackwards) {
+  // Reversed, sample 1's two real steps come last, after two masked steps that keep h0.
+  for (const Cell& c : cells()) {
+    SCOPED_TRACE(c.name);
+    const Vars full = inputs(c, 2, 4, 3, 2, 45);
+    RnnOptions o = with(
+        c, {.mask = from_vector<double>({1, 1, 1, 1, 1, 1, 0, 0}, {2, 4}), .go_backwards = true});
+    const RnnOutputs padded = run(c, full, o);
+    Vars one{Variable(full[0].value().narrow(0, 1, 1).narrow(1, 0, 2).contiguous()),
+             Variable(full[1].value().narrow(0, 1, 1).contiguous())};
+    size_t k = 2;
+    if (c.lstm) one.push_back(Variable(full[k++].value().narrow(0, 1, 1).contiguous()));
+    for (; k < full.size(); ++k) one.push_back(full[k]);
+    RnnOptions back = c.options;
+    back.go_backwards = true;
+    const RnnOutputs alone = run(c, one, back);
+    expect_near_all(values(padded.outputs.value().narrow(0, 1, 1).narrow(1, 2, 2)),
+                    values(alone.outputs), 1e-12);
+    expect_near_all(values(padded.h.value().narrow(0, 1, 1)), values(alone.h), 1e-12);
+    // The masked leading steps output the carried state: h0.
+    expect_near_all(values(padded.outputs.value().narrow(0, 1, 1).narrow(1, 0, 1)),
+                    values(full[1].value().narrow(0, 1, 1)), 0.0);
+  }
+}
+
 TEST(RnnTest, GoBackwardsRunsTheReversedSequenceAndReturnsOutputsInProcessingOrder) {
   for (const Cell& c : cells()) {
     SCOPED_TRACE(c.name);
@@ -151,6 +177,35 @@ TEST(RnnTest, GoBackwardsRunsTheReversedSequenceAndReturnsOutputsInProcessingOrd
     const RnnOutputs f = run(c, rev, c.options);
     expect_near_all(values(b.outputs), values(f.outputs), 1e-12);
     expect_near_all(values(b.h), values(f.h), 1e-12);
+  }
+}
+
+TEST(RnnTest, UndefinedStatesAndBiasAreZerosAndNoGradRecordsNothing) {
+  for (const Cell& c : cells()) {
+    SCOPED_TRACE(c.name);
+    const Vars v = inputs(c, 2, 3, 3, 2, 80);
+    Vars zeroed = v;
+    zeroed[1] = Variable(zeros_like(v[1].value()));
+    if (c.lstm) zeroed[2] = Variable(zeros_like(v[2].value()));
+    zeroed.back() = Variable(zeros_like(v.back().value()));
+    Vars undefined = v;
+    undefined[1] = Variable();
+    if (c.lstm) undefined[2] = Variable();
+    undefined.back() = Variable();
+    const RnnOutputs a = run(c, zeroed, c.options), b = run(c, undefined, c.options);
+    expect_near_all(values(b.outputs), values(a.outputs), 0.0);
+    OSPREY_EXPECT_GRADCHECK(
+        [&](const Vars& w) {
+          Vars in = undefined;
+          in[0] = w[0];
+          in[c.lstm ? 3 : 2] = w[1];
+          return all_outputs(run(c, in, c.options));
+        },
+        (Vars{v[0], v[c.lstm ? 3 : 2]}));
+    NoGradGuard no_grad;
+    const RnnOutputs n = run(c, v, c.options);
+    EXPECT_FALSE(n.outputs.requires_grad());
+    expect_near_all(values(n.outputs), values(run(c, v, c.options).outputs), 0.0);
   }
 }
 
