@@ -18,6 +18,8 @@ set(OSPREY_TENSOR_CPU_SRCS
   cpu/quantize_rows_int8.cpp
   cpu/reduce.cpp
   cpu/rnn.cpp
+  cpu/rnn_masked.cpp
+  cpu/rnn_primitive.cpp
   cpu/softmax.cpp)
 set(OSPREY_TENSOR_CPU_TESTS
   cpu/cpu_backend_test.cpp
