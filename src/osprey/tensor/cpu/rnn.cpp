@@ -21,12 +21,11 @@ namespace osprey::cpu {
 
 namespace {
 
-using namespace rnn;
-
 // The cases the primitives take: float32 throughout and a non-empty batch.
 bool f32_case(const RnnArgs& in) {
-  return in.x->size(0) > 0 && is_f32(in.x) && is_f32(in.h0) && is_f32(in.c0) && is_f32(in.kernel) &&
-         is_f32(in.recurrent_kernel) && is_f32(in.bias);
+  return in.x->size(0) > 0 && rnn_detail::is_f32(in.x) && rnn_detail::is_f32(in.h0) &&
+         rnn_detail::is_f32(in.c0) && rnn_detail::is_f32(in.kernel) &&
+         rnn_detail::is_f32(in.recurrent_kernel) && rnn_detail::is_f32(in.bias);
 }
 // ... over the whole sequence at once: no mask.
 bool fast_case(const RnnArgs& in) { return in.mask == nullptr && f32_case(in); }
@@ -108,20 +107,22 @@ void half_backward(const RnnArgs& in, const RnnParams& p, const RnnResults& out,
 void rnn_forward(const RnnArgs& in, const RnnParams& p, Tensor& y, Tensor& h_n, Tensor* c_n,
                  Tensor* workspace) {
   if (half_case(in)) return half_forward(in, p, y, h_n, c_n, workspace);
-  if (in.mask != nullptr && f32_case(in) && masked_forward(in, p, y, h_n, c_n, workspace)) return;
+  if (in.mask != nullptr && f32_case(in) &&
+      rnn_detail::masked_forward(in, p, y, h_n, c_n, workspace))
+    return;
   if (!fast_case(in)) return reference::rnn_forward(in, p, y, h_n, c_n, workspace);
-  const Geometry g = geometry_of(in, p);
+  const rnn_detail::Geometry g = rnn_detail::geometry_of(in, p);
   const bool training = workspace != nullptr;
-  RnnEntry* e = lookup(OpKind::rnn_fwd, g, training);
+  rnn_detail::RnnEntry* e = rnn_detail::lookup(OpKind::rnn_fwd, g, training);
   if (e == nullptr) return reference::rnn_forward(in, p, y, h_n, c_n, workspace);
   const Tensor x = in.x->contiguous(), h0 = in.h0->contiguous();
   const Tensor c0 = g.lstm() ? in.c0->contiguous() : Tensor();
   const Tensor k = in.kernel->contiguous(), r = in.recurrent_kernel->contiguous();
-  const Tensor b = primitive_bias(g, in.bias);
+  const Tensor b = rnn_detail::primitive_bias(g, in.bias);
   Tensor ks, rs;
-  void* wl = weights_for(e->layer, k, ks);
-  void* wi = weights_for(e->iter, r, rs);
-  if (training) *workspace = bytes(e->workspace_bytes);
+  void* wl = rnn_detail::weights_for(e->layer, k, ks);
+  void* wi = rnn_detail::weights_for(e->iter, r, rs);
+  if (training) *workspace = rnn_detail::bytes(e->workspace_bytes);
   void* ws = training ? workspace->raw_data() : nullptr;
   if (g.lstm() && training) {
     e->prim->execute({x.raw_data(), h0.raw_data(), c0.raw_data(), wl, wi, b.raw_data(),
@@ -141,30 +142,32 @@ void rnn_forward(const RnnArgs& in, const RnnParams& p, Tensor& y, Tensor& h_n, 
 void rnn_backward(const RnnArgs& in, const RnnParams& p, const RnnResults& out, const Tensor& dy,
                   const Tensor& dh_n, const Tensor* dc_n, const RnnGrads& grads) {
   if (half_case(in)) return half_backward(in, p, out, dy, dh_n, dc_n, grads);
-  if (in.mask != nullptr && f32_case(in) && is_f32(&dy) &&
-      masked_backward(in, p, out, dy, dh_n, dc_n, grads)) {
+  if (in.mask != nullptr && f32_case(in) && rnn_detail::is_f32(&dy) &&
+      rnn_detail::masked_backward(in, p, out, dy, dh_n, dc_n, grads)) {
     return;
   }
   const bool have_workspace = out.workspace != nullptr && out.workspace->defined() &&
                               out.workspace->dtype() == DType::uint8;
-  RnnEntry* e = nullptr;
-  const Geometry g = geometry_of(in, p);
-  if (have_workspace && fast_case(in) && is_f32(&dy)) e = lookup(OpKind::rnn_bwd, g, true);
+  rnn_detail::RnnEntry* e = nullptr;
+  const rnn_detail::Geometry g = rnn_detail::geometry_of(in, p);
+  if (have_workspace && fast_case(in) && rnn_detail::is_f32(&dy))
+    e = rnn_detail::lookup(OpKind::rnn_bwd, g, true);
   if (e == nullptr || e->workspace_bytes != out.workspace->nbytes()) {
     return reference::rnn_backward(in, p, out, dy, dh_n, dc_n, grads);
   }
   const Tensor x = in.x->contiguous(), h0 = in.h0->contiguous();
   const Tensor c0 = g.lstm() ? in.c0->contiguous() : Tensor();
   const Tensor k = in.kernel->contiguous(), r = in.recurrent_kernel->contiguous();
-  const Tensor b = primitive_bias(g, in.bias);
+  const Tensor b = rnn_detail::primitive_bias(g, in.bias);
   const Tensor gy = dy.contiguous(), gh = dh_n.contiguous();
   const Tensor gc = g.lstm() ? dc_n->contiguous() : Tensor();
   Tensor ks, rs;
-  void* wl = weights_for(e->layer, k, ks);
-  void* wi = weights_for(e->iter, r, rs);
+  void* wl = rnn_detail::weights_for(e->layer, k, ks);
+  void* wi = rnn_detail::weights_for(e->iter, r, rs);
   // The primitive adds into the weight and bias gradients: start them at zero.
-  Tensor dwl = e->diff_layer.reorder ? bytes(e->diff_layer.bytes) : *grads.dkernel;
-  Tensor dwi = e->diff_iter.reorder ? bytes(e->diff_iter.bytes) : *grads.drecurrent_kernel;
+  Tensor dwl = e->diff_layer.reorder ? rnn_detail::bytes(e->diff_layer.bytes) : *grads.dkernel;
+  Tensor dwi =
+      e->diff_iter.reorder ? rnn_detail::bytes(e->diff_iter.bytes) : *grads.drecurrent_kernel;
   std::memset(dwl.raw_data(), 0, dwl.nbytes());
   std::memset(dwi.raw_data(), 0, dwi.nbytes());
   Tensor db = zeros({g.bias_gates() * g.units});
@@ -184,7 +187,7 @@ void rnn_backward(const RnnArgs& in, const RnnParams& p, const RnnResults& out, 
     e->diff_layer.reorder->execute({dwl.raw_data(), grads.dkernel->raw_data()});
   if (e->diff_iter.reorder)
     e->diff_iter.reorder->execute({dwi.raw_data(), grads.drecurrent_kernel->raw_data()});
-  if (grads.dbias != nullptr) store_bias_grad(g, db, *grads.dbias);
+  if (grads.dbias != nullptr) rnn_detail::store_bias_grad(g, db, *grads.dbias);
 }
 
 }  // namespace osprey::cpu

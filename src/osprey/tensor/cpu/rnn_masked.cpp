@@ -12,7 +12,7 @@
 
 #include "osprey/tensor/cpu/rnn_primitive.h"
 
-namespace osprey::cpu::rnn {
+namespace osprey::cpu::rnn_detail {
 
 namespace {
 
@@ -185,4 +185,4 @@ bool masked_backward(const RnnArgs& in, const RnnParams& p, const RnnResults& ou
   return true;
 }
 
-}  // namespace osprey::cpu::rnn
+}  // namespace osprey::cpu::rnn_detail

@@ -8,7 +8,7 @@
 
 #include "osprey/tensor/factory.h"
 
-namespace osprey::cpu::rnn {
+namespace osprey::cpu::rnn_detail {
 
 namespace {
 
@@ -268,4 +268,4 @@ void store_bias_grad(const Geometry& g, const Tensor& db, Tensor& dbias) {
   dbias.copy_(d);
 }
 
-}  // namespace osprey::cpu::rnn
+}  // namespace osprey::cpu::rnn_detail

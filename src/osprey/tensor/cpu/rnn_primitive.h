@@ -11,7 +11,7 @@
 #include "osprey/tensor/cpu/dnnl_util.h"
 #include "osprey/tensor/cpu/primitive_cache.h"
 
-namespace osprey::cpu::rnn {
+namespace osprey::cpu::rnn_detail {
 
 struct Geometry {
   RnnCell cell;
@@ -59,4 +59,4 @@ bool masked_forward(const RnnArgs& in, const RnnParams& p, Tensor& y, Tensor& h_
 bool masked_backward(const RnnArgs& in, const RnnParams& p, const RnnResults& out, const Tensor& dy,
                      const Tensor& dh_n, const Tensor* dc_n, const RnnGrads& grads);
 
-}  // namespace osprey::cpu::rnn
+}  // namespace osprey::cpu::rnn_detail
