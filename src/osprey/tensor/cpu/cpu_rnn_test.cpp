@@ -225,7 +225,10 @@ TEST(CpuRnnTest, Bfloat16RunsTheFloat32KernelsAndRoundsTheResults) {
 }
 
 // Not run by default (the reference takes seconds here): prints forward + backward times of a
-// 1-layer LSTM, batch 32, 128 steps, 512 features, 512 units, for the oneDNN and reference paths.
+// 1-layer LSTM, batch 32, 128 steps, 512 features, 512 units, for the oneDNN and reference paths
+// and for a masked batch. On a shared machine OSPREY_NUM_THREADS=1 gives the steadiest numbers
+// (oneDNN's per-step barriers suffer most from a busy core).
+//   tensor_test --gtest_filter='*TimesAnLstm*' --gtest_also_run_disabled_tests
 TEST(CpuRnnTest, DISABLED_TimesAnLstmForwardAndBackward) {
   const CellCase& c = cell_cases()[0];
   const Problem pr(c, 32, 128, 512, 512, 21);
