@@ -1,8 +1,8 @@
 // Recurrent layers as tensor ops (no gradients): shape checks naming the op ("lstm", "gru",
 // "simple_rnn"), go_backwards, output allocation, then the Backend's rnn_forward/rnn_backward
-// (oneDNN's RNN primitives on CPU, reference loops for masks and float64). autograd/ops/rnn.h
-// makes them differentiable; the Keras layers call that. Weights use Keras 3's layouts (see
-// RnnCell in backend.h), so Keras weight files load as they are.
+// (oneDNN's RNN primitives on CPU, masked batches step by step; reference loops for float64).
+// autograd/ops/rnn.h makes them differentiable; the Keras layers call that. Weights use Keras 3's
+// layouts (see RnnCell in backend.h), so Keras weight files load as they are.
 //   RnnForward f = rnn_forward(RnnCell::lstm, x, nullptr, nullptr, kernel, recurrent, &bias, {});
 //   f.y  // [batch, timesteps, units]
 #pragma once
@@ -16,8 +16,8 @@ struct RnnOptions {
   // [batch, timesteps], nonzero = a real step; undefined = every step is real. A masked step
   // keeps the state and outputs the carried h (Keras's JAX and NumPy backends; the TensorFlow
   // backend outputs 0 before the first real step instead, the same when h0 = 0), or 0 with
-  // zero_output_for_mask (what Keras's Bidirectional asks for). Masked batches run the
-  // reference kernel.
+  // zero_output_for_mask (what Keras's Bidirectional asks for). On CPU a masked batch runs
+  // oneDNN one step at a time (tensor/cpu/rnn_masked.cpp).
   Tensor mask{};
   // Runs over the reversed sequence and returns outputs in processing order, as Keras does.
   bool go_backwards = false;

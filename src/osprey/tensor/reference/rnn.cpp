@@ -1,6 +1,6 @@
 // Reference recurrent layers (lstm, gru with reset_after true or false, simple_rnn): Keras's cell
 // formulas as plain loops in double, one batch row and one step at a time. They are the oracle
-// of the oneDNN kernels and the path for what the primitives do not cover (masks, float64).
+// of the oneDNN kernels and the path for what they do not take (float64, a failed primitive).
 // Backward recomputes the forward pass (it keeps no workspace), then runs the steps in reverse.
 #include <cmath>
 #include <vector>
