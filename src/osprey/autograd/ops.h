@@ -1,6 +1,6 @@
 // Every differentiable op, one include. Each family has its own header under ops/ (one file
 // pair per family: elementwise, activation, attention, softmax, reduction, matmul, conv, pool,
-// norm, dropout, embedding, shape, loss); all take and return Variables and live in
+// norm, dropout, embedding, shape, loss, rnn); all take and return Variables and live in
 // osprey::autograd.
 //   #include "osprey/autograd/ops.h"
 //   using namespace osprey::autograd;
@@ -20,6 +20,7 @@
 #include "osprey/autograd/ops/norm.h"
 #include "osprey/autograd/ops/pool.h"
 #include "osprey/autograd/ops/reduction.h"
+#include "osprey/autograd/ops/rnn.h"
 #include "osprey/autograd/ops/shape.h"
 #include "osprey/autograd/ops/softmax.h"
 #include "osprey/autograd/variable.h"

@@ -43,6 +43,8 @@ const Backend& reference_backend() {
     b.attention_weights = reference::attention_weights;
     b.gather_rows = reference::gather_rows;
     b.scatter_add_rows = reference::scatter_add_rows;
+    b.rnn_forward = reference::rnn_forward;
+    b.rnn_backward = reference::rnn_backward;
     return b;
   }();
   return table;

@@ -127,6 +127,50 @@ struct AttentionParams {
   uint64_t dropout_seed = 0;
 };
 
+// Recurrent layers (Keras 3 weight layouts and gate orders). kernel [features, G * units],
+// recurrent_kernel [units, G * units], gates in column blocks: lstm G = 4 (i, f, c, o), gru G = 3
+// (z, r, h), simple_rnn G = 1. bias [G * units], except gru_reset_after: [2, 3 * units] (input
+// bias row 0, recurrent bias row 1, applied before the reset gate multiplies it).
+enum class RnnCell : uint8_t { lstm, gru, gru_reset_after, simple_rnn };
+
+struct RnnParams {
+  RnnCell cell = RnnCell::lstm;
+  Activation activation = Activation::tanh;  // simple_rnn only: tanh or relu
+  bool zero_output_for_mask = false;         // a masked step outputs 0, not the carried state
+};
+
+// What rnn_forward reads and rnn_backward reads again. x [batch, T, features]; h0, c0 [batch,
+// units] (c0 only for lstm, else null); bias may be null (zero); mask bool [batch, T] or null
+// (a false step keeps the state and outputs the carried h). Time runs forward: the op layer
+// reverses x and mask for go_backwards.
+struct RnnArgs {
+  const Tensor* x = nullptr;
+  const Tensor* h0 = nullptr;
+  const Tensor* c0 = nullptr;
+  const Tensor* kernel = nullptr;
+  const Tensor* recurrent_kernel = nullptr;
+  const Tensor* bias = nullptr;
+  const Tensor* mask = nullptr;
+};
+// Forward results (y [batch, T, units], h_n and c_n [batch, units]) as rnn_backward gets them
+// back, with the workspace the forward kept (undefined when it kept none).
+struct RnnResults {
+  const Tensor* y = nullptr;
+  const Tensor* h_n = nullptr;
+  const Tensor* c_n = nullptr;
+  const Tensor* workspace = nullptr;
+};
+// Gradients rnn_backward writes, each of its input's shape: all non-null except dc0 (lstm only)
+// and dbias (when there is no bias).
+struct RnnGrads {
+  Tensor* dx = nullptr;
+  Tensor* dh0 = nullptr;
+  Tensor* dc0 = nullptr;
+  Tensor* dkernel = nullptr;
+  Tensor* drecurrent_kernel = nullptr;
+  Tensor* dbias = nullptr;
+};
+
 struct Backend {
   const char* name = "";
 
@@ -260,6 +304,16 @@ struct Backend {
   // (seed, i), never on threads. uniform in [a, b); normal with mean a, stddev b; bernoulli
   // with P(1) = a.
   void (*random)(RandomKind kind, uint64_t seed, double a, double b, Tensor& dst) = nullptr;
+
+  // A whole recurrent layer over the sequence (RnnArgs and friends above). workspace non-null
+  // (training): the kernel stores there what its own rnn_backward reads, or leaves it undefined
+  // when that backward recomputes. c_n is null except for lstm.
+  void (*rnn_forward)(const RnnArgs& in, const RnnParams& p, Tensor& y, Tensor& h_n, Tensor* c_n,
+                      Tensor* workspace) = nullptr;
+  // dy [batch, T, units], dh_n, dc_n (lstm, else null) [batch, units]: gradients of the outputs.
+  void (*rnn_backward)(const RnnArgs& in, const RnnParams& p, const RnnResults& out,
+                       const Tensor& dy, const Tensor& dh_n, const Tensor* dc_n,
+                       const RnnGrads& grads) = nullptr;
 };
 
 // The reference table (naive loops) and the fast CPU table.

@@ -39,6 +39,8 @@ const Backend& cpu_backend() {
     b.attention_backward = cpu::attention_backward;
     b.gather_rows = cpu::gather_rows;
     b.scatter_add_rows = cpu::scatter_add_rows;
+    b.rnn_forward = cpu::rnn_forward;
+    b.rnn_backward = cpu::rnn_backward;
     return b;
   }();
   return table;

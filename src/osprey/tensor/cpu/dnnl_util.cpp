@@ -166,7 +166,7 @@ DnnlOp::DnnlOp(const dnnl::primitive_desc_base& pd, std::vector<Arg> args)
 }
 
 void DnnlOp::execute(std::initializer_list<void*> ptrs) const {
-  constexpr size_t kMaxArgs = 16;
+  constexpr size_t kMaxArgs = 24;  // an LSTM backward binds 19
   OSPREY_ASSERT(ptrs.size() == args_.size() && ptrs.size() < kMaxArgs,
                 "DnnlOp::execute: {} pointers for {} arguments", ptrs.size(), args_.size());
   dnnl_exec_arg_t exec[kMaxArgs + 1];

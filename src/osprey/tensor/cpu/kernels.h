@@ -71,4 +71,9 @@ void attention_backward(const Tensor& dout, const Tensor& q, const Tensor& k, co
 void gather_rows(const Tensor& table, const Tensor& indices, Tensor& out);
 void scatter_add_rows(const Tensor& grad, const Tensor& indices, Tensor& dtable);
 
+void rnn_forward(const RnnArgs& in, const RnnParams& p, Tensor& y, Tensor& h_n, Tensor* c_n,
+                 Tensor* workspace);
+void rnn_backward(const RnnArgs& in, const RnnParams& p, const RnnResults& out, const Tensor& dy,
+                  const Tensor& dh_n, const Tensor* dc_n, const RnnGrads& grads);
+
 }  // namespace osprey::cpu

@@ -37,6 +37,8 @@ enum class OpKind : uint8_t {
   reorder,
   matmul_int8,
   conv2d_int8,
+  rnn_fwd,
+  rnn_bwd,
 };
 
 // A key of up to kMax 64-bit words with its hash computed as it grows. Built on the stack per

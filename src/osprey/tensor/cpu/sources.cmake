@@ -20,12 +20,16 @@ set(OSPREY_TENSOR_CPU_SRCS
   cpu/primitive_cache.cpp
   cpu/quantize_rows_int8.cpp
   cpu/reduce.cpp
+  cpu/rnn.cpp
+  cpu/rnn_masked.cpp
+  cpu/rnn_primitive.cpp
   cpu/softmax.cpp)
 set(OSPREY_TENSOR_CPU_TESTS
   cpu/cpu_attention_test.cpp
   cpu/cpu_backend_test.cpp
   cpu/cpu_nn_test.cpp
-  cpu/cpu_primitive_cache_test.cpp)
+  cpu/cpu_primitive_cache_test.cpp
+  cpu/cpu_rnn_test.cpp)
 # The AVX-512 attention kernels: compiled for AVX-512 alone, outside the unity batches (the flags
 # must not reach other files), and called only where the CPU and OSPREY_MAX_CPU_ISA allow. GCC 12
 # warns inside its own AVX-512 intrinsics (_mm512_undefined_ps reads an uninitialized value by

@@ -71,6 +71,11 @@ void attention_weights(const Tensor& q, const Tensor& k, const Tensor* mask,
 void gather_rows(const Tensor& table, const Tensor& indices, Tensor& out);
 void scatter_add_rows(const Tensor& grad, const Tensor& indices, Tensor& dtable);
 
+void rnn_forward(const RnnArgs& in, const RnnParams& p, Tensor& y, Tensor& h_n, Tensor* c_n,
+                 Tensor* workspace);
+void rnn_backward(const RnnArgs& in, const RnnParams& p, const RnnResults& out, const Tensor& dy,
+                  const Tensor& dh_n, const Tensor* dc_n, const RnnGrads& grads);
+
 // Element access helpers shared by the reference kernels: visit every index of a shape in
 // row-major order, and read/write one element of any dtype as double. An element offset counts
 // elements from the start of the tensor's storage (it includes t.offset()).
