@@ -9,30 +9,24 @@ Not run by the build:
       > attention_torch_values.h
 """
 import math
+import pathlib
+import sys
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "testing"))
 
 import torch
 
 torch.set_default_dtype(torch.float64)
-
-
-def wave(shape, tag, scale=1.0):
-    n = 1
-    for d in shape:
-        n *= d
-    return torch.tensor([math.sin(0.37 * i + 0.11 * tag) * scale for i in range(n)]).reshape(shape)
+from torch_reference import wave  # noqa: E402
+from torch_reference import emit as emit_constant  # noqa: E402
 
 
 def emit(name, t):
-    vals = [repr(float(v)) for v in t.flatten().tolist()]
-    lines, cur = [], "   "
-    for v in vals:
-        if len(cur) + len(v) + 2 > 100:
-            lines.append(cur)
-            cur = "   "
-        cur += " " + v + ","
-    lines.append(cur)
-    print(f"// {list(t.shape)}\ninline const std::vector<double> {name} = {{\n" + "\n".join(lines)
-          + "\n};")
+    emit_constant(name, t, inline=True)
+
+
+
+
 
 
 def attention(q, k, v, causal=False, bias=None, key_padding=None, scale=None):

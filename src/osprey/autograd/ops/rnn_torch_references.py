@@ -7,32 +7,25 @@ layouts (kernel [in, G * units], gates i f c o / z r h), mapped to torch's insid
 from the formula of wave() in the test. Not run by the build: python3 rnn_torch_references.py
 prints every constant as C++.
 """
-import math
+import pathlib
+import sys
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "testing"))
 
 import torch
 
 torch.set_default_dtype(torch.float64)
 B, T, I, U = 2, 3, 3, 2
+from torch_reference import emit  # noqa: E402
+from torch_reference import wave as wave_of  # noqa: E402
 
 
-def wave(shape, tag, scale=0.5):
-    n = 1
-    for d in shape:
-        n *= d
-    v = [math.sin(0.37 * i + 0.11 * tag) * scale for i in range(n)]
-    return torch.tensor(v).reshape(shape).requires_grad_(True)
+def wave(shape, tag, scale=0.5):  # the test's inputs: scale 0.5, with gradients
+    return wave_of(shape, tag, scale, requires_grad=True)
 
 
-def emit(name, t):
-    vals = [repr(float(v)) for v in t.detach().flatten().tolist()]
-    lines, cur = [], "   "
-    for v in vals:
-        if len(cur) + len(v) + 2 > 100:
-            lines.append(cur)
-            cur = "   "
-        cur += " " + v + ","
-    lines.append(cur)
-    print(f"// {list(t.shape)}\nconst std::vector<double> {name} = {{\n" + "\n".join(lines) + "\n};")
+
+
 
 
 def gru_perm(w):  # Keras z, r, h blocks -> torch r, z, n along the last axis

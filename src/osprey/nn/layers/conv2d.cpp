@@ -82,11 +82,7 @@ nlohmann::json Conv2D::get_config() const {
   c["dilation_rate"] = detail::pair_json(options_.dilation_rate);
   c["groups"] = options_.groups;
   c["activation"] = options_.activation.name();
-  c["use_bias"] = options_.use_bias;
-  c["kernel_initializer"] = options_.kernel_initializer.to_json();
-  c["bias_initializer"] = options_.bias_initializer.to_json();
-  c["kernel_regularizer"] = options_.kernel_regularizer.to_json();
-  c["bias_regularizer"] = options_.bias_regularizer.to_json();
+  write_kernel_bias_config(c, options_);
   return c;
 }
 
@@ -99,13 +95,7 @@ std::shared_ptr<Layer> Conv2D::from_config(const nlohmann::json& c) {
   o.dilation_rate = detail::read_pair(c, "dilation_rate", {1, 1});
   o.groups = c.value("groups", int64_t{1});
   o.activation = c.value("activation", std::string("linear"));
-  o.use_bias = c.value("use_bias", true);
-  if (c.contains("kernel_initializer"))
-    o.kernel_initializer = initializers::from_json(c["kernel_initializer"]);
-  if (c.contains("bias_initializer"))
-    o.bias_initializer = initializers::from_json(c["bias_initializer"]);
-  o.kernel_regularizer = Regularizer::from_json(c.value("kernel_regularizer", nlohmann::json()));
-  o.bias_regularizer = Regularizer::from_json(c.value("bias_regularizer", nlohmann::json()));
+  read_kernel_bias_config(c, o);
   return std::make_shared<Conv2D>(c.at("filters").get<int64_t>(),
                                   detail::read_pair(c, "kernel_size", {0, 0}), o);
 }

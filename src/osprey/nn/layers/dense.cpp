@@ -48,24 +48,14 @@ nlohmann::json Dense::get_config() const {
   nlohmann::json c = Layer::get_config();
   c["units"] = units_;
   c["activation"] = activation_.name();
-  c["use_bias"] = options_.use_bias;
-  c["kernel_initializer"] = options_.kernel_initializer.to_json();
-  c["bias_initializer"] = options_.bias_initializer.to_json();
-  c["kernel_regularizer"] = options_.kernel_regularizer.to_json();
-  c["bias_regularizer"] = options_.bias_regularizer.to_json();
+  write_kernel_bias_config(c, options_);
   return c;
 }
 
 std::shared_ptr<Layer> Dense::from_config(const nlohmann::json& c) {
   DenseOptions o;
   read_base_options(c, o);
-  o.use_bias = c.value("use_bias", true);
-  if (c.contains("kernel_initializer"))
-    o.kernel_initializer = initializers::from_json(c["kernel_initializer"]);
-  if (c.contains("bias_initializer"))
-    o.bias_initializer = initializers::from_json(c["bias_initializer"]);
-  o.kernel_regularizer = Regularizer::from_json(c.value("kernel_regularizer", nlohmann::json()));
-  o.bias_regularizer = Regularizer::from_json(c.value("bias_regularizer", nlohmann::json()));
+  read_kernel_bias_config(c, o);
   return std::make_shared<Dense>(c.at("units").get<int64_t>(),
                                  c.value("activation", std::string("linear")), o);
 }

@@ -5,10 +5,15 @@ formula as test::wave in layer_test_helpers.h). Not run by the build: python3 to
 prints every constant as C++.
 """
 import math
+import pathlib
+import sys
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "testing"))
 
 import torch
 import torch.nn.functional as F
 torch.set_default_dtype(torch.float64)
+from torch_reference import emit, wave  # noqa: E402
 def wave(shape, tag, scale=1.0, offset=0.0):
     n = 1
     for d in shape: n *= d

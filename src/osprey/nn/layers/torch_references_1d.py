@@ -6,31 +6,19 @@ layouts: x [N, T, C], kernel [k, C / groups, filters]; PyTorch's: x [N, C, T], w
 [filters, C / groups, k]. Keras's "same" pads TensorFlow's way (the extra step on the right),
 "causal" pads dilation * (k - 1) steps on the left.
 """
-import math
+import pathlib
+import sys
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "testing"))
 
 import torch
 import torch.nn.functional as F
 torch.set_default_dtype(torch.float64)
+from torch_reference import emit, wave  # noqa: E402
 
 
-def wave(shape, tag, scale=1.0, offset=0.0):
-    n = 1
-    for d in shape:
-        n *= d
-    v = [math.sin(0.37 * i + 0.11 * tag) * scale + offset for i in range(n)]
-    return torch.tensor(v).reshape(shape)
 
 
-def emit(name, t):
-    vals = [repr(float(v)) for v in t.flatten().tolist()]
-    lines, cur = [], "   "
-    for v in vals:
-        if len(cur) + len(v) + 2 > 100:
-            lines.append(cur)
-            cur = "   "
-        cur += " " + v + ","
-    lines.append(cur)
-    print(f"// {list(t.shape)}\nconst std::vector<double> {name} = {{\n" + "\n".join(lines) + "\n};")
 
 
 ncl = lambda t: t.permute(0, 2, 1)  # [N, T, C] <-> [N, C, T]
