@@ -27,6 +27,7 @@ TEST(LayerRegistryTest, EveryBuiltInLayerRoundTripsThroughItsConfig) {
                                                    layers::LayerNormalization(),
                                                    layers::MaxPooling1D(),
                                                    layers::MaxPooling2D(),
+                                                   layers::MultiHeadAttention(2, 4),
                                                    layers::RandomCrop(2, 2),
                                                    layers::RandomFlip(),
                                                    layers::RandomTranslation(0.1, 0.1),

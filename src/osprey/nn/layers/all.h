@@ -17,6 +17,7 @@
 #include "osprey/nn/layers/flatten.h"
 #include "osprey/nn/layers/global_average_pooling2d.h"
 #include "osprey/nn/layers/layer_normalization.h"
+#include "osprey/nn/layers/multi_head_attention.h"
 #include "osprey/nn/layers/pooling1d.h"
 #include "osprey/nn/layers/pooling2d.h"
 #include "osprey/nn/layers/random_crop.h"
@@ -48,6 +49,7 @@ inline std::vector<std::pair<std::string, LayerFactory>> builtin_layer_factories
       {"LayerNormalization", &LayerNormalization::from_config},
       {"MaxPooling1D", &MaxPooling1D::from_config},
       {"MaxPooling2D", &MaxPooling2D::from_config},
+      {"MultiHeadAttention", &MultiHeadAttention::from_config},
       {"RandomCrop", &RandomCrop::from_config},
       {"RandomFlip", &RandomFlip::from_config},
       {"RandomTranslation", &RandomTranslation::from_config},

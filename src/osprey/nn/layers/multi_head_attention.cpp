@@ -1,0 +1,189 @@
+#include "osprey/nn/layers/multi_head_attention.h"
+
+#include "osprey/autograd/ops.h"
+#include "osprey/core/rng.h"
+#include "osprey/nn/layers/options.h"
+
+namespace osprey::nn {
+
+MultiHeadAttention::MultiHeadAttention(int64_t num_heads, int64_t key_dim,
+                                       MultiHeadAttentionOptions options)
+    : Layer("MultiHeadAttention", base_options(options)),
+      num_heads_(num_heads),
+      key_dim_(key_dim),
+      options_(std::move(options)) {
+  OSPREY_CHECK(num_heads > 0,
+               "MultiHeadAttention: num_heads must be positive. Received: num_heads={}", num_heads);
+  OSPREY_CHECK(key_dim > 0, "MultiHeadAttention: key_dim must be positive. Received: key_dim={}",
+               key_dim);
+  OSPREY_CHECK(options_.value_dim >= 0 && options_.output_shape >= 0,
+               "MultiHeadAttention: value_dim and output_shape must not be negative. Received: "
+               "value_dim={}, output_shape={}",
+               options_.value_dim, options_.output_shape);
+  OSPREY_CHECK(options_.dropout >= 0 && options_.dropout < 1,
+               "MultiHeadAttention: dropout must be in [0, 1). Received: dropout={}",
+               options_.dropout);
+}
+
+void MultiHeadAttention::check_shapes(const Shape& q, const Shape& v, const Shape& k) const {
+  const std::pair<const char*, const Shape*> inputs[] = {{"query", &q}, {"value", &v}, {"key", &k}};
+  for (const auto& input : inputs) {
+    OSPREY_CHECK(input.second->ndim() == 3, "{}: {} must be [batch, steps, features]. Received: {}",
+                 name(), input.first, input.second->to_string());
+  }
+  OSPREY_CHECK(q[0] == v[0] && v[0] == k[0],
+               "{}: query, value and key must have one batch size. Received: query {}, value {}, "
+               "key {}",
+               name(), q.to_string(), v.to_string(), k.to_string());
+  OSPREY_CHECK(v[1] == k[1],
+               "{}: key and value must have the same number of steps. Received: value {}, key {}",
+               name(), v.to_string(), k.to_string());
+}
+
+void MultiHeadAttention::build_impl(const std::vector<Shape>& shapes) {
+  OSPREY_CHECK(shapes.size() == 2 || shapes.size() == 3,
+               "{}: expected [query, value] or [query, value, key]. Received {} inputs", name(),
+               shapes.size());
+  const Shape& q = shapes[0];
+  const Shape& v = shapes[1];
+  const Shape& k = shapes.size() == 3 ? shapes[2] : shapes[1];
+  check_shapes(q, v, k);
+  const int64_t heads = num_heads_, out = options_.output_shape > 0 ? options_.output_shape : q[2];
+  const auto kernel = [&](const char* name, const Shape& shape) {
+    return add_weight(name, shape, options_.kernel_initializer, true, options_.kernel_regularizer);
+  };
+  const auto bias = [&](const char* name, const Shape& shape) {
+    return options_.use_bias
+               ? add_weight(name, shape, options_.bias_initializer, true, options_.bias_regularizer)
+               : Variable();
+  };
+  query_kernel_ = kernel("query/kernel", {q[2], heads, key_dim_});
+  query_bias_ = bias("query/bias", {heads, key_dim_});
+  key_kernel_ = kernel("key/kernel", {k[2], heads, key_dim_});
+  key_bias_ = bias("key/bias", {heads, key_dim_});
+  value_kernel_ = kernel("value/kernel", {v[2], heads, value_dim()});
+  value_bias_ = bias("value/bias", {heads, value_dim()});
+  output_kernel_ = kernel("attention_output/kernel", {heads, value_dim(), out});
+  output_bias_ = bias("attention_output/bias", {out});
+}
+
+Shape MultiHeadAttention::compute_output_shape(const std::vector<Shape>& shapes) {
+  OSPREY_CHECK(shapes.size() == 2 || shapes.size() == 3,
+               "{}: expected [query, value] or [query, value, key]. Received {} inputs", name(),
+               shapes.size());
+  check_shapes(shapes[0], shapes[1], shapes.size() == 3 ? shapes[2] : shapes[1]);
+  return {shapes[0][0], shapes[0][1],
+          options_.output_shape > 0 ? options_.output_shape : shapes[0][2]};
+}
+
+Variable MultiHeadAttention::project(const Variable& x, const Variable& kernel,
+                                     const Variable& bias) {
+  const Shape& ks = kernel.shape();  // [in, heads, width]
+  const int64_t b = x.shape()[0], t = x.shape()[1], width = ks[2];
+  OSPREY_CHECK(x.shape()[2] == ks[0],
+               "{}: an input has {} features; the layer was built for {}. Received: {}", name(),
+               x.shape()[2], ks[0], x.shape().to_string());
+  const Variable flat_bias =
+      bias.defined() ? autograd::reshape(autocast(bias), {ks[1] * width}) : Variable();
+  const Variable y =
+      autograd::linear(x, autograd::reshape(autocast(kernel), {ks[0], ks[1] * width}), flat_bias);
+  return autograd::permute(autograd::reshape(y, {b, t, ks[1], width}), {0, 2, 1, 3});
+}
+
+MultiHeadAttention::Result MultiHeadAttention::run(const Variable& query_in,
+                                                   const Variable& value_in, const Variable& key_in,
+                                                   const CallOptions& call, bool training,
+                                                   bool with_scores) {
+  OSPREY_CHECK(query_in.defined() && value_in.defined(), "{}: query and value are required",
+               name());
+  const Variable& key_given = key_in.defined() ? key_in : value_in;
+  check_shapes(query_in.shape(), value_in.shape(), key_given.shape());
+  if (!built()) build({query_in.shape(), value_in.shape(), key_given.shape()});
+  const auto cast = [&](const Variable& x) {
+    return dtype_policy().casts_input(x.dtype()) ? autograd::cast(x, compute_dtype()) : x;
+  };
+  const Variable query = cast(query_in), value = cast(value_in), key = cast(key_given);
+  AttentionOptions o{.causal = call.use_causal_mask || options_.use_causal_mask};
+  if (call.attention_mask.defined()) {
+    const Tensor& m = call.attention_mask;  // [batch, Tq, Tk]: one mask for every head
+    o.mask = m.ndim() == 3 ? m.view({m.size(0), 1, m.size(1), m.size(2)}) : m;
+  }
+  if (training && options_.dropout > 0) {
+    o.dropout = options_.dropout;
+    o.seed = options_.seed ? *options_.seed + calls_++ : next_seed();
+  }
+  const Variable q = project(query, query_kernel_, query_bias_);
+  const Variable k = project(key, key_kernel_, key_bias_);
+  const Variable v = project(value, value_kernel_, value_bias_);
+  Result r;
+  Variable heads;  // [batch, heads, Tq, value_dim]
+  if (with_scores) {
+    auto [out, weights] = autograd::scaled_dot_product_attention_with_weights(q, k, v, o);
+    heads = out;
+    r.scores = weights;
+  } else {
+    heads = autograd::scaled_dot_product_attention(q, k, v, o);
+  }
+  const int64_t b = query.shape()[0], tq = query.shape()[1];
+  const Shape& ok = output_kernel_.shape();  // [heads, value_dim, out]
+  const Variable merged =
+      autograd::reshape(autograd::permute(heads, {0, 2, 1, 3}), {b, tq, ok[0] * ok[1]});
+  r.output =
+      autograd::linear(merged, autograd::reshape(autocast(output_kernel_), {ok[0] * ok[1], ok[2]}),
+                       autocast(output_bias_));
+  return r;
+}
+
+Variable MultiHeadAttention::attend(const Variable& query, const Variable& value,
+                                    const Variable& key, const CallOptions& call, bool training) {
+  return run(query, value, key, call, training, false).output;
+}
+
+MultiHeadAttention::Result MultiHeadAttention::attend_with_scores(const Variable& query,
+                                                                  const Variable& value,
+                                                                  const Variable& key,
+                                                                  const CallOptions& call,
+                                                                  bool training) {
+  return run(query, value, key, call, training, true);
+}
+
+Variable MultiHeadAttention::call(const std::vector<Variable>& inputs, bool training) {
+  OSPREY_CHECK(inputs.size() == 2 || inputs.size() == 3,
+               "{}: expected [query, value] or [query, value, key]. Received {} inputs", name(),
+               inputs.size());
+  return run(inputs[0], inputs[1], inputs.size() == 3 ? inputs[2] : Variable(), {}, training, false)
+      .output;
+}
+
+nlohmann::json MultiHeadAttention::get_config() const {
+  nlohmann::json c = Layer::get_config();
+  c["num_heads"] = num_heads_;
+  c["key_dim"] = key_dim_;
+  c["value_dim"] = value_dim();
+  c["dropout"] = options_.dropout;
+  c["output_shape"] =
+      options_.output_shape > 0 ? nlohmann::json(options_.output_shape) : nlohmann::json();
+  c["use_causal_mask"] = options_.use_causal_mask;
+  c["seed"] = options_.seed ? nlohmann::json(*options_.seed) : nlohmann::json();
+  write_kernel_bias_config(c, options_);
+  return c;
+}
+
+std::shared_ptr<Layer> MultiHeadAttention::from_config(const nlohmann::json& c) {
+  MultiHeadAttentionOptions o;
+  read_base_options(c, o);
+  read_kernel_bias_config(c, o);
+  o.value_dim =
+      c.contains("value_dim") && !c["value_dim"].is_null() ? c["value_dim"].get<int64_t>() : 0;
+  o.dropout = c.value("dropout", 0.0);
+  if (c.contains("output_shape") && !c["output_shape"].is_null()) {
+    const nlohmann::json& s = c["output_shape"];  // Keras writes an int or a 1-tuple
+    o.output_shape = s.is_array() ? s.at(0).get<int64_t>() : s.get<int64_t>();
+  }
+  o.use_causal_mask = c.value("use_causal_mask", false);
+  if (c.contains("seed") && !c["seed"].is_null()) o.seed = c["seed"].get<uint64_t>();
+  return std::make_shared<MultiHeadAttention>(c.at("num_heads").get<int64_t>(),
+                                              c.at("key_dim").get<int64_t>(), o);
+}
+
+}  // namespace osprey::nn

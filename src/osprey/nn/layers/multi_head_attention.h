@@ -1,0 +1,99 @@
+// MultiHeadAttention, as keras.layers.MultiHeadAttention: query, key and value projected to
+// num_heads heads (key_dim wide for query and key, value_dim for value), scaled dot-product
+// attention per head (autograd::scaled_dot_product_attention: one tiled op, memory linear in the
+// sequence length), and the heads projected back to output_shape (the query's width by default).
+// Weights as Keras 3 names and shapes them, so a Keras model's weights load one for one:
+//   query/kernel [query_dim, heads, key_dim], query/bias [heads, key_dim], the same for key/ and
+//   value/ (value_dim), attention_output/kernel [heads, value_dim, out], attention_output/bias
+//   [out].
+// Called with [query, value] or [query, value, key] (key defaults to value). Keras's call
+// arguments are attend()'s CallOptions; in a Sequential or functional model, where a layer gets
+// only tensors, `use_causal_mask` may also be set once in the options (osprey's addition).
+//   auto mha = layers::MultiHeadAttention(4, 32);
+//   Variable y = mha(std::vector<Variable>{x, x});                         // self-attention
+//   Variable z = mha->attend(x, memory, {}, {.use_causal_mask = true}, /*training=*/true);
+#pragma once
+
+#include <optional>
+
+#include "osprey/nn/layer.h"
+
+namespace osprey::nn {
+
+struct MultiHeadAttentionOptions {
+  int64_t value_dim = 0;  // 0: key_dim
+  double dropout = 0.0;   // on the attention weights, in training
+  bool use_bias = true;
+  int64_t output_shape = 0;      // 0: the query's last dimension
+  bool use_causal_mask = false;  // every call of this layer is causal (top-left aligned)
+  Initializer kernel_initializer = "glorot_uniform";
+  Initializer bias_initializer = "zeros";
+  Regularizer kernel_regularizer{};
+  Regularizer bias_regularizer{};
+  std::optional<uint64_t> seed{};  // of the attention dropout; none: the global seed
+  std::string name{};
+  std::string dtype{};
+  bool trainable = true;
+};
+
+// Keras's call arguments. attention_mask: bool [batch, Tq, Tk] (or anything that broadcasts to
+// it), true = may attend.
+struct MultiHeadAttentionCall {
+  Tensor attention_mask{};
+  bool use_causal_mask = false;
+};
+struct MultiHeadAttentionResult {
+  Variable output;
+  Tensor scores;  // [batch, heads, Tq, Tk], the softmax before dropout (return_attention_scores)
+};
+
+class MultiHeadAttention : public Layer {
+ public:
+  MultiHeadAttention(int64_t num_heads, int64_t key_dim, MultiHeadAttentionOptions options = {});
+
+  using CallOptions = MultiHeadAttentionCall;
+  using Result = MultiHeadAttentionResult;
+  // key undefined: the value. Builds the layer on the first call.
+  Variable attend(const Variable& query, const Variable& value, const Variable& key = {},
+                  const CallOptions& call = {}, bool training = false);
+  Result attend_with_scores(const Variable& query, const Variable& value, const Variable& key = {},
+                            const CallOptions& call = {}, bool training = false);
+
+  int64_t num_heads() const { return num_heads_; }
+  int64_t key_dim() const { return key_dim_; }
+  int64_t value_dim() const { return options_.value_dim > 0 ? options_.value_dim : key_dim_; }
+  const MultiHeadAttentionOptions& options() const { return options_; }
+  Shape compute_output_shape(const std::vector<Shape>& input_shapes) override;
+  nlohmann::json get_config() const override;
+  static std::shared_ptr<Layer> from_config(const nlohmann::json& config);
+  uint64_t seed_calls() const override { return calls_; }
+  void set_seed_calls(uint64_t calls) override { calls_ = calls; }
+
+ protected:
+  void build_impl(const std::vector<Shape>& input_shapes) override;
+  Variable call(const std::vector<Variable>& inputs, bool training) override;
+
+ private:
+  // [query, value, key] shapes checked: 3-D, one batch, key and value of one length.
+  void check_shapes(const Shape& q, const Shape& v, const Shape& k) const;
+  Result run(const Variable& query, const Variable& value, const Variable& key,
+             const CallOptions& call, bool training, bool with_scores);
+  // x [batch, T, in] through kernel [in, heads, width] (+ bias [heads, width]) ->
+  // [batch, heads, T, width].
+  Variable project(const Variable& x, const Variable& kernel, const Variable& bias);
+
+  int64_t num_heads_, key_dim_;
+  MultiHeadAttentionOptions options_;
+  uint64_t calls_ = 0;
+  Variable query_kernel_, query_bias_, key_kernel_, key_bias_, value_kernel_, value_bias_,
+      output_kernel_, output_bias_;
+};
+
+}  // namespace osprey::nn
+
+namespace osprey::layers {
+inline nn::LayerRef<nn::MultiHeadAttention> MultiHeadAttention(
+    int64_t num_heads, int64_t key_dim, nn::MultiHeadAttentionOptions options = {}) {
+  return nn::make_layer<nn::MultiHeadAttention>(num_heads, key_dim, std::move(options));
+}
+}  // namespace osprey::layers
