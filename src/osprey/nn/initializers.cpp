@@ -1,6 +1,8 @@
 #include "osprey/nn/initializers.h"
 
+#include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "osprey/core/rng.h"
 #include "osprey/tensor/factory.h"
@@ -119,6 +121,44 @@ Initializer LecunNormal() {
   return variance_scaling("lecun_normal", "LecunNormal", 1.0, "fan_in", "truncated_normal");
 }
 
+Initializer Orthogonal(double gain) {
+  return {"orthogonal",
+          {{"class_name", "Orthogonal"}, {"config", {{"gain", gain}, {"seed", nullptr}}}},
+          [=](const Shape& shape, DType dtype, uint64_t seed) {
+            OSPREY_CHECK(shape.ndim() >= 2,
+                         "Orthogonal: the weight needs at least 2 dimensions. Received: {}",
+                         shape.to_string());
+            const int64_t cols = shape[shape.ndim() - 1], rows = shape.numel() / cols;
+            // The QR factor of a normal [n, k] matrix (n >= k) with R's diagonal positive (what
+            // Keras gets by flipping signs): Gram-Schmidt, orthogonalized twice for accuracy,
+            // by hand since osprey links no LAPACK for this one use.
+            const int64_t n = std::max(rows, cols), k = std::min(rows, cols);
+            const Tensor a = random_normal({k, n}, {.seed = seed, .dtype = DType::float64});
+            std::vector<double> q(a.data<double>(), a.data<double>() + k * n);  // row j: column j
+            for (int64_t j = 0; j < k; ++j) {
+              double* v = q.data() + j * n;
+              for (int pass = 0; pass < 2; ++pass) {
+                for (int64_t i = 0; i < j; ++i) {
+                  const double* u = q.data() + i * n;
+                  double dot = 0;
+                  for (int64_t t = 0; t < n; ++t) dot += u[t] * v[t];
+                  for (int64_t t = 0; t < n; ++t) v[t] -= dot * u[t];
+                }
+              }
+              double norm = 0;
+              for (int64_t t = 0; t < n; ++t) norm += v[t] * v[t];
+              norm = std::sqrt(norm);
+              for (int64_t t = 0; t < n; ++t) v[t] /= norm;
+            }
+            for (double& x : q) x *= gain;
+            // q holds Q^T [k, n]: that is the weight when it is wider than tall, else its
+            // transpose.
+            const Tensor qt = from_vector<double>(q, {k, n});
+            const Tensor w = rows >= cols ? qt.transpose(0, 1).contiguous() : qt;
+            return w.reshape(shape).to(dtype);
+          }};
+}
+
 Initializer get(const std::string& name) {
   if (name == "zeros") return Zeros();
   if (name == "ones") return Ones();
@@ -129,10 +169,11 @@ Initializer get(const std::string& name) {
   if (name == "lecun_normal") return LecunNormal();
   if (name == "random_normal") return RandomNormal();
   if (name == "random_uniform") return RandomUniform();
+  if (name == "orthogonal") return Orthogonal();
   OSPREY_THROW(
       ValueError,
       "unknown initializer '{}'. Expected one of: zeros, ones, glorot_uniform, glorot_normal, "
-      "he_normal, he_uniform, lecun_normal, random_normal, random_uniform",
+      "he_normal, he_uniform, lecun_normal, random_normal, random_uniform, orthogonal",
       name);
 }
 
@@ -148,6 +189,7 @@ Initializer from_json(const nlohmann::json& j) {
   if (cls == "RandomNormal") return RandomNormal(c.value("mean", 0.0), c.value("stddev", 0.05));
   if (cls == "RandomUniform")
     return RandomUniform(c.value("minval", -0.05), c.value("maxval", 0.05));
+  if (cls == "Orthogonal") return Orthogonal(c.value("gain", 1.0));
   if (cls == "VarianceScaling") {
     return variance_scaling("variance_scaling", "VarianceScaling", c.value("scale", 1.0),
                             c.value("mode", std::string("fan_in")),

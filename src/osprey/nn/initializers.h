@@ -50,6 +50,10 @@ Initializer GlorotNormal();
 Initializer HeNormal();
 Initializer HeUniform();
 Initializer LecunNormal();
+// A (semi-)orthogonal matrix times gain, as Keras's Orthogonal: the weight flattened to
+// [prod(shape[:-1]), shape[-1]] has orthonormal columns (or rows, when it is wider than tall);
+// the recurrent kernels' default.
+Initializer Orthogonal(double gain = 1.0);
 // Fans of a weight shape, as Keras computes them.
 std::pair<double, double> compute_fans(const Shape& shape);
 }  // namespace initializers

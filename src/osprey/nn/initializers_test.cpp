@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "osprey/nn/layers/layer_test_helpers.h"
+#include "osprey/tensor/ops.h"
 
 namespace osprey::nn {
 namespace {
@@ -85,10 +86,40 @@ TEST(InitializersTest, JsonRoundTripsAsKerasWritesIt) {
 }
 
 TEST(InitializersTest, UnknownNamesListTheKnownOnes) {
-  EXPECT_EQ(test::value_error([] { initializers::get("orthogonal"); }),
-            "unknown initializer 'orthogonal'. Expected one of: zeros, ones, glorot_uniform, "
-            "glorot_normal, "
-            "he_normal, he_uniform, lecun_normal, random_normal, random_uniform");
+  EXPECT_EQ(test::value_error([] { initializers::get("identity"); }),
+            "unknown initializer 'identity'. Expected one of: zeros, ones, glorot_uniform, "
+            "glorot_normal, he_normal, he_uniform, lecun_normal, random_normal, random_uniform, "
+            "orthogonal");
+}
+
+// W^T W = gain^2 I for a tall weight (flattened to [prod(shape[:-1]), last]), W W^T for a wide one.
+TEST(InitializersTest, OrthogonalGivesOrthonormalColumnsOrRows) {
+  const auto gram = [](const Tensor& w, bool columns) {
+    const Tensor m = w.to(DType::float64).reshape({-1, w.shape()[w.ndim() - 1]});
+    return columns ? matmul(m.transpose(0, 1), m) : matmul(m, m.transpose(0, 1));
+  };
+  const auto expect_identity = [](const Tensor& g, double scale, double tol) {
+    const int64_t n = g.shape()[0];
+    const std::vector<double> v = g.to_vector<double>();
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t j = 0; j < n; ++j)
+        EXPECT_NEAR(v[static_cast<size_t>(i * n + j)], i == j ? scale : 0.0, tol) << i << "," << j;
+  };
+  const Initializer ortho = "orthogonal";
+  expect_identity(gram(ortho({3, 4, 5}, DType::float32, 7), true), 1.0, 1e-5);  // 12 x 5
+  expect_identity(gram(ortho({3, 7}, DType::float64, 8), false), 1.0, 1e-12);   // 3 x 7
+  expect_identity(gram(initializers::Orthogonal(2.0)({64, 64}, DType::float64, 9), true), 4.0,
+                  1e-11);
+  EXPECT_EQ(ortho({6, 6}, DType::float64, 1).to_vector<double>(),
+            ortho({6, 6}, DType::float64, 1).to_vector<double>());
+  EXPECT_NE(ortho({6, 6}, DType::float64, 1).to_vector<double>(),
+            ortho({6, 6}, DType::float64, 2).to_vector<double>());
+  const nlohmann::json j = initializers::Orthogonal(0.5).to_json();
+  EXPECT_EQ(j["class_name"], "Orthogonal");
+  EXPECT_EQ(j["config"]["gain"], 0.5);
+  EXPECT_EQ(initializers::from_json(j).to_json(), j);
+  EXPECT_EQ(test::value_error([&] { ortho({5}, DType::float32, 1); }),
+            "Orthogonal: the weight needs at least 2 dimensions. Received: [5]");
 }
 
 }  // namespace
