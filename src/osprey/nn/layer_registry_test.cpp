@@ -33,7 +33,10 @@ TEST(LayerRegistryTest, EveryBuiltInLayerRoundTripsThroughItsConfig) {
                                                    layers::RandomTranslation(0.1, 0.1),
                                                    layers::RandomZoom(0.1),
                                                    layers::Reshape({2, -1}),
-                                                   layers::RMSNormalization()};
+                                                   layers::RMSNormalization(),
+                                                   layers::LSTM(3),
+                                                   layers::GRU(3),
+                                                   layers::SimpleRNN(3)};
   std::set<std::string> classes;
   for (const auto& [name, factory] : builtin_layer_factories()) classes.insert(name);
   EXPECT_EQ(classes.size(), all.size());

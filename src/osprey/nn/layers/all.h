@@ -24,6 +24,7 @@
 #include "osprey/nn/layers/random_flip.h"
 #include "osprey/nn/layers/random_translation.h"
 #include "osprey/nn/layers/random_zoom.h"
+#include "osprey/nn/layers/recurrent.h"
 #include "osprey/nn/layers/reshape.h"
 #include "osprey/nn/layers/rms_normalization.h"
 
@@ -46,7 +47,9 @@ inline std::vector<std::pair<std::string, LayerFactory>> builtin_layer_factories
       {"GlobalAveragePooling1D", &GlobalAveragePooling1D::from_config},
       {"GlobalAveragePooling2D", &GlobalAveragePooling2D::from_config},
       {"GlobalMaxPooling1D", &GlobalMaxPooling1D::from_config},
+      {"GRU", &GRU::from_config},
       {"LayerNormalization", &LayerNormalization::from_config},
+      {"LSTM", &LSTM::from_config},
       {"MaxPooling1D", &MaxPooling1D::from_config},
       {"MaxPooling2D", &MaxPooling2D::from_config},
       {"MultiHeadAttention", &MultiHeadAttention::from_config},
@@ -56,6 +59,7 @@ inline std::vector<std::pair<std::string, LayerFactory>> builtin_layer_factories
       {"RandomZoom", &RandomZoom::from_config},
       {"RMSNormalization", &RMSNormalization::from_config},
       {"Reshape", &Reshape::from_config},
+      {"SimpleRNN", &SimpleRNN::from_config},
   };
 }
 

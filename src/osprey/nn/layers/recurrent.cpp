@@ -1,0 +1,159 @@
+#include "osprey/nn/layers/recurrent.h"
+
+#include "osprey/autograd/ops.h"
+#include "osprey/nn/layers/options.h"
+#include "osprey/tensor/ops.h"
+
+namespace osprey::nn {
+
+Recurrent::Recurrent(std::string class_name, RnnCell cell, int64_t units, RecurrentOptions options)
+    : SingleInputLayer(class_name, base_options(options)),
+      cell_(cell),
+      units_(units),
+      options_(std::move(options)) {
+  OSPREY_CHECK(units > 0, "{}: units must be positive. Received: units={}", class_name, units);
+  if (cell == RnnCell::simple_rnn) {
+    OSPREY_CHECK(options_.activation == "tanh" || options_.activation == "relu",
+                 "{}: activation must be 'tanh' or 'relu'. Received: activation='{}'", class_name,
+                 options_.activation);
+  } else {
+    // The RNN kernels (oneDNN's and the reference) compute Keras's default gates only.
+    OSPREY_CHECK(options_.activation == "tanh" && options_.recurrent_activation == "sigmoid",
+                 "{}: only activation='tanh' with recurrent_activation='sigmoid' runs on the RNN "
+                 "kernels. Received: activation='{}', recurrent_activation='{}'",
+                 class_name, options_.activation, options_.recurrent_activation);
+  }
+}
+
+int64_t Recurrent::gates() const {
+  return cell_ == RnnCell::lstm ? 4 : cell_ == RnnCell::simple_rnn ? 1 : 3;
+}
+
+void Recurrent::check_input_shape(const Shape& s) const {
+  OSPREY_CHECK(s.ndim() == 3, "{}: expected a 3-D input [batch, timesteps, features]. Received: {}",
+               name(), s.to_string());
+}
+
+void Recurrent::build_single(const Shape& input_shape) {
+  check_input_shape(input_shape);
+  const int64_t g = gates(), u = units_;
+  kernel_ = add_weight("kernel", {input_shape[2], g * u}, options_.kernel_initializer, true,
+                       options_.kernel_regularizer);
+  recurrent_kernel_ = add_weight("recurrent_kernel", {u, g * u}, options_.recurrent_initializer,
+                                 true, options_.recurrent_regularizer);
+  if (!options_.use_bias) return;
+  Initializer init = options_.bias_initializer;
+  if (cell_ == RnnCell::lstm && options_.unit_forget_bias) {
+    // Keras: the input gate's bias from bias_initializer, the forget gate's ones, the rest
+    // from bias_initializer again.
+    const Initializer base = options_.bias_initializer;
+    init = Initializer("unit_forget_bias", base.to_json(),
+                       [base, u](const Shape& shape, DType dtype, uint64_t seed) {
+                         Tensor b = base(shape, dtype, seed);
+                         b.slice(0, u, 2 * u).fill_(1.0);
+                         return b;
+                       });
+  }
+  const bool two_rows = cell_ == RnnCell::gru && options_.reset_after;
+  bias_ = add_weight("bias", two_rows ? Shape{2, g * u} : Shape{g * u}, init, true,
+                     options_.bias_regularizer);
+}
+
+Shape Recurrent::compute_output_shape(const std::vector<Shape>& input_shapes) {
+  check_num_inputs(input_shapes.size(), 1);
+  const Shape& s = input_shapes[0];
+  check_input_shape(s);
+  return options_.return_sequences ? Shape{s[0], s[1], units_} : Shape{s[0], units_};
+}
+
+autograd::RnnOutputs Recurrent::call_with_state(const Variable& x_in,
+                                                const std::vector<Variable>& initial_state,
+                                                bool training) {
+  OSPREY_CHECK(x_in.defined(), "{}: received an undefined input", name());
+  check_input_shape(x_in.shape());
+  if (!built()) build({x_in.shape()});
+  const size_t states = cell_ == RnnCell::lstm ? 2 : 1;
+  OSPREY_CHECK(initial_state.empty() || initial_state.size() == states,
+               "{}: initial_state must hold {} state(s) ({}). Received: {}", name(), states,
+               states == 2 ? "h and c" : "h", initial_state.size());
+  const auto cast = [&](const Variable& v) {
+    return v.defined() && dtype_policy().casts_input(v.dtype()) ? autograd::cast(v, compute_dtype())
+                                                                : v;
+  };
+  const Variable x = cast(x_in);
+  const Variable h0 = initial_state.empty() ? Variable() : cast(initial_state[0]);
+  const Variable c0 = initial_state.size() == 2 ? cast(initial_state[1]) : Variable();
+  RnnOptions o{.go_backwards = options_.go_backwards, .reset_after = options_.reset_after};
+  if (cell_ == RnnCell::simple_rnn && options_.activation == "relu")
+    o.activation = Activation::relu;
+  const Variable k = autocast(kernel_), r = autocast(recurrent_kernel_), b = autocast(bias_);
+  autograd::RnnOutputs out = cell_ == RnnCell::lstm  ? autograd::lstm(x, h0, c0, k, r, b, o)
+                             : cell_ == RnnCell::gru ? autograd::gru(x, h0, k, r, b, o)
+                                                     : autograd::simple_rnn(x, h0, k, r, b, o);
+  if (!options_.return_sequences) out.outputs = out.h;  // the last step's output is the state
+  return out;
+}
+
+Variable Recurrent::call_single(const Variable& x, bool training) {
+  return call_with_state(x, {}, training).outputs;
+}
+
+nlohmann::json Recurrent::get_config() const {
+  nlohmann::json c = Layer::get_config();
+  c["units"] = units_;
+  c["activation"] = options_.activation;
+  if (cell_ != RnnCell::simple_rnn) c["recurrent_activation"] = options_.recurrent_activation;
+  write_kernel_bias_config(c, options_);
+  c["recurrent_initializer"] = options_.recurrent_initializer.to_json();
+  c["recurrent_regularizer"] = options_.recurrent_regularizer.to_json();
+  if (cell_ == RnnCell::lstm) c["unit_forget_bias"] = options_.unit_forget_bias;
+  if (cell_ == RnnCell::gru) c["reset_after"] = options_.reset_after;
+  c["return_sequences"] = options_.return_sequences;
+  c["return_state"] = false;
+  c["go_backwards"] = options_.go_backwards;
+  c["stateful"] = false;
+  c["unroll"] = false;
+  c["dropout"] = 0.0;
+  c["recurrent_dropout"] = 0.0;
+  return c;
+}
+
+RecurrentOptions Recurrent::read_options(const nlohmann::json& c) {
+  RecurrentOptions o;
+  read_base_options(c, o);
+  read_kernel_bias_config(c, o);
+  // What a Keras config may ask for that these layers do not do yet: refused, not ignored.
+  for (const char* field : {"dropout", "recurrent_dropout"}) {
+    OSPREY_CHECK_T(NotImplementedError, c.value(field, 0.0) == 0.0,
+                   "{}: {} is not supported yet (the layer has no dropout). Received: {}",
+                   c.value("name", std::string("recurrent layer")), field, c[field].dump());
+  }
+  for (const char* field : {"stateful", "return_state"}) {
+    OSPREY_CHECK_T(NotImplementedError, !c.value(field, false),
+                   "{}: {}=true is not supported in a config (call_with_state gives the states)",
+                   c.value("name", std::string("recurrent layer")), field);
+  }
+  o.activation = c.value("activation", std::string("tanh"));
+  o.recurrent_activation = c.value("recurrent_activation", std::string("sigmoid"));
+  if (c.contains("recurrent_initializer"))
+    o.recurrent_initializer = initializers::from_json(c["recurrent_initializer"]);
+  o.recurrent_regularizer =
+      Regularizer::from_json(c.value("recurrent_regularizer", nlohmann::json()));
+  o.unit_forget_bias = c.value("unit_forget_bias", true);
+  o.reset_after = c.value("reset_after", true);
+  o.return_sequences = c.value("return_sequences", false);
+  o.go_backwards = c.value("go_backwards", false);
+  return o;
+}
+
+std::shared_ptr<Layer> LSTM::from_config(const nlohmann::json& c) {
+  return std::make_shared<LSTM>(c.at("units").get<int64_t>(), read_options(c));
+}
+std::shared_ptr<Layer> GRU::from_config(const nlohmann::json& c) {
+  return std::make_shared<GRU>(c.at("units").get<int64_t>(), read_options(c));
+}
+std::shared_ptr<Layer> SimpleRNN::from_config(const nlohmann::json& c) {
+  return std::make_shared<SimpleRNN>(c.at("units").get<int64_t>(), read_options(c));
+}
+
+}  // namespace osprey::nn

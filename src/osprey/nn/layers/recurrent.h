@@ -1,0 +1,104 @@
+// The recurrent layers of keras.layers: LSTM, GRU and SimpleRNN, over a whole sequence
+// x [batch, T, features] with the autograd RNN ops (oneDNN's RNN primitives). They share one
+// base, Recurrent, that holds the weights in Keras 3's layouts (kernel [features, G * units],
+// recurrent_kernel [units, G * units], bias) and the sequence options:
+//   return_sequences: [batch, T, units] (every step) rather than [batch, units] (the last);
+//   go_backwards: the reversed sequence, outputs in processing order, as Keras.
+// Keras's return_state and initial_state are call_with_state(): a layer call returns one tensor.
+//   auto lstm = layers::LSTM(64, {.return_sequences = true});
+//   Variable y = lstm(x);                                   // [32, 100, 16] -> [32, 100, 64]
+//   auto [seq, h, c] = lstm->call_with_state(x, {h0, c0});  // states in, final states out
+#pragma once
+
+#include <vector>
+
+#include "osprey/autograd/ops/rnn.h"
+#include "osprey/nn/layer.h"
+
+namespace osprey::nn {
+
+struct RecurrentOptions {
+  std::string activation = "tanh";               // SimpleRNN: tanh or relu; LSTM and GRU: tanh
+  std::string recurrent_activation = "sigmoid";  // LSTM and GRU: sigmoid
+  bool use_bias = true;
+  Initializer kernel_initializer = "glorot_uniform";
+  Initializer recurrent_initializer = "orthogonal";
+  Initializer bias_initializer = "zeros";
+  bool unit_forget_bias = true;  // LSTM: the forget gate's bias starts at 1
+  bool reset_after = true;       // GRU: the reset gate after the recurrent product (Keras 3)
+  Regularizer kernel_regularizer{};
+  Regularizer recurrent_regularizer{};
+  Regularizer bias_regularizer{};
+  bool return_sequences = false;
+  bool go_backwards = false;
+  std::string name{};
+  std::string dtype{};
+  bool trainable = true;
+};
+
+class Recurrent : public SingleInputLayer {
+ public:
+  int64_t units() const { return units_; }
+  const RecurrentOptions& options() const { return options_; }
+  const Variable& kernel() const { return kernel_; }
+  const Variable& recurrent_kernel() const { return recurrent_kernel_; }
+  const Variable& bias() const { return bias_; }
+  // Keras's return_state and initial_state: the outputs (every step, or the last when
+  // return_sequences is off) and the final states; initial_state holds h0 (and c0 for LSTM),
+  // [batch, units] each, or is empty (zeros).
+  autograd::RnnOutputs call_with_state(const Variable& x,
+                                       const std::vector<Variable>& initial_state = {},
+                                       bool training = false);
+  Shape compute_output_shape(const std::vector<Shape>& input_shapes) override;
+  nlohmann::json get_config() const override;
+
+ protected:
+  Recurrent(std::string class_name, RnnCell cell, int64_t units, RecurrentOptions options);
+  void build_single(const Shape& input_shape) override;
+  Variable call_single(const Variable& x, bool training) override;
+  static RecurrentOptions read_options(const nlohmann::json& c);
+
+ private:
+  int64_t gates() const;
+  void check_input_shape(const Shape& s) const;
+
+  RnnCell cell_;  // lstm, gru (reset_after chosen by the options) or simple_rnn
+  int64_t units_;
+  RecurrentOptions options_;
+  Variable kernel_, recurrent_kernel_, bias_;
+};
+
+class LSTM : public Recurrent {
+ public:
+  explicit LSTM(int64_t units, RecurrentOptions options = {})
+      : Recurrent("LSTM", RnnCell::lstm, units, std::move(options)) {}
+  static std::shared_ptr<Layer> from_config(const nlohmann::json& config);
+};
+
+class GRU : public Recurrent {
+ public:
+  explicit GRU(int64_t units, RecurrentOptions options = {})
+      : Recurrent("GRU", RnnCell::gru, units, std::move(options)) {}
+  static std::shared_ptr<Layer> from_config(const nlohmann::json& config);
+};
+
+class SimpleRNN : public Recurrent {
+ public:
+  explicit SimpleRNN(int64_t units, RecurrentOptions options = {})
+      : Recurrent("SimpleRNN", RnnCell::simple_rnn, units, std::move(options)) {}
+  static std::shared_ptr<Layer> from_config(const nlohmann::json& config);
+};
+
+}  // namespace osprey::nn
+
+namespace osprey::layers {
+inline nn::LayerRef<nn::LSTM> LSTM(int64_t units, nn::RecurrentOptions options = {}) {
+  return nn::make_layer<nn::LSTM>(units, std::move(options));
+}
+inline nn::LayerRef<nn::GRU> GRU(int64_t units, nn::RecurrentOptions options = {}) {
+  return nn::make_layer<nn::GRU>(units, std::move(options));
+}
+inline nn::LayerRef<nn::SimpleRNN> SimpleRNN(int64_t units, nn::RecurrentOptions options = {}) {
+  return nn::make_layer<nn::SimpleRNN>(units, std::move(options));
+}
+}  // namespace osprey::layers

@@ -1,0 +1,139 @@
+#include "osprey/nn/layers/recurrent.h"
+
+#include <gtest/gtest.h>
+
+#include "osprey/autograd/ops.h"
+#include "osprey/nn/layer_registry.h"
+#include "osprey/nn/layers/layer_test_helpers.h"
+#include "osprey/tensor/ops.h"
+#include "osprey/testing/layer_conformance.h"
+
+namespace osprey::nn {
+namespace {
+
+using test::wave;
+
+// The layers hold Keras's weights and call the RNN ops (whose values and gradients are tested
+// against PyTorch 1.13 in autograd/ops/rnn_torch_test.cpp): a layer equals its op on the same
+// weights, for every cell and option it passes on.
+TEST(RecurrentTest, EachLayerIsItsOpOnItsOwnWeights) {
+  const Variable x(wave({2, 5, 3}, 1));
+  auto lstm = layers::LSTM(4, {.return_sequences = true, .go_backwards = true, .dtype = "float64"});
+  const Variable y = lstm(x);
+  const auto want = autograd::lstm(x, {}, {}, lstm->kernel(), lstm->recurrent_kernel(),
+                                   lstm->bias(), {.go_backwards = true});
+  EXPECT_EQ(y.value().to_vector<double>(), want.outputs.value().to_vector<double>());
+  auto gru = layers::GRU(4, {.reset_after = false, .dtype = "float64"});
+  const Variable g = gru(x);
+  EXPECT_EQ(g.shape(), (Shape{2, 4}));  // the last step
+  EXPECT_EQ(gru->bias().shape(), (Shape{12}));
+  EXPECT_EQ(g.value().to_vector<double>(),
+            autograd::gru(x, {}, gru->kernel(), gru->recurrent_kernel(), gru->bias(),
+                          {.reset_after = false})
+                .h.value()
+                .to_vector<double>());
+  auto rnn = layers::SimpleRNN(4, {.activation = "relu", .dtype = "float64"});
+  const Variable s = rnn(x);
+  EXPECT_EQ(s.value().to_vector<double>(),
+            autograd::simple_rnn(x, {}, rnn->kernel(), rnn->recurrent_kernel(), rnn->bias(),
+                                 {.activation = Activation::relu})
+                .h.value()
+                .to_vector<double>());
+}
+
+TEST(RecurrentTest, WeightsFollowKerasShapesAndInitializers) {
+  auto lstm = layers::LSTM(8);
+  lstm->build({{-1, 10, 5}});
+  EXPECT_EQ(lstm->kernel().shape(), (Shape{5, 32}));
+  EXPECT_EQ(lstm->recurrent_kernel().shape(), (Shape{8, 32}));
+  EXPECT_EQ(lstm->count_params(), 5 * 32 + 8 * 32 + 32);  // Keras: 4 * ((5 + 8) * 8 + 8) = 448
+  // unit_forget_bias: the forget gate's block starts at 1, the others at 0.
+  const std::vector<float> b = lstm->bias().value().to_vector<float>();
+  for (size_t i = 0; i < b.size(); ++i) EXPECT_EQ(b[i], i >= 8 && i < 16 ? 1.0f : 0.0f) << i;
+  // The recurrent kernel starts orthogonal: R R^T = I for each [8, 8] gate block's rows.
+  const Tensor r = lstm->recurrent_kernel().value().to(DType::float64);
+  const std::vector<double> rrt = matmul(r, r.transpose(0, 1)).to_vector<double>();
+  EXPECT_NEAR(rrt[0], 1.0, 1e-6);
+  EXPECT_NEAR(rrt[1], 0.0, 1e-6);
+  auto gru = layers::GRU(8);
+  gru->build({{-1, 10, 5}});
+  EXPECT_EQ(gru->bias().shape(), (Shape{2, 24}));        // reset_after: input and recurrent biases
+  EXPECT_EQ(gru->count_params(), 5 * 24 + 8 * 24 + 48);  // Keras's GRU(8) on 5 features: 360
+}
+
+TEST(RecurrentTest, StatesInAndOut) {
+  auto lstm = layers::LSTM(3, {.dtype = "float64"});
+  const Variable x(wave({2, 4, 2}, 2));
+  const Variable h0(wave({2, 3}, 3, 0.5)), c0(wave({2, 3}, 4, 0.5));
+  const auto r = lstm->call_with_state(x, {h0, c0});
+  EXPECT_EQ(r.outputs.shape(), (Shape{2, 3}));
+  EXPECT_EQ(r.c.shape(), (Shape{2, 3}));
+  const auto want =
+      autograd::lstm(x, h0, c0, lstm->kernel(), lstm->recurrent_kernel(), lstm->bias());
+  EXPECT_EQ(r.h.value().to_vector<double>(), want.h.value().to_vector<double>());
+  EXPECT_EQ(r.c.value().to_vector<double>(), want.c.value().to_vector<double>());
+  // Two halves with the state carried across equal one pass (what stateful use relies on).
+  const auto first = lstm->call_with_state(autograd::slice(x, 1, 0, 2), {h0, c0});
+  const auto second = lstm->call_with_state(autograd::slice(x, 1, 2, 4), {first.h, first.c});
+  test::expect_values_near(second.h.value(), want.h.value().to_vector<double>(), 1e-12);
+  EXPECT_EQ(test::value_error([&] { lstm->call_with_state(x, {h0}); }),
+            lstm->name() + ": initial_state must hold 2 state(s) (h and c). Received: 1");
+}
+
+TEST(RecurrentTest, PassTheLayerConformanceCheck) {
+  OSPREY_EXPECT_LAYER_CONFORMANCE(
+      [] { return layers::LSTM(3, {.return_sequences = true, .dtype = "float64"}); },
+      Shape{2, 4, 2},
+      {.output_shape = {2, 4, 3},
+       .params = 2 * 12 + 3 * 12 + 12,
+       .weights = {{"kernel", {2, 12}}, {"recurrent_kernel", {3, 12}}, {"bias", {12}}}});
+  OSPREY_EXPECT_LAYER_CONFORMANCE(
+      [] { return layers::GRU(3, {.go_backwards = true, .dtype = "float64"}); }, Shape{2, 4, 2},
+      {.output_shape = {2, 3},
+       .params = 2 * 9 + 3 * 9 + 18,
+       .weights = {{"kernel", {2, 9}}, {"recurrent_kernel", {3, 9}}, {"bias", {2, 9}}}});
+  OSPREY_EXPECT_LAYER_CONFORMANCE(
+      [] { return layers::SimpleRNN(3, {.use_bias = false, .dtype = "float64"}); }, Shape{2, 4, 2},
+      {.output_shape = {2, 3},
+       .params = 2 * 3 + 3 * 3,
+       .weights = {{"kernel", {2, 3}}, {"recurrent_kernel", {3, 3}}}});
+}
+
+TEST(RecurrentTest, ConfigsAreKerasAndWhatIsNotSupportedIsRefused) {
+  const nlohmann::json c = layers::LSTM(16, {.return_sequences = true})->get_config();
+  EXPECT_EQ(c["units"], 16);
+  EXPECT_EQ(c["recurrent_initializer"]["class_name"], "Orthogonal");
+  EXPECT_EQ(c["unit_forget_bias"], true);
+  EXPECT_EQ(c["return_sequences"], true);
+  EXPECT_FALSE(c.contains("reset_after"));
+  auto back = std::dynamic_pointer_cast<LSTM>(layer_from_config("LSTM", c));
+  ASSERT_NE(back, nullptr);
+  EXPECT_TRUE(back->options().return_sequences);
+  nlohmann::json gru = layers::GRU(4, {.reset_after = false})->get_config();
+  EXPECT_EQ(gru["reset_after"], false);
+  EXPECT_FALSE(
+      std::dynamic_pointer_cast<GRU>(layer_from_config("GRU", gru))->options().reset_after);
+  nlohmann::json dropout = c;
+  dropout["dropout"] = 0.2;
+  try {
+    layer_from_config("LSTM", dropout);
+    FAIL() << "no error";
+  } catch (const NotImplementedError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              c["name"].get<std::string>() +
+                  ": dropout is not supported yet (the layer has no dropout). Received: 0.2");
+  }
+  EXPECT_EQ(test::value_error([] { layers::LSTM(4, {.activation = "relu"}); }),
+            "LSTM: only activation='tanh' with recurrent_activation='sigmoid' runs on the RNN "
+            "kernels. Received: activation='relu', recurrent_activation='sigmoid'");
+  EXPECT_EQ(test::value_error([] { layers::SimpleRNN(0); }),
+            "SimpleRNN: units must be positive. Received: units=0");
+  auto lstm = layers::LSTM(4, {.name = "l"});
+  EXPECT_EQ(test::value_error([&] {
+              lstm(Variable(zeros({2, 5})));
+            }),
+            "l: expected a 3-D input [batch, timesteps, features]. Received: [2, 5]");
+}
+
+}  // namespace
+}  // namespace osprey::nn
