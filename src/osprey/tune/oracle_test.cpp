@@ -496,5 +496,39 @@ TEST(BayesianOptimizationTest, ExpectedImprovementAlsoConverges) {
   EXPECT_LT(best_after(bo, 25) - 0.397887, 1.5);
 }
 
+// A trial.json whose epoch or best_step is not an int (a fuzzer's 7.8e71; nlohmann would cast it,
+// undefined behaviour) is an IoError naming the field.
+TEST(TrialTest, IntegerFieldsMustBeIntegersWithinRange) {
+  const nlohmann::json good = {
+      {"trial_id", "0001"},
+      {"status", "completed"},
+      {"hyperparameters",
+       {{"space", nlohmann::json::array()}, {"values", nlohmann::json::object()}}},
+      {"score", 0.5},
+      {"best_step", 1},
+      {"metrics", nlohmann::json::object()},
+      {"executions", {{{{"epoch", 0}, {"metrics", {{"loss", 0.5}}}}}}}};
+  EXPECT_EQ(Trial::from_json(good, "trial.json").executions.at(0).at(0).epoch, 0);
+  nlohmann::json bad = good;
+  bad["executions"][0][0]["epoch"] = 7.77778e71;
+  try {
+    Trial::from_json(bad, "trial.json");
+    FAIL() << "no error";
+  } catch (const IoError& e) {
+    EXPECT_STREQ(e.what(),
+                 "trial.json: epoch must be an integer within int's range. Received: 7.77778e+71");
+  }
+  bad = good;
+  bad["best_step"] = 4294967296LL;
+  try {
+    Trial::from_json(bad, "trial.json");
+    FAIL() << "no error";
+  } catch (const IoError& e) {
+    EXPECT_STREQ(e.what(),
+                 "trial.json: best_step must be an integer within int's range. Received: "
+                 "4294967296");
+  }
+}
+
 }  // namespace
 }  // namespace osprey::tune

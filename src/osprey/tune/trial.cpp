@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <limits>
 
 #include "osprey/core/error.h"
 
@@ -113,6 +114,17 @@ void check_trial_id(const std::string& id, const std::string& where) {
                  where, id.size() > 80 ? id.substr(0, 80) + "..." : id);
 }
 
+int state_int(const nlohmann::json& v, const std::string& where, const char* field) {
+  const bool ok =
+      v.is_number_integer() &&
+      (v.is_number_unsigned() ? v.get<uint64_t>() <= uint64_t{std::numeric_limits<int>::max()}
+                              : v.get<int64_t>() >= std::numeric_limits<int>::min() &&
+                                    v.get<int64_t>() <= std::numeric_limits<int>::max());
+  OSPREY_CHECK_T(IoError, ok, "{}: {} must be an integer within int's range. Received: {}", where,
+                 field, v.dump());
+  return static_cast<int>(v.get<int64_t>());
+}
+
 Trial Trial::from_json(const nlohmann::json& j, const std::string& where) {
   try {
     Trial t;
@@ -121,13 +133,13 @@ Trial Trial::from_json(const nlohmann::json& j, const std::string& where) {
     t.status = parse_status(j.at("status").get<std::string>(), where);
     t.hyperparameters = HyperParameters::from_json(j.at("hyperparameters"), where);
     if (!j.at("score").is_null()) t.score = j.at("score").get<double>();
-    t.best_step = j.value("best_step", -1);
+    t.best_step = j.contains("best_step") ? state_int(j["best_step"], where, "best_step") : -1;
     for (const auto& [k, v] : j.at("metrics").items()) t.metrics[k] = metric_from_json(v);
     for (const auto& e : j.at("executions")) {
       std::vector<EpochRecord> records;
       for (const auto& r : e) {
         EpochRecord rec;
-        rec.epoch = r.at("epoch").get<int>();
+        rec.epoch = state_int(r.at("epoch"), where, "epoch");
         for (const auto& [k, v] : r.at("metrics").items())
           rec.metrics.emplace_back(k, metric_from_json(v));
         records.push_back(std::move(rec));

@@ -26,6 +26,10 @@ TrialStatus parse_status(const std::string& s, const std::string& where);
 // IoError naming `where` unless id is 1-64 letters, digits, '_' or '-': a trial's id names its
 // folder (trial_<id>), so one read from a file must not reach outside the study ("../x").
 void check_trial_id(const std::string& id, const std::string& where);
+// An integer field of a study's state files (trial.json, oracle.json): v when it is an integer
+// within int's range, else IoError "<where>: <field> must be an integer ..." (nlohmann's
+// get<int>() would cast a float such as 1e72, which is undefined behaviour).
+int state_int(const nlohmann::json& v, const std::string& where, const char* field);
 
 using MetricValues = std::vector<std::pair<std::string, double>>;
 
