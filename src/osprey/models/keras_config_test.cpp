@@ -196,9 +196,9 @@ TEST(KerasConfigTest, AnUnknownClassIsNamedWithItsPlace) {
                            {"keras.json: layers[2]: unknown layer class 'GaussianNoise'. "
                             "Registered layers: "});
   d = fixture();
-  d["config"]["layers"][1]["config"]["kernel_initializer"]["class_name"] = "Orthogonal";
+  d["config"]["layers"][1]["config"]["kernel_initializer"]["class_name"] = "Identity";
   expect_error<ValueError>([&] { model_from_config(d, "keras.json"); },
-                           {"keras.json: layers[1]: unknown initializer class 'Orthogonal'"});
+                           {"keras.json: layers[1]: unknown initializer class 'Identity'"});
 }
 
 }  // namespace
