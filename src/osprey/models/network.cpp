@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "osprey/models/gpt.h"
 #include "osprey/nn/layer_registry.h"
 
 namespace osprey::models {
@@ -249,6 +250,7 @@ void register_model_classes() {
   static const bool once = [] {
     nn::register_layer("Sequential", &Sequential::from_config);
     nn::register_layer("Functional", &Functional::from_config);
+    nn::register_layer("GPT", &GPT::from_config);
     return true;
   }();
   (void)once;

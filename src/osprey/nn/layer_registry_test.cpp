@@ -36,7 +36,10 @@ TEST(LayerRegistryTest, EveryBuiltInLayerRoundTripsThroughItsConfig) {
                                                    layers::RMSNormalization(),
                                                    layers::LSTM(3),
                                                    layers::GRU(3),
-                                                   layers::SimpleRNN(3)};
+                                                   layers::SimpleRNN(3),
+                                                   layers::PositionEmbedding(4),
+                                                   layers::TransformerEncoder(8, 2),
+                                                   layers::TransformerDecoder(8, 2)};
   std::set<std::string> classes;
   for (const auto& [name, factory] : builtin_layer_factories()) classes.insert(name);
   EXPECT_EQ(classes.size(), all.size());

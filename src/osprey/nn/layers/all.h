@@ -20,6 +20,7 @@
 #include "osprey/nn/layers/multi_head_attention.h"
 #include "osprey/nn/layers/pooling1d.h"
 #include "osprey/nn/layers/pooling2d.h"
+#include "osprey/nn/layers/position_embedding.h"
 #include "osprey/nn/layers/random_crop.h"
 #include "osprey/nn/layers/random_flip.h"
 #include "osprey/nn/layers/random_translation.h"
@@ -27,6 +28,7 @@
 #include "osprey/nn/layers/recurrent.h"
 #include "osprey/nn/layers/reshape.h"
 #include "osprey/nn/layers/rms_normalization.h"
+#include "osprey/nn/layers/transformer.h"
 
 namespace osprey::nn {
 
@@ -53,6 +55,7 @@ inline std::vector<std::pair<std::string, LayerFactory>> builtin_layer_factories
       {"MaxPooling1D", &MaxPooling1D::from_config},
       {"MaxPooling2D", &MaxPooling2D::from_config},
       {"MultiHeadAttention", &MultiHeadAttention::from_config},
+      {"PositionEmbedding", &PositionEmbedding::from_config},
       {"RandomCrop", &RandomCrop::from_config},
       {"RandomFlip", &RandomFlip::from_config},
       {"RandomTranslation", &RandomTranslation::from_config},
@@ -60,6 +63,8 @@ inline std::vector<std::pair<std::string, LayerFactory>> builtin_layer_factories
       {"RMSNormalization", &RMSNormalization::from_config},
       {"Reshape", &Reshape::from_config},
       {"SimpleRNN", &SimpleRNN::from_config},
+      {"TransformerDecoder", &TransformerDecoder::from_config},
+      {"TransformerEncoder", &TransformerEncoder::from_config},
   };
 }
 

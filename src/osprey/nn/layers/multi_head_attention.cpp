@@ -3,6 +3,7 @@
 #include "osprey/autograd/ops.h"
 #include "osprey/core/rng.h"
 #include "osprey/nn/layers/options.h"
+#include "osprey/tensor/factory.h"
 
 namespace osprey::nn {
 
@@ -99,10 +100,8 @@ MultiHeadAttention::Result MultiHeadAttention::run(const Variable& query_in,
   const Variable& key_given = key_in.defined() ? key_in : value_in;
   check_shapes(query_in.shape(), value_in.shape(), key_given.shape());
   if (!built()) build({query_in.shape(), value_in.shape(), key_given.shape()});
-  const auto cast = [&](const Variable& x) {
-    return dtype_policy().casts_input(x.dtype()) ? autograd::cast(x, compute_dtype()) : x;
-  };
-  const Variable query = cast(query_in), value = cast(value_in), key = cast(key_given);
+  const Variable query = cast_input(query_in), value = cast_input(value_in),
+                 key = cast_input(key_given);
   AttentionOptions o{.causal = call.use_causal_mask || options_.use_causal_mask};
   if (call.attention_mask.defined()) {
     const Tensor& m = call.attention_mask;  // [batch, Tq, Tk]: one mask for every head
@@ -124,14 +123,64 @@ MultiHeadAttention::Result MultiHeadAttention::run(const Variable& query_in,
   } else {
     heads = autograd::scaled_dot_product_attention(q, k, v, o);
   }
-  const int64_t b = query.shape()[0], tq = query.shape()[1];
+  r.output = merge_heads(heads);
+  return r;
+}
+
+Variable MultiHeadAttention::cast_input(const Variable& x) const {
+  return dtype_policy().casts_input(x.dtype()) ? autograd::cast(x, compute_dtype()) : x;
+}
+
+Variable MultiHeadAttention::merge_heads(const Variable& heads) {
+  const int64_t b = heads.shape()[0], t = heads.shape()[2];
   const Shape& ok = output_kernel_.shape();  // [heads, value_dim, out]
   const Variable merged =
-      autograd::reshape(autograd::permute(heads, {0, 2, 1, 3}), {b, tq, ok[0] * ok[1]});
-  r.output =
-      autograd::linear(merged, autograd::reshape(autocast(output_kernel_), {ok[0] * ok[1], ok[2]}),
-                       autocast(output_bias_));
-  return r;
+      autograd::reshape(autograd::permute(heads, {0, 2, 1, 3}), {b, t, ok[0] * ok[1]});
+  return autograd::linear(merged,
+                          autograd::reshape(autocast(output_kernel_), {ok[0] * ok[1], ok[2]}),
+                          autocast(output_bias_));
+}
+
+AttentionCache MultiHeadAttention::make_cache(int64_t batch, int64_t capacity) const {
+  OSPREY_CHECK(built(), "{}: make_cache() needs the layer built (call it on a sequence first)",
+               name());
+  OSPREY_CHECK(batch > 0 && capacity > 0,
+               "{}: a cache needs a positive batch and capacity. Received: batch={}, capacity={}",
+               name(), batch, capacity);
+  return {zeros({batch, num_heads_, capacity, key_dim_}, {.dtype = compute_dtype()}),
+          zeros({batch, num_heads_, capacity, value_dim()}, {.dtype = compute_dtype()}), 0};
+}
+
+Variable MultiHeadAttention::attend_cached(const Variable& x_in, AttentionCache& cache) {
+  autograd::NoGradGuard no_grad;
+  check_shapes(x_in.shape(), x_in.shape(), x_in.shape());
+  if (!built()) build({x_in.shape(), x_in.shape()});
+  const int64_t b = x_in.shape()[0], t = x_in.shape()[1], start = cache.length;
+  OSPREY_CHECK(cache.key.defined() && cache.key.size(0) == b,
+               "{}: the cache holds a batch of {}; the input has {}. Received: {}", name(),
+               cache.key.defined() ? cache.key.size(0) : 0, b, x_in.shape().to_string());
+  OSPREY_CHECK(start + t <= cache.capacity(),
+               "{}: {} new positions after {} overflow the cache's capacity of {}", name(), t,
+               start, cache.capacity());
+  const Variable x = cast_input(x_in);
+  const Variable q = project(x, query_kernel_, query_bias_);
+  cache.key.narrow(2, start, t).copy_(project(x, key_kernel_, key_bias_).value());
+  cache.value.narrow(2, start, t).copy_(project(x, value_kernel_, value_bias_).value());
+  cache.length = start + t;
+  const Variable k(cache.key.narrow(2, 0, cache.length));
+  const Variable v(cache.value.narrow(2, 0, cache.length));
+  AttentionOptions o;
+  if (start == 0) {
+    o.causal = true;   // top-left aligned: the square case
+  } else if (t > 1) {  // query i sits at position start + i and sees keys j <= start + i
+    Tensor mask = zeros({t, cache.length}, {.dtype = DType::boolean});
+    auto* m = mask.data<bool>();
+    for (int64_t i = 0; i < t; ++i) {
+      for (int64_t j = 0; j <= start + i; ++j) m[i * cache.length + j] = true;
+    }
+    o.mask = mask;
+  }  // one new token sees every cached key
+  return merge_heads(autograd::scaled_dot_product_attention(q, k, v, o));
 }
 
 Variable MultiHeadAttention::attend(const Variable& query, const Variable& value,

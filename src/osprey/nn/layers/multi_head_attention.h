@@ -42,6 +42,16 @@ struct MultiHeadAttentionCall {
   Tensor attention_mask{};
   bool use_causal_mask = false;
 };
+// The keys and values a decoder has already computed, so that generating a token costs one step
+// of attention over them instead of a re-run of the whole prefix: projected keys
+// [batch, heads, capacity, key_dim] and values [batch, heads, capacity, value_dim], of which the
+// first `length` positions are filled. make_cache() allocates one; attend_cached() fills it.
+struct AttentionCache {
+  Tensor key, value;
+  int64_t length = 0;
+  int64_t capacity() const { return key.defined() ? key.size(2) : 0; }
+};
+
 struct MultiHeadAttentionResult {
   Variable output;
   Tensor scores;  // [batch, heads, Tq, Tk], the softmax before dropout (return_attention_scores)
@@ -58,6 +68,14 @@ class MultiHeadAttention : public Layer {
                   const CallOptions& call = {}, bool training = false);
   Result attend_with_scores(const Variable& query, const Variable& value, const Variable& key = {},
                             const CallOptions& call = {}, bool training = false);
+
+  // Incremental causal self-attention for generation, without gradients or dropout: x
+  // [batch, t, features] holds the next t tokens; their keys and values join the cache at
+  // positions [length, length + t), each attends causally to everything before it and itself, and
+  // cache.length grows by t. ValueError naming the layer when the cache would overflow or its
+  // batch differs. Equal to attend(x, x, {}, {.use_causal_mask = true}) on the whole sequence.
+  AttentionCache make_cache(int64_t batch, int64_t capacity) const;
+  Variable attend_cached(const Variable& x, AttentionCache& cache);
 
   int64_t num_heads() const { return num_heads_; }
   int64_t key_dim() const { return key_dim_; }
@@ -81,6 +99,9 @@ class MultiHeadAttention : public Layer {
   // x [batch, T, in] through kernel [in, heads, width] (+ bias [heads, width]) ->
   // [batch, heads, T, width].
   Variable project(const Variable& x, const Variable& kernel, const Variable& bias);
+  // heads [batch, heads, T, value_dim] -> [batch, T, out] through attention_output.
+  Variable merge_heads(const Variable& heads);
+  Variable cast_input(const Variable& x) const;
 
   int64_t num_heads_, key_dim_;
   MultiHeadAttentionOptions options_;
