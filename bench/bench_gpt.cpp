@@ -18,7 +18,7 @@
 #include <cmath>
 #include <random>
 
-#include "osprey/applications/gpt.h"
+#include "osprey/applications/language_models.h"
 #include "osprey/core/parallel.h"
 #include "osprey/core/rng.h"
 #include "osprey/data/text/tokenizer.h"
@@ -112,11 +112,11 @@ int main(int argc, char** argv) {
                                                                    .warmup_target = lr,
                                                                    .warmup_steps = warmup}));
   auto opt = std::make_shared<os::optim::AdamW>(os::optim::AdamWOptions{.learning_rate = schedule,
-                        .weight_decay = 0.1,
-                        .beta_1 = 0.9,
-                        .beta_2 = 0.99,
-                        .epsilon = 1e-8,
-                        .global_clipnorm = 1.0});
+                                                                        .weight_decay = 0.1,
+                                                                        .beta_1 = 0.9,
+                                                                        .beta_2 = 0.99,
+                                                                        .epsilon = 1e-8,
+                                                                        .global_clipnorm = 1.0});
   opt->exclude_from_weight_decay({"gamma"});
   model.compile(opt, std::make_shared<os::losses::SparseCategoricalCrossentropy>(
                          os::losses::SparseCategoricalCrossentropyOptions{.from_logits = true}));
@@ -180,7 +180,8 @@ int main(int argc, char** argv) {
     train_time += seconds_since(s0);
   }
   fmt::print(
-      "{{{}, \"iters\": {}, \"val_loss\": {:.4f}, \"tokens_per_s\": {:.1f}, \"train_s\": {:.1f}}}\n",
+      "{{{}, \"iters\": {}, \"val_loss\": {:.4f}, \"tokens_per_s\": {:.1f}, \"train_s\": "
+      "{:.1f}}}\n",
       head, iters, estimate(val), static_cast<double>(iters * batch * block) / train_time,
       train_time);
   return 0;

@@ -9,19 +9,23 @@
 namespace osprey::cli {
 
 void add_examples(CLI::App& app) {
-  static constexpr std::array<std::pair<const char*, const char*>, 11> kExamples = {{
+  static constexpr std::array<std::pair<const char*, const char*>, 12> kExamples = {{
       {"info", "osprey info"},
       {"train",
        "osprey train --model cnn --epochs 5 --dtype-policy mixed_bfloat16 --output fmnist_cnn\n"
        "  osprey train --strategy mirrored --devices 2 --backup /scratch/backup --backup-freq 100\n"
        "  osprey launch -n 2 -- osprey train --strategy multi_worker --timeout 60\n"
        "  osprey train --model net.toml --data iris.csv --label-column species --test-data "
-       "iris_test.csv"},
+       "iris_test.csv\n"
+       "  osprey train --model gpt --data data/tinyshakespeare.txt --epochs 8 --optimizer adamw "
+       "--output shakespeare_gpt"},
       {"evaluate",
        "osprey evaluate fmnist_cnn\n"
        "  osprey evaluate --watch ckpts --idle-timeout 600    (beside osprey train "
        "--checkpoint-dir ckpts)"},
       {"predict", "osprey predict fmnist_cnn --count 5"},
+      {"generate",
+       "osprey generate shakespeare_gpt --prompt \"ROMEO:\" --max-new-tokens 300 --top-k 40"},
       {"tune",
        "osprey tune --tuner hyperband --hypermodel cnn --epochs 9 --directory studies "
        "--project-name cnn\n"

@@ -32,6 +32,7 @@ int main(int argc, char** argv) {
   osprey::cli::add_train(app);
   osprey::cli::add_evaluate(app);
   osprey::cli::add_predict(app);
+  osprey::cli::add_generate(app);
   osprey::cli::add_tune(app);
   osprey::cli::add_quantize(app);
   osprey::cli::add_launch(app);

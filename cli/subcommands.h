@@ -17,6 +17,7 @@ void add_run(CLI::App& app);
 void add_ensemble(CLI::App& app);
 void add_ps(CLI::App& app);
 void add_report(CLI::App& app);
+void add_generate(CLI::App& app);
 // A worked example at the foot of each subcommand's --help (cli/examples.cpp).
 void add_examples(CLI::App& app);
 

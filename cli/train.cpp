@@ -19,6 +19,7 @@
 #include "cli/report/history.h"
 #include "cli/subcommands.h"
 #include "cli/train_setup.h"
+#include "cli/train_text.h"
 #include "cli/usage_error.h"
 #include "cli/validators.h"
 #include "osprey/applications/fashion_mnist_models.h"
@@ -100,6 +101,15 @@ void run(const TrainArgs& a, const CLI::App& cmd) {
     early_stopping = callbacks::EarlyStopping({.monitor = monitor, .patience = *a.early_stopping});
     fit_callbacks.push_back(early_stopping);
   }
+  if (is_language_model(a.model)) {
+    train_language_model(a, {.strategy = strategy,
+                             .optimizer = opt,
+                             .callbacks = fit_callbacks,
+                             .batch_size = batch_size,
+                             .batch_size_given = cmd.get_option("--batch-size")->count() > 0,
+                             .chief = chief});
+    return;
+  }
   TrainData data = load_data(a, cmd);
   Model model = make_model(a);
   fit_model_to_data(a, model, data);
@@ -168,7 +178,9 @@ void add_train(CLI::App& app) {
                          "Fashion-MNIST or on IDX, NPY, CSV files or a folder of images");
   cmd->add_option(
          "--model", args->model,
-         "mlp (784-512-256-10), cnn, or a model description: a .json file in the format "
+         "mlp (784-512-256-10), cnn, gpt or lstm (language models of a text file: --data "
+         "FILE.txt, --tokenizer; see --block-size), or a model description: a .json file in the "
+         "format "
          "Model::save writes as config.json (its \"model\" field, or the model alone: "
          "{\"class_name\": \"Sequential\", \"config\": {...}}), the same tree in a .toml "
          "file (TOML has no null: -1 for the batch axis of build_input_shape), or a folder "
@@ -179,12 +191,29 @@ void add_train(CLI::App& app) {
          "(softmax)")
       ->check(CLI::Validator(
           [](const std::string& text) {
-            if (text == "mlp" || text == "cnn" || std::filesystem::exists(text))
+            if (text == "mlp" || text == "cnn" || is_language_model(text) ||
+                std::filesystem::exists(text))
               return std::string();
-            return "must be mlp, cnn, or a model description file or folder. Received: '" + text +
-                   "' (no such file or folder)";
+            return "must be mlp, cnn, gpt, lstm, or a model description file or folder. "
+                   "Received: '" +
+                   text + "' (no such file or folder)";
           },
-          "mlp|cnn|FILE"));
+          "mlp|cnn|gpt|lstm|FILE"));
+  cmd->add_option("--tokenizer", args->tokenizer,
+                  "--model gpt|lstm: char (the text's characters, fitted on it) or byte (256 "
+                  "ids); saved with the model as tokenizer.json")
+      ->check(CLI::IsMember({"char", "byte"}));
+  cmd->add_option("--block-size", args->block_size,
+                  "--model gpt|lstm: tokens per training window (the GPT's context length)")
+      ->check(kPositive);
+  cmd->add_option("--n-layer", args->n_layer, "--model gpt: blocks; lstm: LSTM layers")
+      ->check(kPositive);
+  cmd->add_option("--n-head", args->n_head, "--model gpt: attention heads")->check(kPositive);
+  cmd->add_option("--n-embd", args->n_embd,
+                  "--model gpt: width (a multiple of --n-head); lstm: embedding width")
+      ->check(kPositive);
+  cmd->add_option("--units", args->units, "--model lstm: units per LSTM layer")->check(kPositive);
+  cmd->add_option("--dropout", args->dropout, "--model gpt: dropout rate in [0, 1)");
   cmd->add_option("--epochs", args->epochs, "Epochs")->check(kPositive);
   cmd->add_option("--batch-size", args->batch_size,
                   "The global batch, split evenly among the replicas in sync, so a multiple of "

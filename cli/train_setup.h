@@ -53,6 +53,14 @@ struct TrainArgs {
   int warmup_epochs = 0;
   int ps_shards = 1;  // parts each variable is split into across the ps
   std::string ps_placement = "round_robin";
+  // --model gpt|lstm (cli/train_text.h)
+  std::string tokenizer = "char";
+  int64_t block_size = 64;
+  int64_t n_layer = 4;  // GPT blocks, or LSTM layers
+  int64_t n_head = 4;
+  int64_t n_embd = 128;  // GPT width, or the LSTM's embedding width
+  int64_t units = 256;   // LSTM
+  double dropout = 0.0;  // GPT
 };
 
 // The training split and, when there is one, the test split. Fashion-MNIST (no --data, or a

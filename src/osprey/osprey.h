@@ -2,7 +2,7 @@
 #pragma once
 
 #include "osprey/applications/fashion_mnist_models.h"
-#include "osprey/applications/gpt.h"
+#include "osprey/applications/language_models.h"
 #include "osprey/autograd/ops.h"
 #include "osprey/autograd/variable.h"
 #include "osprey/core/device.h"

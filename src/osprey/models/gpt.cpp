@@ -8,20 +8,20 @@
 #include "osprey/core/rng.h"
 #include "osprey/nn/layers/embedding.h"
 #include "osprey/nn/layers/layer_normalization.h"
+#include "osprey/nn/layers/options.h"
 #include "osprey/nn/layers/position_embedding.h"
 #include "osprey/tensor/factory.h"
-#include "osprey/nn/layers/options.h"
 
 namespace osprey::models {
 
 namespace {
 
 void check_config(const GPTConfig& c) {
-  OSPREY_CHECK(c.vocab_size > 0 && c.block_size > 0 && c.n_layer > 0 && c.n_head > 0 &&
-                   c.n_embd > 0,
-               "GPT: vocab_size, block_size, n_layer, n_head and n_embd must be positive. "
-               "Received: vocab_size={}, block_size={}, n_layer={}, n_head={}, n_embd={}",
-               c.vocab_size, c.block_size, c.n_layer, c.n_head, c.n_embd);
+  OSPREY_CHECK(
+      c.vocab_size > 0 && c.block_size > 0 && c.n_layer > 0 && c.n_head > 0 && c.n_embd > 0,
+      "GPT: vocab_size, block_size, n_layer, n_head and n_embd must be positive. "
+      "Received: vocab_size={}, block_size={}, n_layer={}, n_head={}, n_embd={}",
+      c.vocab_size, c.block_size, c.n_layer, c.n_head, c.n_embd);
   OSPREY_CHECK(c.n_embd % c.n_head == 0,
                "GPT: n_embd ({}) must be a multiple of n_head ({}), which splits it into heads",
                c.n_embd, c.n_head);
@@ -43,36 +43,34 @@ GPT::GPT(GPTConfig config, std::string name)
   const nn::Initializer normal = nn::initializers::RandomNormal(0.0, 0.02);
   token_embedding_ = std::make_shared<nn::Embedding>(
       c.vocab_size, c.n_embd,
-      nn::EmbeddingOptions{.embeddings_initializer = normal, .name = "token_embedding",
-                           .dtype = dtype});
+      nn::EmbeddingOptions{
+          .embeddings_initializer = normal, .name = "token_embedding", .dtype = dtype});
   position_embedding_ = std::make_shared<nn::PositionEmbedding>(
-      c.block_size,
-      nn::PositionEmbeddingOptions{.initializer = normal, .name = "position_embedding",
-                                   .dtype = dtype});
+      c.block_size, nn::PositionEmbeddingOptions{
+                        .initializer = normal, .name = "position_embedding", .dtype = dtype});
   embedding_dropout_ = std::make_shared<nn::Dropout>(
       c.dropout, nn::DropoutOptions{.name = "embedding_dropout", .dtype = dtype});
   for (int64_t i = 0; i < c.n_layer; ++i) {
     blocks_.push_back(std::make_shared<nn::TransformerDecoder>(
         4 * c.n_embd, c.n_head,
-        nn::TransformerOptions{
-            .dropout = c.dropout,
-            .activation = "gelu",
-            .layer_norm_epsilon = 1e-5,
-            .normalize_first = true,
-            .use_bias = c.bias,
-            .kernel_initializer = normal,
-            .output_kernel_initializer = nn::initializers::RandomNormal(
-                0.0, 0.02 / std::sqrt(2.0 * static_cast<double>(c.n_layer))),
-            .name = "block_" + std::to_string(i),
-            .dtype = dtype}));
+        nn::TransformerOptions{.dropout = c.dropout,
+                               .activation = "gelu",
+                               .layer_norm_epsilon = 1e-5,
+                               .normalize_first = true,
+                               .use_bias = c.bias,
+                               .kernel_initializer = normal,
+                               .output_kernel_initializer = nn::initializers::RandomNormal(
+                                   0.0, 0.02 / std::sqrt(2.0 * static_cast<double>(c.n_layer))),
+                               .name = "block_" + std::to_string(i),
+                               .dtype = dtype}));
   }
   final_norm_ = std::make_shared<nn::LayerNormalization>(nn::LayerNormalizationOptions{
       .epsilon = 1e-5, .center = c.bias, .name = "final_norm", .dtype = dtype});
   if (!c.tie_weights) {
     lm_head_ = std::make_shared<nn::Dense>(
         c.vocab_size, "linear",
-        nn::DenseOptions{.use_bias = false, .kernel_initializer = normal, .name = "lm_head",
-                         .dtype = dtype});
+        nn::DenseOptions{
+            .use_bias = false, .kernel_initializer = normal, .name = "lm_head", .dtype = dtype});
   }
   for (const auto& l : layers()) adopt(l);
   // Built now: the shapes follow from the config, so a loaded model's weights have somewhere to
@@ -163,8 +161,8 @@ Tensor GPT::next_logits(const Tensor& tokens, Cache& cache) {
                "{}: the cache has {} blocks; the model has {} (use make_cache())", name(),
                cache.blocks.size(), blocks_.size());
   auto& pos = static_cast<nn::PositionEmbedding&>(*position_embedding_);
-  Variable h = autograd::add((*token_embedding_)(Variable(tokens)),
-                             pos.positions(tokens.size(1), start));
+  Variable h =
+      autograd::add((*token_embedding_)(Variable(tokens)), pos.positions(tokens.size(1), start));
   for (size_t i = 0; i < blocks_.size(); ++i) h = blocks_[i]->call_cached(h, cache.blocks[i]);
   return head((*final_norm_)(h)).value().to(DType::float32);
 }
@@ -172,7 +170,8 @@ Tensor GPT::next_logits(const Tensor& tokens, Cache& cache) {
 std::vector<Network::LayerRow> GPT::summary_rows() const {
   std::vector<LayerRow> rows;
   const Shape seq{-1, config_.block_size, config_.n_embd};
-  for (const auto& l : layers()) rows.push_back({l->name(), l->class_name(), seq, l->count_params()});
+  for (const auto& l : layers())
+    rows.push_back({l->name(), l->class_name(), seq, l->count_params()});
   rows.back().output_shape = {-1, config_.block_size, config_.vocab_size};
   if (!lm_head_) rows.back().output_shape = seq;  // the tied head has no row of its own
   return rows;
@@ -273,8 +272,8 @@ Tensor generate(GPT& model, const Tensor& prompt, const GenerateOptions& o) {
     Tensor logits;
     if (o.use_cache && begin == 0) {
       if (cache.blocks.empty()) cache = model.make_cache(batch);
-      logits = model.next_logits(out.narrow(1, cache.length(), t - cache.length()).contiguous(),
-                                 cache);
+      logits =
+          model.next_logits(out.narrow(1, cache.length(), t - cache.length()).contiguous(), cache);
     } else {
       const Variable context(out.narrow(1, begin, t - begin).contiguous());
       logits = model.call_all({context}, false)[0].value().to(DType::float32);
@@ -284,8 +283,8 @@ Tensor generate(GPT& model, const Tensor& prompt, const GenerateOptions& o) {
     for (int64_t b = 0; b < batch; ++b) {
       const float* row = l + (b * steps + steps - 1) * v;
       const auto words = rng(static_cast<uint64_t>(t), static_cast<uint64_t>(b));
-      ids[b * total + t] = sample(std::vector<float>(row, row + v), o,
-                                  Philox::to_unit_double(words[0], words[1]));
+      ids[b * total + t] =
+          sample(std::vector<float>(row, row + v), o, Philox::to_unit_double(words[0], words[1]));
     }
   }
   return out;

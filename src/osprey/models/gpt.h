@@ -21,8 +21,8 @@ struct GPTConfig {
   int64_t n_layer = 4;
   int64_t n_head = 4;
   int64_t n_embd = 128;
-  double dropout = 0.0;  // after the embeddings, attention and feed-forward outputs
-  bool bias = false;     // biases in the projections and LayerNormalization's beta (nanoGPT)
+  double dropout = 0.0;     // after the embeddings, attention and feed-forward outputs
+  bool bias = false;        // biases in the projections and LayerNormalization's beta (nanoGPT)
   bool tie_weights = true;  // the head is the token embedding's table transposed
   std::string dtype{};      // dtype policy; empty: the global one
 };
@@ -59,8 +59,8 @@ class GPT : public Network {
   void check_tokens(const Tensor& tokens, int64_t start) const;
 
   GPTConfig config_;
-  std::shared_ptr<nn::Layer> token_embedding_, position_embedding_, embedding_dropout_,
-      final_norm_, lm_head_;
+  std::shared_ptr<nn::Layer> token_embedding_, position_embedding_, embedding_dropout_, final_norm_,
+      lm_head_;
   std::vector<std::shared_ptr<nn::TransformerDecoder>> blocks_;
 };
 

@@ -96,7 +96,8 @@ TEST(GptTest, CachedStepsEqualTheFullForward) {
     const std::vector<float> values = p.to_vector<float>();
     for (int64_t b = 0; b < 2; ++b) {
       for (int64_t i = 0; i < t * v; ++i)
-        stepped[static_cast<size_t>(b * 8 * v + at * v + i)] = values[static_cast<size_t>(b * t * v + i)];
+        stepped[static_cast<size_t>(b * 8 * v + at * v + i)] =
+            values[static_cast<size_t>(b * t * v + i)];
     }
     at += t;
   }
@@ -154,7 +155,9 @@ TEST(GptTest, BadInputIsNamed) {
   GPT gpt(small_config());
   EXPECT_EQ(value_error([&] { generate(gpt, reference_tokens(0, 1, 9)); }),
             "generate: the prompt has 9 tokens; the model takes at most 8 (block_size)");
-  EXPECT_EQ(value_error([&] { logits(gpt, from_vector<int64_t>({1, 2, 11}, {1, 3})); }),
+  EXPECT_EQ(value_error([&] {
+              logits(gpt, from_vector<int64_t>({1, 2, 11}, {1, 3}));
+            }),
             "gpt: token id 11 at position 2 is outside the vocabulary [0, 11)");
   EXPECT_EQ(value_error([&] { logits(gpt, reference_tokens(0, 1, 9)); }),
             "gpt: 9 tokens after 0 run past block_size (8), the longest context the model takes");

@@ -27,10 +27,9 @@ TransformerBlock::TransformerBlock(std::string class_name, int64_t intermediate_
 
 std::vector<std::shared_ptr<Layer>> TransformerBlock::sublayers() const {
   std::vector<std::shared_ptr<Layer>> out;
-  const std::shared_ptr<Layer> all[] = {self_norm_,     self_attention_,  self_dropout_,
-                                        cross_norm_,    cross_attention_, cross_dropout_,
-                                        ff_norm_,       ff_intermediate_, ff_output_,
-                                        ff_dropout_};
+  const std::shared_ptr<Layer> all[] = {
+      self_norm_,     self_attention_, self_dropout_,    cross_norm_, cross_attention_,
+      cross_dropout_, ff_norm_,        ff_intermediate_, ff_output_,  ff_dropout_};
   for (const auto& l : all) {
     if (l) out.push_back(l);
   }
@@ -53,8 +52,8 @@ void TransformerBlock::check_input(const Shape& s) const {
 
 void TransformerBlock::build_impl(const std::vector<Shape>& shapes) {
   const size_t expected = causal_ ? 2 : 1;
-  OSPREY_CHECK(!shapes.empty() && shapes.size() <= expected,
-               "{}: expected {}. Received {} inputs", name(),
+  OSPREY_CHECK(!shapes.empty() && shapes.size() <= expected, "{}: expected {}. Received {} inputs",
+               name(),
                causal_ ? "[decoder_sequence] or [decoder_sequence, encoder_sequence]" : "one input",
                shapes.size());
   const Shape& x = shapes[0];
@@ -105,9 +104,8 @@ void TransformerBlock::build_impl(const std::vector<Shape>& shapes) {
     cross_dropout_ = dropout("cross_attention_dropout");
   }
   ff_norm_ = norm("feedforward_layer_norm");
-  ff_intermediate_ =
-      dense("feedforward_intermediate_dense", intermediate_dim_, options_.activation,
-            options_.kernel_initializer);
+  ff_intermediate_ = dense("feedforward_intermediate_dense", intermediate_dim_, options_.activation,
+                           options_.kernel_initializer);
   ff_output_ = dense("feedforward_output_dense", d, "linear", options_.kernel_initializer);
   ff_dropout_ = dropout("feedforward_dropout");
   for (const auto& l : sublayers()) l->set_path_prefix(path());
@@ -124,7 +122,8 @@ void TransformerBlock::build_impl(const std::vector<Shape>& shapes) {
   ff_output_->build({Shape{x[0], x[1], intermediate_dim_}});
   // The residual projections' own initializer (GPT-2's scaled one) when given.
   if (options_.output_kernel_initializer.defined()) {
-    for (const auto& l : {std::shared_ptr<Layer>(self_attention_), std::shared_ptr<Layer>(ff_output_)}) {
+    for (const auto& l :
+         {std::shared_ptr<Layer>(self_attention_), std::shared_ptr<Layer>(ff_output_)}) {
       for (Variable w : l->variables()) {
         if (!w.name().ends_with("attention_output/kernel") && !w.name().ends_with("dense/kernel"))
           continue;

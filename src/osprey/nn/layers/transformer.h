@@ -77,7 +77,6 @@ class TransformerBlock : public Layer {
   std::shared_ptr<MultiHeadAttention> self_attention_, cross_attention_;
   std::shared_ptr<Dropout> self_dropout_, cross_dropout_, ff_dropout_;
   std::shared_ptr<Dense> ff_intermediate_, ff_output_;
-
 };
 
 class TransformerEncoder : public TransformerBlock {
@@ -99,14 +98,12 @@ class TransformerDecoder : public TransformerBlock {
 }  // namespace osprey::nn
 
 namespace osprey::layers {
-inline nn::LayerRef<nn::TransformerEncoder> TransformerEncoder(int64_t intermediate_dim,
-                                                               int64_t num_heads,
-                                                               nn::TransformerOptions options = {}) {
+inline nn::LayerRef<nn::TransformerEncoder> TransformerEncoder(
+    int64_t intermediate_dim, int64_t num_heads, nn::TransformerOptions options = {}) {
   return nn::make_layer<nn::TransformerEncoder>(intermediate_dim, num_heads, std::move(options));
 }
-inline nn::LayerRef<nn::TransformerDecoder> TransformerDecoder(int64_t intermediate_dim,
-                                                               int64_t num_heads,
-                                                               nn::TransformerOptions options = {}) {
+inline nn::LayerRef<nn::TransformerDecoder> TransformerDecoder(
+    int64_t intermediate_dim, int64_t num_heads, nn::TransformerOptions options = {}) {
   return nn::make_layer<nn::TransformerDecoder>(intermediate_dim, num_heads, std::move(options));
 }
 }  // namespace osprey::layers

@@ -52,9 +52,10 @@ TEST(TransformerTest, PostNormEncoderIsTheResidualComposition) {
   std::map<std::string, std::shared_ptr<Layer>> by_name;
   for (const auto& l : block->sublayers()) by_name[l->name()] = l;
   auto& attn = static_cast<MultiHeadAttention&>(*by_name.at("self_attention"));
-  const Variable h = (*by_name.at("self_attention_layer_norm"))(autograd::add(x, attn.attend(x, x)));
-  const Variable f = (*by_name.at("feedforward_output_dense"))(
-      (*by_name.at("feedforward_intermediate_dense"))(h));
+  const Variable h =
+      (*by_name.at("self_attention_layer_norm"))(autograd::add(x, attn.attend(x, x)));
+  const Variable f =
+      (*by_name.at("feedforward_output_dense"))((*by_name.at("feedforward_intermediate_dense"))(h));
   expect_close(values(y), values((*by_name.at("feedforward_layer_norm"))(autograd::add(h, f))));
 }
 
@@ -81,10 +82,10 @@ TEST(TransformerTest, CrossAttentionAndCachedSteps) {
   EXPECT_EQ(weight_names(*block).size(), 3u * 2 + 2u * 8 + 2u * 2);
   // Cached: two steps, then three; each sees the cache and the encoder's output.
   AttentionCache cache = block->self_attention()->make_cache(2, 5);
-  const Variable s1 = block->call_cached(Variable(x.value().narrow(1, 0, 2).contiguous()), cache,
-                                         memory);
-  const Variable s2 = block->call_cached(Variable(x.value().narrow(1, 2, 3).contiguous()), cache,
-                                         memory);
+  const Variable s1 =
+      block->call_cached(Variable(x.value().narrow(1, 0, 2).contiguous()), cache, memory);
+  const Variable s2 =
+      block->call_cached(Variable(x.value().narrow(1, 2, 3).contiguous()), cache, memory);
   const Variable stepped = autograd::concat({s1, s2}, 1);
   expect_close(values(stepped), values(full));
   EXPECT_EQ(value_error([&] { block->call_cached(Variable(x.value()), cache, memory); }),
@@ -94,17 +95,20 @@ TEST(TransformerTest, CrossAttentionAndCachedSteps) {
 }
 
 TEST(TransformerTest, ConfigRoundTripAndWeightNames) {
-  auto block = layers::TransformerEncoder(
-      64, 4, {.dropout = 0.1, .activation = "gelu", .normalize_first = true, .use_bias = false,
-              .name = "enc"});
+  auto block = layers::TransformerEncoder(64, 4,
+                                          {.dropout = 0.1,
+                                           .activation = "gelu",
+                                           .normalize_first = true,
+                                           .use_bias = false,
+                                           .name = "enc"});
   block->build({Shape{-1, 10, 32}});
-  EXPECT_EQ(weight_names(*block),
-            (std::vector<std::string>{
-                "enc/self_attention_layer_norm/gamma", "enc/self_attention/query/kernel",
-                "enc/self_attention/key/kernel", "enc/self_attention/value/kernel",
-                "enc/self_attention/attention_output/kernel", "enc/feedforward_layer_norm/gamma",
-                "enc/feedforward_intermediate_dense/kernel",
-                "enc/feedforward_output_dense/kernel"}));
+  EXPECT_EQ(
+      weight_names(*block),
+      (std::vector<std::string>{
+          "enc/self_attention_layer_norm/gamma", "enc/self_attention/query/kernel",
+          "enc/self_attention/key/kernel", "enc/self_attention/value/kernel",
+          "enc/self_attention/attention_output/kernel", "enc/feedforward_layer_norm/gamma",
+          "enc/feedforward_intermediate_dense/kernel", "enc/feedforward_output_dense/kernel"}));
   const nlohmann::json c = block->get_config();
   EXPECT_EQ(c["intermediate_dim"], 64);
   EXPECT_EQ(c["num_heads"], 4);
@@ -117,14 +121,17 @@ TEST(TransformerTest, ConfigRoundTripAndWeightNames) {
 
 TEST(TransformerTest, BadInputIsNamed) {
   auto block = layers::TransformerEncoder(16, 3, {.name = "enc"});
-  EXPECT_EQ(value_error([&] { block(Variable(wave({1, 4, 8}, 1).to(DType::float32))); }),
+  EXPECT_EQ(value_error([&] {
+              block(Variable(wave({1, 4, 8}, 1).to(DType::float32)));
+            }),
             "enc: the input width 8 must be a multiple of num_heads (3), which splits it into "
             "heads. Received: [1, 4, 8]");
   EXPECT_EQ(value_error([&] { layers::TransformerDecoder(0, 2); }),
             "TransformerDecoder: intermediate_dim and num_heads must be positive. Received: "
             "intermediate_dim=0, num_heads=2");
-  EXPECT_EQ(value_error([&] { layers::TransformerEncoder(8, 2, {.activation = "nope"}); }).substr(0, 24),
-            "unknown activation 'nope");
+  EXPECT_EQ(
+      value_error([&] { layers::TransformerEncoder(8, 2, {.activation = "nope"}); }).substr(0, 24),
+      "unknown activation 'nope");
 }
 
 TEST(PositionEmbeddingTest, AddsTheRowsOfItsTable) {
@@ -141,7 +148,9 @@ TEST(PositionEmbeddingTest, AddsTheRowsOfItsTable) {
   const std::vector<float> later = values(pos->positions(2, 3));
   expect_close(later, std::vector<float>(table.begin() + 9, table.begin() + 15), 0.0);
   EXPECT_EQ(pos->get_config()["sequence_length"], 6);
-  EXPECT_EQ(value_error([&] { pos(Variable(wave({1, 7, 3}, 1).to(DType::float32))); }),
+  EXPECT_EQ(value_error([&] {
+              pos(Variable(wave({1, 7, 3}, 1).to(DType::float32)));
+            }),
             "pos: the input has 7 steps; the layer holds 6 positions (sequence_length). "
             "Received: [1, 7, 3]");
   EXPECT_EQ(value_error([&] { pos->positions(2, 5); }),

@@ -1,7 +1,7 @@
 // The GPT trained through the user's API (compile, train_on_batch) against PyTorch: 20 AdamW
 // steps from the same weights on the same batches (models/gpt_torch_references.py) give the same
 // losses.
-#include "osprey/applications/gpt.h"
+#include "osprey/applications/language_models.h"
 
 #include <gtest/gtest.h>
 
@@ -37,10 +37,9 @@ TEST(GptTrainingTest, TwentyAdamWStepsMatchPyTorch) {
       for (int64_t t = 0; t < 9; ++t) ids.push_back((7 * j + 3 * i + 5 * t) % 11);
     }
     const Tensor all = from_vector<int64_t>(ids, {3, 9});
-    const double loss = model
-                            .train_on_batch(all.narrow(1, 0, 8).contiguous(),
-                                            all.narrow(1, 1, 8).contiguous())
-                            .at("loss");
+    const double loss =
+        model.train_on_batch(all.narrow(1, 0, 8).contiguous(), all.narrow(1, 1, 8).contiguous())
+            .at("loss");
     EXPECT_NEAR(loss, models::test::kGptLosses[static_cast<size_t>(i)], 1e-4 * loss)
         << "step " << i;
   }

@@ -1,0 +1,81 @@
+// `osprey generate DIR --prompt TEXT`: samples text from a GPT that `osprey train --model gpt`
+// saved (its tokenizer.json beside it), with the key/value cache; prints the prompt and what
+// follows it.
+#include <fmt/format.h>
+
+#include <filesystem>
+
+#include "cli/subcommands.h"
+#include "cli/usage_error.h"
+#include "cli/validators.h"
+#include "osprey/core/error.h"
+#include "osprey/data/text/tokenizer.h"
+#include "osprey/io/json.h"
+#include "osprey/models/gpt.h"
+#include "osprey/models/saving.h"
+#include "osprey/tensor/factory.h"
+
+namespace osprey::cli {
+
+namespace {
+
+struct GenerateArgs {
+  std::string dir, prompt = "\n";
+  models::GenerateOptions options{.max_new_tokens = 500, .temperature = 0.8, .top_k = 200};
+  bool no_cache = false;
+};
+
+void run(const GenerateArgs& a) {
+  const std::filesystem::path dir(a.dir);
+  models::LoadedModel loaded = models::load_model(dir);
+  auto* gpt = dynamic_cast<models::GPT*>(loaded.model.get());
+  OSPREY_CHECK_T(cli::UsageError, gpt != nullptr,
+                 "osprey generate: {} holds a {} model; generate samples from a GPT (osprey train "
+                 "--model gpt)",
+                 a.dir, loaded.model->class_name());
+  const std::filesystem::path tok_path = dir / "tokenizer.json";
+  OSPREY_CHECK_T(IoError, std::filesystem::exists(tok_path),
+                 "osprey generate: {} is missing; the model was not saved by `osprey train --model "
+                 "gpt`, which writes its tokenizer beside it",
+                 tok_path.string());
+  const auto tok = data::text::tokenizer_from_json(io::read_json_file(tok_path));
+  OSPREY_CHECK_T(IoError, tok->vocab_size() == gpt->config().vocab_size,
+                 "osprey generate: {} has {} tokens; the model's vocabulary has {}: they do not "
+                 "belong together",
+                 tok_path.string(), tok->vocab_size(), gpt->config().vocab_size);
+  OSPREY_CHECK_T(cli::UsageError, !a.prompt.empty(), "osprey generate: --prompt must not be empty");
+  const std::vector<int64_t> ids = as_usage_error([&] { return tok->encode(a.prompt); });
+  const int64_t n = static_cast<int64_t>(ids.size());
+  models::GenerateOptions o = a.options;
+  o.use_cache = !a.no_cache;
+  const Tensor out = as_usage_error(
+      [&] { return models::generate(*gpt, from_vector<int64_t>(ids, {1, n}), o); });
+  const std::vector<int64_t> all = out.to_vector<int64_t>();
+  fmt::print("{}\n", tok->decode(all));
+}
+
+}  // namespace
+
+void add_generate(CLI::App& app) {
+  auto a = std::make_shared<GenerateArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "generate", "Sample text from a GPT saved by `osprey train --model gpt`");
+  cmd->add_option("dir", a->dir, "The saved model's folder")->required();
+  cmd->add_option("--prompt", a->prompt, "Text to continue (default: a newline)");
+  cmd->add_option("--max-new-tokens", a->options.max_new_tokens, "Tokens to sample")
+      ->check(kNonNegative);
+  cmd->add_option("--temperature", a->options.temperature,
+                  "Softmax temperature; 0 takes the most likely token every step")
+      ->check(kNonNegative);
+  cmd->add_option("--top-k", a->options.top_k, "Sample among the k most likely tokens (0: all)")
+      ->check(kNonNegative);
+  cmd->add_option("--top-p", a->options.top_p,
+                  "Sample among the most likely tokens holding this probability (1: all)");
+  cmd->add_option("--seed", a->options.seed, "Seed of the draws");
+  cmd->add_flag("--no-cache", a->no_cache,
+                "Re-run the whole context every step instead of using the key/value cache "
+                "(same tokens, slower)");
+  cmd->callback([a] { run(*a); });
+}
+
+}  // namespace osprey::cli

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# osprey train --model gpt|lstm on a text file and osprey generate (issue 43), tiny runs on the
+# vendored Tiny Shakespeare: the GPT learns (its validation loss falls below the uniform guess,
+# ln 65 = 4.17), is saved with its tokenizer, and generates the same text with and without the
+# key/value cache; the LSTM trains too; and each bad input gets its error:
+#   --model gpt without --data; an empty text file; generate on a model that is not a GPT;
+#   a tokenizer.json that does not fit the model; a prompt with a character the tokenizer lacks.
+# Usage: text_models_test.sh path/to/osprey path/to/tinyshakespeare.txt
+set -u
+osprey=$1
+text=$2
+tmp=$(mktemp -d)
+trap '[ -n "${KEEP:-}" ] || rm -rf "$tmp"' EXIT
+failures=0
+fail() { echo "FAIL: $*"; [ -f "$tmp/out" ] && tail -n 5 "$tmp/out"; failures=$((failures + 1)); }
+# expect CODE PATTERN LABEL -- ARGS...: osprey ARGS exits CODE and prints PATTERN (grep -F).
+expect() {
+  local code=$1 pattern=$2 label=$3
+  shift 4
+  "$osprey" "$@" >"$tmp/out" 2>&1
+  local rc=$?
+  [ "$rc" = "$code" ] || fail "$label: exit $rc, expected $code"
+  grep -qF -- "$pattern" "$tmp/out" || fail "$label: '$pattern' not in the output"
+}
+small=(--block-size 32 --n-layer 2 --n-head 2 --n-embd 32 --epochs 2 --steps-per-epoch 40
+  --batch-size 16 --lr 3e-3 --seed 3)
+
+expect 0 "saved to $tmp/gpt/" "gpt trains" -- train --model gpt --data "$text" "${small[@]}" \
+  --optimizer adamw --output "$tmp/gpt"
+val=$(sed -n 's/^validation loss: \([0-9.]*\).*/\1/p' "$tmp/out")
+awk -v v="${val:-9}" 'BEGIN { exit !(v < 3.3) }' || fail "gpt: validation loss '$val' not below 3.3"
+for f in config.json model.safetensors tokenizer.json; do
+  [ -f "$tmp/gpt/$f" ] || fail "gpt: $f not saved"
+done
+for args in "--temperature 0" "--temperature 0.9 --top-k 10 --seed 5" "--top-p 0.8 --seed 2"; do
+  # shellcheck disable=SC2086 # the options split on purpose
+  "$osprey" generate "$tmp/gpt" --prompt "ROMEO:" --max-new-tokens 40 $args >"$tmp/cached" 2>&1
+  # shellcheck disable=SC2086
+  "$osprey" generate "$tmp/gpt" --prompt "ROMEO:" --max-new-tokens 40 $args --no-cache \
+    >"$tmp/uncached" 2>&1
+  cmp -s "$tmp/cached" "$tmp/uncached" || fail "generate $args: cached and uncached text differ"
+  head -c 6 "$tmp/cached" | grep -qF "ROMEO:" || fail "generate $args: the prompt is not echoed"
+  [ "$(wc -c <"$tmp/cached")" -ge 40 ] || fail "generate $args: fewer than 40 characters"
+done
+
+expect 0 "saved to $tmp/lstm/" "lstm trains" -- train --model lstm --data "$text" \
+  --block-size 32 --n-layer 1 --units 64 --n-embd 32 --epochs 1 --steps-per-epoch 20 \
+  --batch-size 16 --output "$tmp/lstm"
+
+expect 2 "osprey train: --model gpt needs --data FILE, a text file to learn from" "no data" -- \
+  train --model gpt --output ""
+: >"$tmp/empty.txt"
+expect 1 "$tmp/empty.txt: the text file is empty" "empty text" -- \
+  train --model gpt --data "$tmp/empty.txt" --output ""
+expect 2 "osprey generate: $tmp/lstm holds a Sequential model; generate samples from a GPT" \
+  "not a GPT" -- generate "$tmp/lstm"
+echo '{"kind": "byte"}' >"$tmp/gpt/tokenizer.json"
+expect 1 "osprey generate: $tmp/gpt/tokenizer.json has 256 tokens; the model's vocabulary has 65" \
+  "tokenizer mismatch" -- generate "$tmp/gpt"
+expect 1 "load_model: $tmp/nothing/config.json does not exist" "missing model" -- \
+  generate "$tmp/nothing"
+
+if [ "$failures" -eq 0 ]; then echo "text_models_test: all checks passed"; else exit 1; fi
