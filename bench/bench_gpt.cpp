@@ -11,6 +11,8 @@
 //   --save-init FILE: write the initial weights (safetensors) for torch_gpt.py --init.
 //   --losses N: print the first N training losses on the fixed batches torch_gpt.py --losses
 //     uses, at a constant learning rate (the agreement check of the two frameworks).
+//   --generate N: after --iters steps, time sampling N tokens after a one-token prompt with the
+//     key/value cache and without it (best of --reps each); print both rates.
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
@@ -63,6 +65,7 @@ int main(int argc, char** argv) {
   std::string data_path = "data/tinyshakespeare.txt", save_init;
   int64_t iters = 2000, n_layer = 4, n_head = 4, n_embd = 128, block = 64, batch = 12;
   int64_t warmup = 100, eval_interval = 250, eval_iters = 20, time_iters = 0, losses = 0;
+  int64_t generate_tokens = 0, reps = 3;
   double lr = 1e-3, min_lr = 1e-4;
   int threads = 2;
   uint64_t seed = 1337;
@@ -83,6 +86,8 @@ int main(int argc, char** argv) {
   app.add_option("--save-init", save_init);
   app.add_option("--losses", losses);
   app.add_option("--seed", seed);
+  app.add_option("--generate", generate_tokens);
+  app.add_option("--reps", reps);
   CLI11_PARSE(app, argc, argv);
   os::set_num_threads(threads);
   os::set_global_seed(seed);
@@ -105,7 +110,7 @@ int main(int argc, char** argv) {
     os::io::save_safetensors(save_init, w);
   }
   const os::optim::LearningRate schedule =
-      losses > 0 ? os::optim::LearningRate(lr)
+      losses > 0 || iters <= warmup ? os::optim::LearningRate(lr)
                  : os::optim::LearningRate(os::optim::CosineDecay({.initial_learning_rate = 0.0,
                                                                    .decay_steps = iters - warmup,
                                                                    .alpha = min_lr / lr,
