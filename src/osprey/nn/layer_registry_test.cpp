@@ -36,7 +36,9 @@ TEST(LayerRegistryTest, EveryBuiltInLayerRoundTripsThroughItsConfig) {
                                                    layers::RMSNormalization(),
                                                    layers::LSTM(3),
                                                    layers::GRU(3),
-                                                   layers::SimpleRNN(3)};
+                                                   layers::SimpleRNN(3),
+                                                   layers::Bidirectional(layers::LSTM(3)),
+                                                   layers::TimeDistributed(layers::Dense(3))};
   std::set<std::string> classes;
   for (const auto& [name, factory] : builtin_layer_factories()) classes.insert(name);
   EXPECT_EQ(classes.size(), all.size());
