@@ -130,6 +130,7 @@ Variable concat(const std::vector<Variable>& xs, int axis) {
   if (!should_record(xs)) return Variable(std::move(y));
   const int a = normalize_axis(axis, y.ndim(), "concat");
   std::vector<int64_t> sizes;
+  sizes.reserve(values.size());
   for (const Tensor& t : values) sizes.push_back(t.shape()[a]);
   return make_variable(std::move(y), "concat", xs,
                        [sizes, a](const Tensor& g, const std::vector<bool>& need) {

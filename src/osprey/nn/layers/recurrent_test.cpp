@@ -185,7 +185,7 @@ TEST(RecurrentTest, RecurrentDropoutStepsThroughTheSequence) {
                              .recurrent_dropout = 1e-12,
                              .seed = 3,
                              .dtype = "float64"};
-    for (auto rnn : std::vector<std::shared_ptr<Recurrent>>{
+    for (const auto& rnn : std::vector<std::shared_ptr<Recurrent>>{
              layers::LSTM(2, o).ptr(), layers::GRU(2, o).ptr(), layers::SimpleRNN(2, o).ptr()}) {
       SCOPED_TRACE(rnn->class_name() + (backwards ? " backwards" : ""));
       const autograd::RnnOutputs steps = rnn->call_with_state(x, {}, /*training=*/true);
