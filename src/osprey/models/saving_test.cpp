@@ -62,6 +62,23 @@ TEST(SavingTest, ASequentialComesBackWithItsLayersPathsAndBitwiseWeights) {
   EXPECT_EQ(outputs(*loaded.model, x), outputs(model, x));
 }
 
+// Issue 43: the wrappers save their inner layers' configs, and the weights keep their paths.
+TEST(SavingTest, ASequenceModelWithBidirectionalAndTimeDistributedComesBackTheSame) {
+  nn::clear_session();
+  Sequential model({layers::Bidirectional(layers::GRU(3, {.return_sequences = true})),
+                    layers::TimeDistributed(layers::Dense(2))},
+                   {.name = "tagger", .input_shape = {5, 4}});
+  TempDir dir;
+  save_model(model, dir / "saved");
+  const LoadedModel loaded = load_model(dir / "saved");
+  EXPECT_EQ(paths(*loaded.model), paths(model));
+  EXPECT_EQ(paths(model).front(), "tagger/bidirectional/forward_gru/kernel");
+  EXPECT_EQ(paths(model).back(), "tagger/time_distributed/dense/bias");
+  expect_same_weights(model, *loaded.model);
+  const Tensor x = random_normal({2, 5, 4}, {.seed = 22});
+  EXPECT_EQ(outputs(*loaded.model, x), outputs(model, x));
+}
+
 TEST(SavingTest, AFunctionalWithASharedLayerAndTwoOutputsComesBackTheSame) {
   nn::clear_session();
   auto in = nn::Input({5}, "features");

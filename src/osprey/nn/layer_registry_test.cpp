@@ -39,7 +39,9 @@ TEST(LayerRegistryTest, EveryBuiltInLayerRoundTripsThroughItsConfig) {
                                                    layers::SimpleRNN(3),
                                                    layers::PositionEmbedding(4),
                                                    layers::TransformerEncoder(8, 2),
-                                                   layers::TransformerDecoder(8, 2)};
+                                                   layers::TransformerDecoder(8, 2),
+                                                   layers::Bidirectional(layers::LSTM(3)),
+                                                   layers::TimeDistributed(layers::Dense(3))};
   std::set<std::string> classes;
   for (const auto& [name, factory] : builtin_layer_factories()) classes.insert(name);
   EXPECT_EQ(classes.size(), all.size());

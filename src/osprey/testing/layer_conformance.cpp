@@ -118,13 +118,13 @@ void check_round_trip(Checker& c, nn::Layer& layer, const std::vector<Shape>& sh
            fmt::format("round trip: config {} differs from the saved {}",
                        clone->get_config().dump(), saved.at("config").dump()));
   clone->build(shapes);
-  const auto& from = layer.own_weights();
-  const auto& to = clone->own_weights();
+  // Every weight, the sublayers' too (a wrapper such as Bidirectional owns none itself).
+  const std::vector<Variable> from = layer.variables();
+  const std::vector<Variable> to = clone->variables();
   c.expect(from.size() == to.size(),
            fmt::format("round trip: {} weights, expected {}", to.size(), from.size()));
   if (from.size() != to.size()) return;
-  for (size_t i = 0; i < from.size(); ++i)
-    Variable(to[i].variable).set_value(from[i].variable.value().clone());
+  for (size_t i = 0; i < from.size(); ++i) Variable(to[i]).set_value(from[i].value().clone());
   autograd::NoGradGuard no_grad;
   const Variable y2 = (*clone)(x, false);
   const double diff = max_difference(y2.value(), y.value());

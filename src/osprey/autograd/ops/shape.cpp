@@ -25,6 +25,14 @@ Variable shape_op(const char* op, const Variable& x, Forward forward, GradOf gra
 
 Tensor reshape_back(const Tensor& g, const Shape& xs, DType) { return g.reshape(xs); }
 
+// t reversed along axis a, as a new contiguous tensor: one slice copy per index.
+Tensor flipped(const Tensor& t, int a) {
+  Tensor out = Tensor::empty(t.shape(), {t.dtype(), t.device()});
+  const int64_t n = t.size(a);
+  for (int64_t i = 0; i < n; ++i) out.select(a, n - 1 - i).copy_(t.select(a, i));
+  return out;
+}
+
 // Zeros of the input's shape with `region(dx)` (the forward's view) set to g.
 template <class Region>
 Tensor scatter_into_zeros(const Tensor& g, const Shape& xs, DType dt, Region region) {
@@ -122,6 +130,7 @@ Variable concat(const std::vector<Variable>& xs, int axis) {
   if (!should_record(xs)) return Variable(std::move(y));
   const int a = normalize_axis(axis, y.ndim(), "concat");
   std::vector<int64_t> sizes;
+  sizes.reserve(values.size());
   for (const Tensor& t : values) sizes.push_back(t.shape()[a]);
   return make_variable(std::move(y), "concat", xs,
                        [sizes, a](const Tensor& g, const std::vector<bool>& need) {
@@ -179,6 +188,14 @@ Variable pad(const Variable& x, const std::vector<std::array<int64_t, 2>>& pads,
         }
         return inner;
       });
+}
+
+Variable flip(const Variable& x, int axis) {
+  detail::check_input(x, "flip", "x");
+  const int a = normalize_axis(axis, x.ndim(), "flip");
+  return shape_op(
+      "flip", x, [a](const Tensor& t) { return flipped(t, a); },
+      [a](const Tensor& g, const Shape&, DType) { return flipped(g, a); });
 }
 
 }  // namespace osprey::autograd

@@ -1,6 +1,6 @@
 // Differentiable shape ops. reshape (when strides allow), flatten, transpose, permute, slice,
 // narrow, select, expand, squeeze and unsqueeze return views that share the input's storage;
-// concat, stack and pad copy. Every backward maps the gradient back onto the input's shape
+// concat, stack, pad and flip copy. Every backward maps the gradient back onto the input's shape
 // (a slice's gradient is zero outside the slice; an expand's is summed back).
 //   Variable xt = transpose(x, 0, 1);             // view
 //   auto parts = split(h, {64, 64}, -1);          // two views of h
@@ -32,5 +32,8 @@ std::vector<Variable> split(const Variable& x, const std::vector<int64_t>& sizes
 // pads: {before, after} for each leading axis given (numpy.pad's pairs), filled with value.
 Variable pad(const Variable& x, const std::vector<std::array<int64_t, 2>>& pads,
              double value = 0.0);
+// x with the order along axis reversed (numpy.flip; Keras's Bidirectional re-reverses the
+// backward layer's outputs in time with it). Its gradient is the gradient flipped back.
+Variable flip(const Variable& x, int axis);
 
 }  // namespace osprey::autograd

@@ -59,6 +59,8 @@ TEST(ShapeTest, CopyingOpGradients) {
         return mul(parts[0], sum(parts[1], {-1}, true));
       },
       (Vars{input({3, 4}, 26, true)}));
+  OSPREY_EXPECT_GRADCHECK([](const Vars& v) { return flip(v[0], 1); },
+                          (Vars{input({2, 3, 2}, 27, true)}));
 }
 
 TEST(ShapeTest, ViewsShareStorageAndCopiesDoNot) {
@@ -76,6 +78,8 @@ TEST(ShapeTest, ForwardValues) {
   EXPECT_EQ(values(concat({x, x}, 1)), (std::vector<double>{1, 2, 3, 1, 2, 3, 4, 5, 6, 4, 5, 6}));
   EXPECT_EQ(stack({x, x}, 0).shape(), (Shape{2, 2, 3}));
   EXPECT_EQ(values(pad(x, {{0, 0}, {1, 0}})), (std::vector<double>{0, 1, 2, 3, 0, 4, 5, 6}));
+  EXPECT_EQ(values(flip(x, 1)), (std::vector<double>{3, 2, 1, 6, 5, 4}));
+  EXPECT_EQ(values(flip(x, -2)), (std::vector<double>{4, 5, 6, 1, 2, 3}));
 }
 
 TEST(ShapeTest, BadArgumentsAreErrors) {

@@ -8,6 +8,7 @@
 #include "osprey/nn/layers/activation.h"
 #include "osprey/nn/layers/add.h"
 #include "osprey/nn/layers/batch_normalization.h"
+#include "osprey/nn/layers/bidirectional.h"
 #include "osprey/nn/layers/concatenate.h"
 #include "osprey/nn/layers/conv1d.h"
 #include "osprey/nn/layers/conv2d.h"
@@ -28,6 +29,7 @@
 #include "osprey/nn/layers/recurrent.h"
 #include "osprey/nn/layers/reshape.h"
 #include "osprey/nn/layers/rms_normalization.h"
+#include "osprey/nn/layers/time_distributed.h"
 #include "osprey/nn/layers/transformer.h"
 
 namespace osprey::nn {
@@ -39,6 +41,7 @@ inline std::vector<std::pair<std::string, LayerFactory>> builtin_layer_factories
       {"AveragePooling1D", &AveragePooling1D::from_config},
       {"AveragePooling2D", &AveragePooling2D::from_config},
       {"BatchNormalization", &BatchNormalization::from_config},
+      {"Bidirectional", &Bidirectional::from_config},
       {"Concatenate", &Concatenate::from_config},
       {"Conv1D", &Conv1D::from_config},
       {"Conv2D", &Conv2D::from_config},
@@ -63,6 +66,7 @@ inline std::vector<std::pair<std::string, LayerFactory>> builtin_layer_factories
       {"RMSNormalization", &RMSNormalization::from_config},
       {"Reshape", &Reshape::from_config},
       {"SimpleRNN", &SimpleRNN::from_config},
+      {"TimeDistributed", &TimeDistributed::from_config},
       {"TransformerDecoder", &TransformerDecoder::from_config},
       {"TransformerEncoder", &TransformerEncoder::from_config},
   };

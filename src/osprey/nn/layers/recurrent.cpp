@@ -1,10 +1,25 @@
 #include "osprey/nn/layers/recurrent.h"
 
 #include "osprey/autograd/ops.h"
+#include "osprey/core/rng.h"
 #include "osprey/nn/layers/options.h"
+#include "osprey/tensor/factory.h"
 #include "osprey/tensor/ops.h"
 
 namespace osprey::nn {
+
+namespace {
+// Keras's DropoutRNNCell mask: ones of `shape` dropped at `rate` and scaled by 1 / (1 - rate),
+// a constant (the gradient flows through the product with it, not into it).
+Variable dropout_mask(const Shape& shape, double rate, uint64_t seed, const TensorOptions& opts) {
+  const Tensor keep = random_bernoulli(shape, 1.0 - rate,
+                                       {.seed = seed, .dtype = opts.dtype, .device = opts.device});
+  return Variable(osprey::mul(keep, 1.0 / (1.0 - rate)));
+}
+
+// The recurrent mask's seed: another stream than the input mask's (Philox streams by seed).
+constexpr uint64_t kRecurrentSeedOffset = 0x9E3779B97F4A7C15ULL;
+}  // namespace
 
 Recurrent::Recurrent(std::string class_name, RnnCell cell, int64_t units, RecurrentOptions options)
     : SingleInputLayer(class_name, base_options(options)),
@@ -22,6 +37,11 @@ Recurrent::Recurrent(std::string class_name, RnnCell cell, int64_t units, Recurr
                  "{}: only activation='tanh' with recurrent_activation='sigmoid' runs on the RNN "
                  "kernels. Received: activation='{}', recurrent_activation='{}'",
                  class_name, options_.activation, options_.recurrent_activation);
+  }
+  for (const auto& [field, rate] : {std::pair{"dropout", options_.dropout},
+                                    {"recurrent_dropout", options_.recurrent_dropout}}) {
+    OSPREY_CHECK(rate >= 0.0 && rate < 1.0, "{}: {} must be in [0, 1). Received: {}={}", name(),
+                 field, field, rate);
   }
 }
 
@@ -80,18 +100,81 @@ autograd::RnnOutputs Recurrent::call_with_state(const Variable& x_in,
     return v.defined() && dtype_policy().casts_input(v.dtype()) ? autograd::cast(v, compute_dtype())
                                                                 : v;
   };
-  const Variable x = cast(x_in);
-  const Variable h0 = initial_state.empty() ? Variable() : cast(initial_state[0]);
-  const Variable c0 = initial_state.size() == 2 ? cast(initial_state[1]) : Variable();
+  Variable x = cast(x_in);
+  const int64_t batch = x.shape()[0];
+  const std::vector<Variable> start =
+      !initial_state.empty() || !options_.stateful ? initial_state : kept_states(batch);
+  const Variable h0 = start.empty() ? Variable() : cast(start[0]);
+  const Variable c0 = start.size() == 2 ? cast(start[1]) : Variable();
   RnnOptions o{.go_backwards = options_.go_backwards, .reset_after = options_.reset_after};
   if (cell_ == RnnCell::simple_rnn && options_.activation == "relu")
     o.activation = Activation::relu;
   const Variable k = autocast(kernel_), r = autocast(recurrent_kernel_), b = autocast(bias_);
-  autograd::RnnOutputs out = cell_ == RnnCell::lstm  ? autograd::lstm(x, h0, c0, k, r, b, o)
-                             : cell_ == RnnCell::gru ? autograd::gru(x, h0, k, r, b, o)
-                                                     : autograd::simple_rnn(x, h0, k, r, b, o);
+  // Keras's dropout: one mask per sequence, the same at every step, drawn per training call.
+  const bool drop = training && options_.dropout > 0.0;
+  const bool recurrent_drop = training && options_.recurrent_dropout > 0.0;
+  Variable rec_mask;
+  if (drop || recurrent_drop) {
+    const uint64_t seed = options_.seed ? *options_.seed + calls_++ : next_seed();
+    const TensorOptions opts{x.dtype(), x.device()};
+    if (drop) {
+      x = autograd::mul(x, dropout_mask({batch, 1, x.shape()[2]}, options_.dropout, seed, opts));
+    }
+    if (recurrent_drop) {
+      rec_mask = dropout_mask({batch, units_}, options_.recurrent_dropout,
+                              seed + kRecurrentSeedOffset, opts);
+    }
+  }
+  autograd::RnnOutputs out = recurrent_drop ? step_by_step(x, h0, c0, k, r, b, o, rec_mask)
+                             : cell_ == RnnCell::lstm ? autograd::lstm(x, h0, c0, k, r, b, o)
+                             : cell_ == RnnCell::gru  ? autograd::gru(x, h0, k, r, b, o)
+                                                      : autograd::simple_rnn(x, h0, k, r, b, o);
+  if (options_.stateful) {
+    states_ = {out.h.value().clone()};
+    if (out.c.defined()) states_.push_back(out.c.value().clone());
+  }
   if (!options_.return_sequences) out.outputs = out.h;  // the last step's output is the state
   return out;
+}
+
+autograd::RnnOutputs Recurrent::step_by_step(const Variable& x, Variable h, Variable c,
+                                             const Variable& k, const Variable& r,
+                                             const Variable& b, const RnnOptions& o,
+                                             const Variable& rec_mask) const {
+  // Keras's cells multiply the previous state h by the mask before the recurrent product (the
+  // LSTM's carry c is not masked); the op over one step with h0 = h * mask is that step.
+  RnnOptions one = o;
+  one.go_backwards = false;  // the steps are taken in processing order here
+  const int64_t steps = x.shape()[1];
+  std::vector<Variable> ys;
+  ys.reserve(static_cast<size_t>(steps));
+  for (int64_t i = 0; i < steps; ++i) {
+    const int64_t t = o.go_backwards ? steps - 1 - i : i;
+    const Variable xt = autograd::narrow(x, 1, t, 1);
+    const Variable hin = h.defined() ? autograd::mul(h, rec_mask) : h;
+    autograd::RnnOutputs s = cell_ == RnnCell::lstm  ? autograd::lstm(xt, hin, c, k, r, b, one)
+                             : cell_ == RnnCell::gru ? autograd::gru(xt, hin, k, r, b, one)
+                                                     : autograd::simple_rnn(xt, hin, k, r, b, one);
+    ys.push_back(s.outputs);
+    h = s.h;
+    c = s.c;
+  }
+  return {autograd::concat(ys, 1), h, c};
+}
+
+std::vector<Variable> Recurrent::kept_states(int64_t batch) const {
+  if (states_.empty()) return {};
+  OSPREY_CHECK(states_[0].shape()[0] == batch,
+               "{}: a stateful layer keeps states for a batch of {}. Received: a batch of {} "
+               "(every call of a stateful layer must have the same batch size)",
+               name(), states_[0].shape()[0], batch);
+  std::vector<Variable> out;
+  for (const Tensor& s : states_) out.emplace_back(s);
+  return out;
+}
+
+void Recurrent::reset_states() {
+  for (Tensor& s : states_) s = zeros(s.shape(), {s.dtype(), s.device()});
 }
 
 Variable Recurrent::call_single(const Variable& x, bool training) {
@@ -111,10 +194,11 @@ nlohmann::json Recurrent::get_config() const {
   c["return_sequences"] = options_.return_sequences;
   c["return_state"] = false;
   c["go_backwards"] = options_.go_backwards;
-  c["stateful"] = false;
+  c["stateful"] = options_.stateful;
   c["unroll"] = false;
-  c["dropout"] = 0.0;
-  c["recurrent_dropout"] = 0.0;
+  c["dropout"] = options_.dropout;
+  c["recurrent_dropout"] = options_.recurrent_dropout;
+  c["seed"] = options_.seed ? nlohmann::json(*options_.seed) : nlohmann::json();
   return c;
 }
 
@@ -122,17 +206,16 @@ RecurrentOptions Recurrent::read_options(const nlohmann::json& c) {
   RecurrentOptions o;
   read_base_options(c, o);
   read_kernel_bias_config(c, o);
-  // What a Keras config may ask for that these layers do not do yet: refused, not ignored.
-  for (const char* field : {"dropout", "recurrent_dropout"}) {
-    OSPREY_CHECK_T(NotImplementedError, c.value(field, 0.0) == 0.0,
-                   "{}: {} is not supported yet (the layer has no dropout). Received: {}",
-                   c.value("name", std::string("recurrent layer")), field, c[field].dump());
-  }
-  for (const char* field : {"stateful", "return_state"}) {
-    OSPREY_CHECK_T(NotImplementedError, !c.value(field, false),
-                   "{}: {}=true is not supported in a config (call_with_state gives the states)",
-                   c.value("name", std::string("recurrent layer")), field);
-  }
+  // What a Keras config may ask for that these layers do not do: refused, not ignored. A layer
+  // call has one output, so a model cannot take the states from it.
+  OSPREY_CHECK_T(NotImplementedError, !c.value("return_state", false),
+                 "{}: return_state=true is not supported in a config (call_with_state gives the "
+                 "states)",
+                 c.value("name", std::string("recurrent layer")));
+  o.dropout = c.value("dropout", 0.0);
+  o.recurrent_dropout = c.value("recurrent_dropout", 0.0);
+  o.stateful = c.value("stateful", false);
+  if (c.contains("seed") && !c["seed"].is_null()) o.seed = c["seed"].get<uint64_t>();
   o.activation = c.value("activation", std::string("tanh"));
   o.recurrent_activation = c.value("recurrent_activation", std::string("sigmoid"));
   if (c.contains("recurrent_initializer"))

@@ -3,13 +3,18 @@
 // base, Recurrent, that holds the weights in Keras 3's layouts (kernel [features, G * units],
 // recurrent_kernel [units, G * units], bias) and the sequence options:
 //   return_sequences: [batch, T, units] (every step) rather than [batch, units] (the last);
-//   go_backwards: the reversed sequence, outputs in processing order, as Keras.
+//   go_backwards: the reversed sequence, outputs in processing order, as Keras;
+//   dropout, recurrent_dropout: in training, one mask per sequence on the inputs (then the whole
+//     sequence runs as one op) and one on the state entering each step (then the layer runs the
+//     op one step at a time);
+//   stateful: the final states of a call are the initial states of the next (reset_states()).
 // Keras's return_state and initial_state are call_with_state(): a layer call returns one tensor.
 //   auto lstm = layers::LSTM(64, {.return_sequences = true});
 //   Variable y = lstm(x);                                   // [32, 100, 16] -> [32, 100, 64]
 //   auto [seq, h, c] = lstm->call_with_state(x, {h0, c0});  // states in, final states out
 #pragma once
 
+#include <optional>
 #include <vector>
 
 #include "osprey/autograd/ops/rnn.h"
@@ -31,6 +36,12 @@ struct RecurrentOptions {
   Regularizer bias_regularizer{};
   bool return_sequences = false;
   bool go_backwards = false;
+  double dropout = 0.0;            // of the inputs, in [0, 1); training only
+  double recurrent_dropout = 0.0;  // of the state entering each step, in [0, 1); training only
+  // Keeps the final states as the next call's initial states (a fixed batch size; no gradient
+  // flows across calls).
+  bool stateful = false;
+  std::optional<uint64_t> seed{};  // of the dropout masks; none: drawn from the global seed
   std::string name{};
   std::string dtype{};
   bool trainable = true;
@@ -52,6 +63,14 @@ class Recurrent : public SingleInputLayer {
   Shape compute_output_shape(const std::vector<Shape>& input_shapes) override;
   nlohmann::json get_config() const override;
 
+  // stateful: the states the next call starts from (h, then c for LSTM; empty before the first
+  // call), and Keras's reset_states(), which sets them to zeros.
+  const std::vector<Tensor>& states() const { return states_; }
+  void reset_states();
+
+  uint64_t seed_calls() const override { return calls_; }
+  void set_seed_calls(uint64_t calls) override { calls_ = calls; }
+
  protected:
   Recurrent(std::string class_name, RnnCell cell, int64_t units, RecurrentOptions options);
   void build_single(const Shape& input_shape) override;
@@ -61,11 +80,20 @@ class Recurrent : public SingleInputLayer {
  private:
   int64_t gates() const;
   void check_input_shape(const Shape& s) const;
+  // The initial states of a stateful call: the kept ones, checked against the batch size.
+  std::vector<Variable> kept_states(int64_t batch) const;
+  // recurrent_dropout in training: the op one step at a time, the state entering each step
+  // times rec_mask [batch, units].
+  autograd::RnnOutputs step_by_step(const Variable& x, Variable h, Variable c, const Variable& k,
+                                    const Variable& r, const Variable& b, const RnnOptions& o,
+                                    const Variable& rec_mask) const;
 
   RnnCell cell_;  // lstm, gru (reset_after chosen by the options) or simple_rnn
   int64_t units_;
   RecurrentOptions options_;
   Variable kernel_, recurrent_kernel_, bias_;
+  std::vector<Tensor> states_;  // stateful: the last call's final states, detached
+  uint64_t calls_ = 0;          // training calls with dropout so far, for a layer with its own seed
 };
 
 class LSTM : public Recurrent {

@@ -113,15 +113,16 @@ TEST(RecurrentTest, ConfigsAreKerasAndWhatIsNotSupportedIsRefused) {
   EXPECT_EQ(gru["reset_after"], false);
   EXPECT_FALSE(
       std::dynamic_pointer_cast<GRU>(layer_from_config("GRU", gru))->options().reset_after);
-  nlohmann::json dropout = c;
-  dropout["dropout"] = 0.2;
+  nlohmann::json with_state = c;
+  with_state["return_state"] = true;
   try {
-    layer_from_config("LSTM", dropout);
+    layer_from_config("LSTM", with_state);
     FAIL() << "no error";
   } catch (const NotImplementedError& e) {
     EXPECT_EQ(std::string(e.what()),
               c["name"].get<std::string>() +
-                  ": dropout is not supported yet (the layer has no dropout). Received: 0.2");
+                  ": return_state=true is not supported in a config (call_with_state gives the "
+                  "states)");
   }
   EXPECT_EQ(test::value_error([] { layers::LSTM(4, {.activation = "relu"}); }),
             "LSTM: only activation='tanh' with recurrent_activation='sigmoid' runs on the RNN "
@@ -133,6 +134,134 @@ TEST(RecurrentTest, ConfigsAreKerasAndWhatIsNotSupportedIsRefused) {
               lstm(Variable(zeros({2, 5})));
             }),
             "l: expected a 3-D input [batch, timesteps, features]. Received: [2, 5]");
+}
+
+// Keras's dropout: one input mask per sequence (the same features dropped at every step), drawn
+// per training call; none in inference.
+TEST(RecurrentTest, DropoutMasksEachSequenceOnceAndOnlyInTraining) {
+  const Variable x(wave({3, 5, 4}, 1));
+  auto plain = layers::LSTM(3, {.return_sequences = true, .dtype = "float64"});
+  auto drop =
+      layers::LSTM(3, {.return_sequences = true, .dropout = 0.5, .seed = 7, .dtype = "float64"});
+  plain->build({x.shape()});
+  drop->build({x.shape()});
+  for (const char* w : {"kernel", "recurrent_kernel", "bias"}) {
+    for (const Weight& pw : plain->own_weights())
+      if (pw.name == w) test::set_weight(*drop, w, pw.variable.value());
+  }
+  EXPECT_EQ(drop(x).value().to_vector<double>(), plain(x).value().to_vector<double>());
+  Variable xg(wave({3, 5, 4}, 1), true);
+  const Variable y = drop(xg, /*training=*/true);
+  EXPECT_NE(y.value().to_vector<double>(), plain(x).value().to_vector<double>());
+  autograd::sum(y).backward();
+  // A dropped input feature gets no gradient at any step; a kept one gets one at every step.
+  const std::vector<double> g = xg.grad().to_vector<double>();
+  int dropped = 0;
+  for (int b = 0; b < 3; ++b) {
+    for (int f = 0; f < 4; ++f) {
+      const bool zero = g[(b * 5) * 4 + f] == 0.0;
+      dropped += zero;
+      for (int t = 1; t < 5; ++t) EXPECT_EQ(g[(b * 5 + t) * 4 + f] == 0.0, zero) << b << t << f;
+    }
+  }
+  EXPECT_GT(dropped, 0);
+  EXPECT_LT(dropped, 12);
+  // A layer with its own seed draws the same masks call for call.
+  auto again =
+      layers::LSTM(3, {.return_sequences = true, .dropout = 0.5, .seed = 7, .dtype = "float64"});
+  again->build({x.shape()});
+  for (const Weight& w : drop->own_weights()) test::set_weight(*again, w.name, w.variable.value());
+  EXPECT_EQ(again(x, true).value().to_vector<double>(), y.value().to_vector<double>());
+  EXPECT_EQ(again->seed_calls(), 1u);
+}
+
+// recurrent_dropout runs the op one step at a time with the state masked; a mask of ones (a rate
+// of 1e-12) gives what the whole-sequence op gives, in both directions and for every cell.
+TEST(RecurrentTest, RecurrentDropoutStepsThroughTheSequence) {
+  const Variable x(wave({2, 4, 3}, 3));
+  for (const bool backwards : {false, true}) {
+    const RecurrentOptions o{.return_sequences = true,
+                             .go_backwards = backwards,
+                             .recurrent_dropout = 1e-12,
+                             .seed = 3,
+                             .dtype = "float64"};
+    for (const auto& rnn : std::vector<std::shared_ptr<Recurrent>>{
+             layers::LSTM(2, o).ptr(), layers::GRU(2, o).ptr(), layers::SimpleRNN(2, o).ptr()}) {
+      SCOPED_TRACE(rnn->class_name() + (backwards ? " backwards" : ""));
+      const autograd::RnnOutputs steps = rnn->call_with_state(x, {}, /*training=*/true);
+      const autograd::RnnOutputs whole = rnn->call_with_state(x, {}, false);
+      test::expect_values_near(steps.outputs.value(), whole.outputs.value().to_vector<double>(),
+                               1e-10);
+      test::expect_values_near(steps.h.value(), whole.h.value().to_vector<double>(), 1e-10);
+    }
+  }
+  auto rnn = layers::GRU(3, {.recurrent_dropout = 0.5, .seed = 11, .dtype = "float64"});
+  const Variable a = rnn(x, true), inference = rnn(x);
+  EXPECT_NE(a.value().to_vector<double>(), inference.value().to_vector<double>());
+  rnn->set_seed_calls(0);
+  EXPECT_EQ(rnn(x, true).value().to_vector<double>(), a.value().to_vector<double>());
+}
+
+TEST(RecurrentTest, DropoutRatesOutsideZeroToOneAreRefused) {
+  EXPECT_EQ(test::value_error([] { layers::LSTM(4, {.dropout = 1.0, .name = "l"}); }),
+            "l: dropout must be in [0, 1). Received: dropout=1");
+  EXPECT_EQ(test::value_error([] { layers::GRU(4, {.recurrent_dropout = -0.1, .name = "g"}); }),
+            "g: recurrent_dropout must be in [0, 1). Received: recurrent_dropout=-0.1");
+  nlohmann::json c = layers::SimpleRNN(2, {.name = "s"})->get_config();
+  c["dropout"] = 1.5;
+  EXPECT_EQ(test::value_error([&] { layer_from_config("SimpleRNN", c); }),
+            "s: dropout must be in [0, 1). Received: dropout=1.5");
+}
+
+TEST(RecurrentTest, DropoutStatefulAndSeedRoundTripThroughTheConfig) {
+  const nlohmann::json c =
+      layers::GRU(4, {.dropout = 0.25, .recurrent_dropout = 0.125, .stateful = true, .seed = 9})
+          ->get_config();
+  EXPECT_EQ(c["dropout"], 0.25);
+  EXPECT_EQ(c["recurrent_dropout"], 0.125);
+  EXPECT_EQ(c["stateful"], true);
+  EXPECT_EQ(c["seed"], 9);
+  const auto back = std::dynamic_pointer_cast<GRU>(layer_from_config("GRU", c));
+  EXPECT_EQ(back->get_config(), c);
+  EXPECT_EQ(back->options().seed, std::optional<uint64_t>(9));
+  EXPECT_TRUE(layers::LSTM(2)->get_config()["seed"].is_null());
+}
+
+// stateful: the final states of a call start the next one, so two calls on the halves of a
+// sequence equal one call on the whole; reset_states() starts from zeros again.
+TEST(RecurrentTest, StatefulLayersCarryTheirStatesAcrossCalls) {
+  const Variable x(wave({2, 6, 3}, 4));
+  auto whole = layers::LSTM(3, {.return_sequences = true, .dtype = "float64"});
+  auto halves = layers::LSTM(
+      3, {.return_sequences = true, .stateful = true, .name = "s", .dtype = "float64"});
+  whole->build({x.shape()});
+  halves->build({x.shape()});
+  for (const Weight& w : whole->own_weights())
+    test::set_weight(*halves, w.name, w.variable.value());
+  const Variable want = whole(x);
+  EXPECT_TRUE(halves->states().empty());
+  const Variable first = halves(autograd::slice(x, 1, 0, 3));
+  const Variable second = halves(autograd::slice(x, 1, 3, 6));
+  test::expect_values_near(autograd::concat({first, second}, 1).value(),
+                           want.value().to_vector<double>(), 1e-12);
+  ASSERT_EQ(halves->states().size(), 2u);  // h and c
+  test::expect_values_near(halves->states()[0],
+                           autograd::select(want, 1, 5).value().contiguous().to_vector<double>(),
+                           1e-12);
+  halves->reset_states();
+  for (const Tensor& s : halves->states())
+    EXPECT_EQ(s.to_vector<double>(), std::vector<double>(6, 0.0));
+  test::expect_values_near(halves(autograd::slice(x, 1, 0, 3)).value(),
+                           first.value().to_vector<double>(), 1e-12);
+  EXPECT_EQ(test::value_error([&] {
+              halves(Variable(wave({3, 2, 3}, 5)));
+            }),
+            "s: a stateful layer keeps states for a batch of 2. Received: a batch of 3 (every call "
+            "of a stateful layer must have the same batch size)");
+  // Explicit initial states win over the kept ones (Keras).
+  const auto given = halves->call_with_state(
+      x, {Variable(zeros({2, 3}, {DType::float64})), Variable(zeros({2, 3}, {DType::float64}))});
+  test::expect_values_near(given.outputs.value(), want.value().to_vector<double>(), 1e-12);
 }
 
 }  // namespace
