@@ -54,6 +54,83 @@ void check_output_mode(const std::string& layer, const std::string& mode,
                fmt::join(quoted, ", "), mode);
 }
 
+Tensor encode_categorical(const std::vector<std::vector<int64_t>>& ids, const EncodeSpec& spec) {
+  const auto n = static_cast<int64_t>(ids.size());
+  int64_t longest = 0;
+  for (const auto& r : ids) longest = std::max(longest, static_cast<int64_t>(r.size()));
+  if (spec.output_mode == "int") {
+    const int64_t len = spec.flat ? 1 : spec.length.value_or(longest);
+    for (size_t i = 0; i < ids.size() && !spec.pad_ragged; ++i)
+      OSPREY_CHECK(static_cast<int64_t>(ids[i].size()) == longest,
+                   "{}: every example must have as many values in output_mode \"int\"; "
+                   "example {} has {}, example 0 has {}",
+                   spec.layer, i, ids[i].size(), ids[0].size());
+    Tensor out = Tensor::empty(spec.flat ? Shape{n} : Shape{n, len}, {DType::int64});
+    int64_t* p = out.data<int64_t>();
+    std::fill(p, p + out.numel(), int64_t{0});
+    for (int64_t i = 0; i < n; ++i) {
+      const auto& r = ids[static_cast<size_t>(i)];
+      std::copy_n(r.begin(), std::min<int64_t>(len, static_cast<int64_t>(r.size())), p + i * len);
+    }
+    return out;
+  }
+  const int64_t d = spec.depth;
+  if (spec.output_mode == "one_hot") {
+    const int64_t len = spec.flat ? 1 : longest;
+    for (const auto& r : ids)
+      OSPREY_CHECK(static_cast<int64_t>(r.size()) == len,
+                   "{}: every example must have as many values in output_mode \"one_hot\"",
+                   spec.layer);
+    Tensor out = Tensor::empty(len == 1 ? Shape{n, d} : Shape{n, len, d}, {DType::float32});
+    float* p = out.data<float>();
+    std::fill(p, p + out.numel(), 0.0f);
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t j = 0; j < len; ++j) {
+        const int64_t k = ids[static_cast<size_t>(i)][static_cast<size_t>(j)];
+        if (k >= 0 && k < d) p[(i * len + j) * d + k] = 1.0f;
+      }
+    return out;
+  }
+  OSPREY_ASSERT(spec.output_mode == "multi_hot" || spec.output_mode == "count" ||
+                    spec.output_mode == "tf_idf",
+                "mode {}", spec.output_mode);
+  const int64_t rows = spec.flat ? 1 : n;
+  Tensor out = Tensor::empty(spec.flat ? Shape{d} : Shape{n, d}, {DType::float32});
+  float* p = out.data<float>();
+  std::fill(p, p + out.numel(), 0.0f);
+  for (int64_t i = 0; i < n; ++i) {
+    float* row = p + (spec.flat ? 0 : i) * d;
+    for (int64_t k : ids[static_cast<size_t>(i)]) {
+      if (k < 0 || k >= d) continue;
+      row[k] = spec.output_mode == "multi_hot" ? 1.0f : row[k] + 1.0f;
+    }
+  }
+  if (spec.output_mode == "tf_idf") {
+    OSPREY_ASSERT(spec.idf && static_cast<int64_t>(spec.idf->size()) >= d, "idf for {}", d);
+    for (int64_t i = 0; i < rows; ++i)
+      for (int64_t k = 0; k < d; ++k) p[i * d + k] *= (*spec.idf)[static_cast<size_t>(k)];
+  }
+  return out;
+}
+
+std::vector<std::vector<int64_t>> integer_rows(const Tensor& values, const char* layer,
+                                               bool& flat) {
+  OSPREY_CHECK(
+      values.defined() && (values.dtype() == DType::int64 || values.dtype() == DType::int32),
+      "{}: inputs must be an int32 or int64 tensor. Received: {}", layer,
+      values.defined() ? values.describe() : "an undefined tensor");
+  OSPREY_CHECK(values.ndim() == 1 || values.ndim() == 2,
+               "{}: inputs must have rank 1 or 2. Received: {}", layer, values.describe());
+  const std::vector<int64_t> v = values.to(DType::int64).contiguous().to_vector<int64_t>();
+  flat = values.ndim() == 1;
+  const int64_t cols = flat ? 1 : values.size(1);
+  std::vector<std::vector<int64_t>> rows(static_cast<size_t>(values.size(0)));
+  for (size_t i = 0; i < rows.size(); ++i)
+    rows[i].assign(v.begin() + static_cast<int64_t>(i) * cols,
+                   v.begin() + static_cast<int64_t>(i + 1) * cols);
+  return rows;
+}
+
 template <class Key>
 IndexLookup<Key>::IndexLookup(LookupConfig<Key> config, std::vector<Key> vocabulary,
                               std::vector<float> idf_weights)
@@ -243,58 +320,31 @@ Key IndexLookup<Key>::token_at(int64_t index) const {
 }
 
 template <class Key>
-Tensor IndexLookup<Key>::encode_int(const std::vector<std::vector<Key>>& rows,
-                                    std::optional<int64_t> length) const {
-  int64_t len = length.value_or(0);
-  if (!length)
-    for (const auto& r : rows) len = std::max(len, static_cast<int64_t>(r.size()));
-  Tensor out = Tensor::empty(Shape{static_cast<int64_t>(rows.size()), len}, {DType::int64});
-  int64_t* p = out.data<int64_t>();
-  std::fill(p, p + out.numel(), int64_t{0});
+std::vector<std::vector<int64_t>> IndexLookup<Key>::indices(
+    const std::vector<std::vector<Key>>& rows) const {
+  std::vector<std::vector<int64_t>> out(rows.size());
   for (size_t i = 0; i < rows.size(); ++i) {
-    const auto n = std::min<int64_t>(len, static_cast<int64_t>(rows[i].size()));
-    for (int64_t j = 0; j < n; ++j)
-      p[static_cast<int64_t>(i) * len + j] = index_of(rows[i][static_cast<size_t>(j)]);
+    out[i].reserve(rows[i].size());
+    for (const Key& v : rows[i]) out[i].push_back(index_of(v));
   }
   return out;
 }
 
 template <class Key>
-Tensor IndexLookup<Key>::encode_bags(const std::vector<std::vector<Key>>& documents) const {
+Tensor IndexLookup<Key>::encode(const std::vector<std::vector<Key>>& rows, bool flat,
+                                std::optional<int64_t> length) const {
   const std::string& mode = config_.output_mode;
-  OSPREY_ASSERT(mode == "multi_hot" || mode == "count" || mode == "tf_idf", "mode {}", mode);
-  OSPREY_CHECK(config_.pad_to_max_tokens || !tokens_.empty(),
+  OSPREY_CHECK(mode == "int" || config_.pad_to_max_tokens || !tokens_.empty(),
                "{}: output_mode \"{}\" needs a vocabulary first (adapt, or the vocabulary "
                "option), or pad_to_max_tokens with max_tokens",
                config_.layer, mode);
-  const int64_t d = depth();
-  Tensor out = Tensor::empty(Shape{static_cast<int64_t>(documents.size()), d}, {DType::float32});
-  float* p = out.data<float>();
-  std::fill(p, p + out.numel(), 0.0f);
-  for (size_t i = 0; i < documents.size(); ++i) {
-    float* row = p + static_cast<int64_t>(i) * d;
-    for (const Key& t : documents[i]) {
-      const int64_t k = index_of(t);
-      if (k < 0 || k >= d) continue;  // the mask, or past the padded width
-      row[k] = mode == "multi_hot" ? 1.0f : row[k] + 1.0f;
-    }
-    if (mode == "tf_idf")
-      for (int64_t k = 0; k < d; ++k) row[k] *= idf_[static_cast<size_t>(k)];
-  }
-  return out;
-}
-
-template <class Key>
-Tensor IndexLookup<Key>::encode_one_hot(const std::vector<Key>& values) const {
-  const int64_t d = depth();
-  Tensor out = Tensor::empty(Shape{static_cast<int64_t>(values.size()), d}, {DType::float32});
-  float* p = out.data<float>();
-  std::fill(p, p + out.numel(), 0.0f);
-  for (size_t i = 0; i < values.size(); ++i) {
-    const int64_t k = index_of(values[i]);
-    if (k >= 0 && k < d) p[static_cast<int64_t>(i) * d + k] = 1.0f;
-  }
-  return out;
+  return encode_categorical(indices(rows), {.layer = config_.layer.c_str(),
+                                            .output_mode = mode,
+                                            .depth = depth(),
+                                            .flat = flat,
+                                            .length = length,
+                                            .pad_ragged = length.has_value(),
+                                            .idf = &idf_});
 }
 
 template <class Key>

@@ -58,15 +58,11 @@ class IndexLookup {
   Key token_at(int64_t index) const;
   // The width of the non-int encodings: max_tokens when padded to it, else vocabulary_size().
   int64_t depth() const;
-  // rows of values -> int64 [n, length] (indices, 0 after each row) with length = the longest
-  // row when `length` is unset, rows cut to it otherwise.
-  Tensor encode_int(const std::vector<std::vector<Key>>& rows,
-                    std::optional<int64_t> length = std::nullopt) const;
-  // documents -> float32 [n, depth]: multi_hot (1 where present), count, or tf_idf (count x
-  // idf).
-  Tensor encode_bags(const std::vector<std::vector<Key>>& documents) const;
-  // values -> float32 [n, depth], one 1 per row (none for the mask).
-  Tensor encode_one_hot(const std::vector<Key>& values) const;
+  // Each row's indices (mask: 0 in "int" mode, -1 otherwise).
+  std::vector<std::vector<int64_t>> indices(const std::vector<std::vector<Key>>& rows) const;
+  // rows of values in this lookup's output_mode (encode_categorical's shapes).
+  Tensor encode(const std::vector<std::vector<Key>>& rows, bool flat,
+                std::optional<int64_t> length = std::nullopt) const;
 
   // Config, learned vocabulary and idf weights; from_json rebuilds exactly this state.
   nlohmann::json to_json() const;
@@ -87,6 +83,29 @@ class IndexLookup {
 
 extern template class IndexLookup<std::string>;
 extern template class IndexLookup<int64_t>;
+
+// Integer ids (from a lookup or a hash) in Keras's encodings. `flat`: the input was one value
+// per example (rank 1) and each row holds one id. Shapes, for n rows of length L:
+//   int        flat: int64 [n]; else int64 [n, length or the longest row], 0 after short rows
+//              (ragged rows need `pad_ragged`, else ValueError)
+//   one_hot    float32 [n, depth] (flat, or L == 1); else [n, L, depth]
+//   multi_hot, count, tf_idf   float32 [n, depth], a row per example; flat: [depth], the whole
+//              input as one example, as Keras treats a rank-1 input
+// Ids < 0 (a dropped mask) and >= depth are left out of the non-int encodings.
+struct EncodeSpec {
+  const char* layer;
+  std::string output_mode;
+  int64_t depth = 0;
+  bool flat = false;
+  std::optional<int64_t> length = std::nullopt;
+  bool pad_ragged = false;
+  const std::vector<float>* idf = nullptr;  // tf_idf: one weight per id
+};
+Tensor encode_categorical(const std::vector<std::vector<int64_t>>& ids, const EncodeSpec& spec);
+
+// An integer tensor (int32 or int64, rank 1 or 2) as rows of values: rank 1 gives one row per
+// value (flat = true). ValueError naming the layer for another dtype or rank.
+std::vector<std::vector<int64_t>> integer_rows(const Tensor& values, const char* layer, bool& flat);
 
 // The output modes lookups take, and the check that names the field and the choices.
 void check_output_mode(const std::string& layer, const std::string& mode,

@@ -1,5 +1,6 @@
 #include "osprey/data/text/text_vectorization.h"
 
+#include <algorithm>
 #include <fstream>
 #include <utility>
 
@@ -82,6 +83,12 @@ std::vector<std::string> utf8_characters(const std::string& s) {
   return out;
 }
 
+int64_t longest_row(const std::vector<std::vector<std::string>>& rows) {
+  size_t n = 0;
+  for (const auto& r : rows) n = std::max(n, r.size());
+  return static_cast<int64_t>(n);
+}
+
 }  // namespace
 
 TextVectorization::TextVectorization(TextVectorizationOptions options)
@@ -151,9 +158,10 @@ Tensor TextVectorization::operator()(const std::vector<std::string>& texts) cons
   std::vector<std::vector<std::string>> docs;
   docs.reserve(texts.size());
   for (const auto& t : texts) docs.push_back(tokens(t));
-  if (options_.output_mode == "int")
-    return lookup_.encode_int(docs, options_.output_sequence_length);
-  return lookup_.encode_bags(docs);
+  if (options_.output_mode != "int") return lookup_.encode(docs, /*flat=*/false);
+  // Ragged rows pad to the longest (or are cut to output_sequence_length).
+  return lookup_.encode(docs, /*flat=*/false,
+                        options_.output_sequence_length.value_or(longest_row(docs)));
 }
 
 nlohmann::json TextVectorization::to_json() const {
