@@ -12,6 +12,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "osprey/tensor/tensor.h"
@@ -30,6 +31,21 @@ struct LookupConfig {
   bool invert = false;
   std::optional<std::array<uint64_t, 2>> salt;  // strings: SipHash for OOV buckets
 };
+
+// The config of a StringLookupOptions or IntegerLookupOptions: their fields share Keras's names.
+template <class Key, class Options>
+LookupConfig<Key> lookup_config(std::string layer, const Options& o,
+                                std::optional<std::array<uint64_t, 2>> salt) {
+  return {.layer = std::move(layer),
+          .max_tokens = o.max_tokens,
+          .num_oov_indices = o.num_oov_indices,
+          .mask_token = o.mask_token,
+          .oov_token = o.oov_token,
+          .output_mode = o.output_mode,
+          .pad_to_max_tokens = o.pad_to_max_tokens,
+          .invert = o.invert,
+          .salt = salt};
+}
 
 template <class Key>
 class IndexLookup {

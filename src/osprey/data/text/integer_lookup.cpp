@@ -9,23 +9,11 @@ namespace {
 
 constexpr const char* kIntegerLookup = "IntegerLookup";
 
-detail::LookupConfig<int64_t> integer_lookup_config(const IntegerLookupOptions& o) {
-  return {.layer = kIntegerLookup,
-          .max_tokens = o.max_tokens,
-          .num_oov_indices = o.num_oov_indices,
-          .mask_token = o.mask_token,
-          .oov_token = o.oov_token,
-          .output_mode = o.output_mode,
-          .pad_to_max_tokens = o.pad_to_max_tokens,
-          .invert = o.invert,
-          .salt = std::nullopt};
-}
-
 }  // namespace
 
 IntegerLookup::IntegerLookup(IntegerLookupOptions options)
-    : lookup_(integer_lookup_config(options), std::move(options.vocabulary),
-              std::move(options.idf_weights)) {}
+    : lookup_(detail::lookup_config<int64_t>(kIntegerLookup, options, std::nullopt),
+              std::move(options.vocabulary), std::move(options.idf_weights)) {}
 
 void IntegerLookup::adapt(const Tensor& values) {
   bool flat = false;

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "osprey/core/error.h"
+#include "osprey/core/error_of_test.h"
 #include "osprey/data/text/hashing.h"
 #include "osprey/data/text/integer_lookup.h"
 #include "osprey/data/text/string_lookup.h"
@@ -16,15 +17,7 @@ namespace {
 using Strings = std::vector<std::string>;
 using Ints = std::vector<int64_t>;
 
-template <class E = ValueError, class F>
-std::string error_of(F&& fn) {
-  try {
-    fn();
-  } catch (const E& e) {
-    return e.what();
-  }
-  return "";
-}
+using osprey::testing::error_of;
 
 Ints ints(const Tensor& t) { return t.to_vector<int64_t>(); }
 std::vector<float> floats(const Tensor& t) { return t.to_vector<float>(); }
@@ -76,7 +69,7 @@ TEST(StringLookupTest, InvertMapsIndicesBack) {
   EXPECT_EQ(masked.get_vocabulary(), (Strings{"[M]", "[UNK]", "a", "b", "c"}));
   EXPECT_EQ(masked(i64({0, 1, 2, 3, 4, 9}, {6})),
             (Strings{"[M]", "[UNK]", "a", "b", "c", "[UNK]"}));
-  EXPECT_EQ(error_of([&] { inv({"a"}); }),
+  EXPECT_EQ(error_of<ValueError>([&] { inv({"a"}); }),
             "StringLookup: invert=true maps indices to strings: call it with an integer tensor");
 }
 
@@ -87,24 +80,24 @@ TEST(StringLookupTest, JsonRoundTripAndErrors) {
   const StringLookup back = StringLookup::from_json(s.to_json());
   EXPECT_EQ(back.get_vocabulary(), s.get_vocabulary());
   EXPECT_EQ(ints(back({"z", "q", "", "y"})), ints(s({"z", "q", "", "y"})));
-  EXPECT_EQ(error_of([] { StringLookup({.output_mode = "binary"}); }),
+  EXPECT_EQ(error_of<ValueError>([] { StringLookup({.output_mode = "binary"}); }),
             "StringLookup: output_mode must be one of \"int\", \"one_hot\", \"multi_hot\", "
             "\"count\", \"tf_idf\". Received: output_mode=\"binary\"");
-  EXPECT_EQ(error_of([] { StringLookup({.num_oov_indices = -1}); }),
+  EXPECT_EQ(error_of<ValueError>([] { StringLookup({.num_oov_indices = -1}); }),
             "StringLookup: num_oov_indices must be >= 0. Received: num_oov_indices=-1");
-  EXPECT_EQ(error_of([] {
+  EXPECT_EQ(error_of<ValueError>([] {
               StringLookup({.mask_token = "", .vocabulary = {"a", ""}});
             }),
             "StringLookup: the mask token \"\" is in the vocabulary; leave it out, or give the "
             "reserved tokens first, in this order: [\"\", \"[UNK]\"]");
   StringLookup strict({.num_oov_indices = 0, .vocabulary = {"a"}});
-  EXPECT_EQ(error_of([&] { strict({"b"}); }),
+  EXPECT_EQ(error_of<ValueError>([&] { strict({"b"}); }),
             "StringLookup: \"b\" is not in the vocabulary, and num_oov_indices=0 allows no OOV "
             "values (set num_oov_indices=1)");
-  EXPECT_EQ(error_of([] { StringLookup({.invert = true, .output_mode = "count"}); }),
+  EXPECT_EQ(error_of<ValueError>([] { StringLookup({.invert = true, .output_mode = "count"}); }),
             "StringLookup: invert=true needs output_mode \"int\". Received: output_mode=\"count\"");
   StringLookup empty;
-  EXPECT_EQ(error_of([&] { empty.adapt(Strings{}); }),
+  EXPECT_EQ(error_of<ValueError>([&] { empty.adapt(Strings{}); }),
             "StringLookup: adapt needs at least one value. Received: none");
 }
 
@@ -144,7 +137,7 @@ TEST(IntegerLookupTest, MultiHotAndTfIdf) {
   const IntegerLookup back = IntegerLookup::from_json(tfidf.to_json());
   EXPECT_EQ(floats(back(i64({2, 2, 3, 9}, {1, 4}))), got);
   EXPECT_EQ(
-      error_of([&] { tfidf(from_vector<float>({1.0f}, {1})); }),
+      error_of<ValueError>([&] { tfidf(from_vector<float>({1.0f}, {1})); }),
       "IntegerLookup: inputs must be an int32 or int64 tensor. Received: float32[1] on cpu:0");
 }
 
@@ -171,12 +164,12 @@ TEST(HashingTest, MultiHotCountAndOneHot) {
   const Tensor one = Hashing({.num_bins = 4, .output_mode = "one_hot"})({"A", "B", "C"});
   EXPECT_EQ(one.shape(), (Shape{3, 4}));
   EXPECT_EQ(floats(one), (std::vector<float>{1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 1}));
-  EXPECT_EQ(error_of([] { Hashing({.num_bins = 0}); }),
+  EXPECT_EQ(error_of<ValueError>([] { Hashing({.num_bins = 0}); }),
             "Hashing: num_bins must be positive. Received: num_bins=0");
-  EXPECT_EQ(error_of([] { Hashing({.num_bins = 2, .output_mode = "tf_idf"}); }),
+  EXPECT_EQ(error_of<ValueError>([] { Hashing({.num_bins = 2, .output_mode = "tf_idf"}); }),
             "Hashing: output_mode must be one of \"int\", \"one_hot\", \"multi_hot\", "
             "\"count\". Received: output_mode=\"tf_idf\"");
-  EXPECT_EQ(error_of([] {
+  EXPECT_EQ(error_of<ValueError>([] {
               Hashing({.num_bins = 2})({Strings{"a", "b"}, Strings{"c"}});
             }),
             "Hashing: every example must have as many values in output_mode \"int\"; example 1 "

@@ -9,18 +9,6 @@ namespace {
 
 constexpr const char* kStringLookup = "StringLookup";
 
-detail::LookupConfig<std::string> string_lookup_config(const StringLookupOptions& o) {
-  return {.layer = kStringLookup,
-          .max_tokens = o.max_tokens,
-          .num_oov_indices = o.num_oov_indices,
-          .mask_token = o.mask_token,
-          .oov_token = o.oov_token,
-          .output_mode = o.output_mode,
-          .pad_to_max_tokens = o.pad_to_max_tokens,
-          .invert = o.invert,
-          .salt = o.salt};
-}
-
 std::vector<std::vector<std::string>> one_per_row(const std::vector<std::string>& values) {
   std::vector<std::vector<std::string>> rows;
   rows.reserve(values.size());
@@ -31,8 +19,8 @@ std::vector<std::vector<std::string>> one_per_row(const std::vector<std::string>
 }  // namespace
 
 StringLookup::StringLookup(StringLookupOptions options)
-    : lookup_(string_lookup_config(options), std::move(options.vocabulary),
-              std::move(options.idf_weights)) {}
+    : lookup_(detail::lookup_config<std::string>(kStringLookup, options, options.salt),
+              std::move(options.vocabulary), std::move(options.idf_weights)) {}
 
 void StringLookup::adapt(const std::vector<std::string>& values) { adapt(one_per_row(values)); }
 

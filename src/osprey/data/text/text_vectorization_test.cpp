@@ -8,6 +8,7 @@
 #include <filesystem>
 
 #include "osprey/core/error.h"
+#include "osprey/core/error_of_test.h"
 
 namespace osprey::data::text {
 namespace {
@@ -16,15 +17,7 @@ using Strings = std::vector<std::string>;
 
 const Strings kTexts = {"The cat sat.", "the DOG sat!", "a cat, a dog; a bird?", "Zebra"};
 
-template <class E = ValueError, class F>
-std::string error_of(F&& fn) {
-  try {
-    fn();
-  } catch (const E& e) {
-    return e.what();
-  }
-  return "";
-}
+using osprey::testing::error_of;
 
 std::vector<int64_t> ints(const Tensor& t) { return t.to_vector<int64_t>(); }
 std::vector<float> floats(const Tensor& t) { return t.to_vector<float>(); }
@@ -157,7 +150,7 @@ TEST(TextVectorizationTest, GivenVocabularyAndTheJsonRoundTrip) {
   EXPECT_EQ(given.get_vocabulary(), (Strings{"", "[UNK]", "cat", "dog"}));
   EXPECT_EQ(given.vocabulary_size(), 4);
   EXPECT_EQ(ints(given({"dog cat bird", "cat"})), (std::vector<int64_t>{3, 2, 1, 2, 0, 0}));
-  EXPECT_EQ(error_of([&] { given.adapt(kTexts); }),
+  EXPECT_EQ(error_of<ValueError>([&] { given.adapt(kTexts); }),
             "TextVectorization: cannot adapt after a vocabulary was given (the vocabulary "
             "option or set_vocabulary)");
 
@@ -178,43 +171,43 @@ TEST(TextVectorizationTest, GivenVocabularyAndTheJsonRoundTrip) {
 }
 
 TEST(TextVectorizationTest, BadOptionsNameTheFieldAndTheChoices) {
-  EXPECT_EQ(error_of([] { TextVectorization({.output_mode = "onehot"}); }),
+  EXPECT_EQ(error_of<ValueError>([] { TextVectorization({.output_mode = "onehot"}); }),
             "TextVectorization: output_mode must be one of \"int\", \"multi_hot\", \"count\", "
             "\"tf_idf\". Received: output_mode=\"onehot\"");
-  EXPECT_EQ(error_of([] { TextVectorization({.max_tokens = 1}); }),
+  EXPECT_EQ(error_of<ValueError>([] { TextVectorization({.max_tokens = 1}); }),
             "TextVectorization: max_tokens must be greater than 1 (it counts the mask and OOV "
             "indices). Received: max_tokens=1");
-  EXPECT_EQ(error_of([] { TextVectorization({.standardize = "upper"}); }),
+  EXPECT_EQ(error_of<ValueError>([] { TextVectorization({.standardize = "upper"}); }),
             "TextVectorization: standardize must be one of \"lower_and_strip_punctuation\", "
             "\"lower\", \"strip_punctuation\" or none. Received: standardize=\"upper\"");
-  EXPECT_EQ(error_of([] { TextVectorization({.split = "comma"}); }),
+  EXPECT_EQ(error_of<ValueError>([] { TextVectorization({.split = "comma"}); }),
             "TextVectorization: split must be one of \"whitespace\", \"character\" or none. "
             "Received: split=\"comma\"");
-  EXPECT_EQ(
-      error_of([] { TextVectorization({.output_mode = "count", .output_sequence_length = 4}); }),
-      "TextVectorization: output_sequence_length is only for output_mode \"int\". "
-      "Received: output_mode=\"count\"");
-  EXPECT_EQ(error_of([] { TextVectorization({.pad_to_max_tokens = true}); }),
+  EXPECT_EQ(error_of<ValueError>(
+                [] { TextVectorization({.output_mode = "count", .output_sequence_length = 4}); }),
+            "TextVectorization: output_sequence_length is only for output_mode \"int\". "
+            "Received: output_mode=\"count\"");
+  EXPECT_EQ(error_of<ValueError>([] { TextVectorization({.pad_to_max_tokens = true}); }),
             "TextVectorization: pad_to_max_tokens=true needs max_tokens. Received: max_tokens "
             "unset");
-  EXPECT_EQ(error_of([] {
+  EXPECT_EQ(error_of<ValueError>([] {
               TextVectorization({.vocabulary = {"a", "b", "a"}});
             }),
             "TextVectorization: the vocabulary repeats terms: [\"a\"]");
-  EXPECT_EQ(error_of([] {
+  EXPECT_EQ(error_of<ValueError>([] {
               TextVectorization({.max_tokens = 3, .vocabulary = {"a", "b"}});
             }),
             "TextVectorization: the vocabulary (4 indices with the reserved ones) is larger "
             "than max_tokens=3");
   TextVectorization tv;
-  EXPECT_EQ(error_of([&] { tv.adapt({}); }),
+  EXPECT_EQ(error_of<ValueError>([&] { tv.adapt({}); }),
             "TextVectorization: adapt needs at least one text. Received: 0 texts");
-  EXPECT_EQ(error_of([&] {
+  EXPECT_EQ(error_of<ValueError>([&] {
               tv.adapt({"", " ...", "!"});
             }),
             "TextVectorization: adapt found no tokens in 3 documents");
   TextVectorization multi({.output_mode = "multi_hot"});
-  EXPECT_EQ(error_of([&] { multi({"a"}); }),
+  EXPECT_EQ(error_of<ValueError>([&] { multi({"a"}); }),
             "TextVectorization: output_mode \"multi_hot\" needs a vocabulary first (adapt, or "
             "the vocabulary option), or pad_to_max_tokens with max_tokens");
 }
