@@ -156,7 +156,7 @@ TEST(DatasetTest, DescribeListsThePipelineSourceFirst) {
 
 TEST(DatasetTest, CopiesShareTheEpochCounter) {
   Dataset ds = Dataset::range(100).shuffle(100, 9);
-  Dataset copy = ds;
+  Dataset copy = ds;  // NOLINT(performance-unnecessary-copy-initialization): the copy is tested
   const auto e0 = values(ds);
   const auto e1 = values(copy);  // epoch 1, not a replay of epoch 0
   EXPECT_NE(e0, e1);

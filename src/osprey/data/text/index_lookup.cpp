@@ -20,6 +20,7 @@ std::string show(int64_t v) { return std::to_string(v); }
 template <class Key>
 std::string show_all(const std::vector<Key>& keys) {
   std::vector<std::string> out;
+  out.reserve(keys.size());
   for (const Key& k : keys) out.push_back(show(k));
   return fmt::format("[{}]", fmt::join(out, ", "));
 }
@@ -49,6 +50,7 @@ void check_output_mode(const std::string& layer, const std::string& mode,
                        const std::vector<std::string>& choices) {
   if (std::find(choices.begin(), choices.end(), mode) != choices.end()) return;
   std::vector<std::string> quoted;
+  quoted.reserve(choices.size());
   for (const auto& c : choices) quoted.push_back(show(c));
   OSPREY_THROW(ValueError, "{}: output_mode must be one of {}. Received: output_mode=\"{}\"", layer,
                fmt::join(quoted, ", "), mode);
