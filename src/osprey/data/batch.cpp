@@ -1,6 +1,8 @@
-// batch(size, drop_remainder) and unbatch(): stacking consecutive elements into [size, ...]
-// tensors (stack_elements in element.cpp: one memcpy per row, or a view when the rows already
-// lie back to back) and slicing batches back into rows (views).
+// batch(size, drop_remainder), padded_batch and unbatch(): stacking consecutive elements into
+// [size, ...] tensors (stack_elements in element.cpp: one memcpy per row, or a view when the rows
+// already lie back to back; pad_and_stack_elements when their shapes differ) and slicing batches
+// back into rows (views).
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -12,15 +14,21 @@ namespace {
 
 class BatchNode final : public detail::Node {
  public:
-  BatchNode(detail::NodePtr input, int64_t size, bool drop_remainder)
-      : input_(std::move(input)), size_(size), drop_(drop_remainder) {
-    OSPREY_CHECK(size > 0, "batch: size must be positive. Received: size={}", size);
+  // padding: unset for batch(), the padding value for padded_batch().
+  BatchNode(detail::NodePtr input, int64_t size, bool drop_remainder,
+            std::optional<double> padding = std::nullopt)
+      : input_(std::move(input)), size_(size), drop_(drop_remainder), padding_(padding) {
+    OSPREY_CHECK(size > 0, "{}: size must be positive. Received: size={}", op(), size);
   }
+  const char* op() const { return padding_ ? "padded_batch" : "batch"; }
 
   class It final : public detail::IteratorImpl {
    public:
     It(const BatchNode& node, uint64_t epoch)
-        : in_(node.input_->make_iterator(epoch)), size_(node.size_), drop_(node.drop_) {
+        : in_(node.input_->make_iterator(epoch)),
+          size_(node.size_),
+          drop_(node.drop_),
+          padding_(node.padding_) {
       rows_.reserve(static_cast<size_t>(std::min<int64_t>(size_, 1 << 16)));
     }
     std::optional<Element> next() override {
@@ -36,7 +44,8 @@ class BatchNode final : public detail::Node {
       }
       if (rows_.empty() || (drop_ && static_cast<int64_t>(rows_.size()) < size_))
         return std::nullopt;
-      Element out = stack_elements(rows_, "batch");
+      Element out = padding_ ? pad_and_stack_elements(rows_, *padding_, "padded_batch")
+                             : stack_elements(rows_, "batch");
       rows_.clear();  // release the rows now, not at the next call
       return out;
     }
@@ -52,6 +61,7 @@ class BatchNode final : public detail::Node {
     std::unique_ptr<detail::IteratorImpl> in_;
     int64_t size_;
     bool drop_;
+    std::optional<double> padding_;
     std::vector<Element> rows_;
   };
 
@@ -64,8 +74,9 @@ class BatchNode final : public detail::Node {
     return drop_ ? n / size_ : (n + size_ - 1) / size_;
   }
   std::string label() const override {
-    return drop_ ? fmt::format("Batch({}, drop_remainder)", size_)
-                 : fmt::format("Batch({})", size_);
+    const char* name = padding_ ? "PaddedBatch" : "Batch";
+    return drop_ ? fmt::format("{}({}, drop_remainder)", name, size_)
+                 : fmt::format("{}({})", name, size_);
   }
   const Node* input() const override { return input_.get(); }
 
@@ -73,6 +84,7 @@ class BatchNode final : public detail::Node {
   detail::NodePtr input_;
   int64_t size_;
   bool drop_;
+  std::optional<double> padding_;
 };
 
 class UnbatchNode final : public detail::Node {
@@ -117,6 +129,10 @@ class UnbatchNode final : public detail::Node {
 
 Dataset Dataset::batch(int64_t size, bool drop_remainder) const {
   return Dataset(std::make_shared<BatchNode>(node_, size, drop_remainder));
+}
+
+Dataset Dataset::padded_batch(int64_t size, double padding_value, bool drop_remainder) const {
+  return Dataset(std::make_shared<BatchNode>(node_, size, drop_remainder, padding_value));
 }
 
 Dataset Dataset::unbatch() const { return Dataset(std::make_shared<UnbatchNode>(node_)); }

@@ -113,6 +113,10 @@ class Dataset {
   // Stacks `size` consecutive elements into [size, ...] tensors; the last batch is smaller
   // unless drop_remainder.
   Dataset batch(int64_t size, bool drop_remainder = false) const;
+  // batch() for elements whose shapes differ (token sequences of different lengths): each
+  // component is padded with padding_value to the largest size along every axis in the batch,
+  // as tf.data's padded_batch: int64 [3], [5], [2] -> [3, 5], zeros after the short rows.
+  Dataset padded_batch(int64_t size, double padding_value = 0, bool drop_remainder = false) const;
   // Splits every element along axis 0 into rows (the inverse of batch).
   Dataset unbatch() const;
   // Keeps the elements of the first complete pass in memory; later passes read them from

@@ -156,7 +156,7 @@ TEST(DatasetTest, DescribeListsThePipelineSourceFirst) {
 
 TEST(DatasetTest, CopiesShareTheEpochCounter) {
   Dataset ds = Dataset::range(100).shuffle(100, 9);
-  Dataset copy = ds;
+  Dataset copy = ds;  // NOLINT(performance-unnecessary-copy-initialization): the copy is tested
   const auto e0 = values(ds);
   const auto e1 = values(copy);  // epoch 1, not a replay of epoch 0
   EXPECT_NE(e0, e1);
@@ -205,6 +205,47 @@ TEST(DatasetTest, LabeledArraysSplitIntoViewsAndConvertToADataset) {
   EXPECT_EQ(ds.cardinality(), 6);
   EXPECT_EQ(train.batch(4).cardinality(), 2);
   EXPECT_EQ(values(val.dataset(), 1), (std::vector<int64_t>{6, 7, 8, 9}));
+}
+
+// tf.data's padded_batch: every component padded to the batch's largest size along each axis.
+TEST(DatasetTest, PaddedBatchPadsEachComponentToTheLongestInTheBatch) {
+  const std::vector<std::vector<int64_t>> seqs = {{1, 2, 3}, {4}, {5, 6}, {7, 8, 9, 10}, {}};
+  const Dataset ds = Dataset::from_generator([seqs](uint64_t) {
+    return [seqs, i = size_t{0}]() mutable -> std::optional<Element> {
+      if (i == seqs.size()) return std::nullopt;
+      const auto& s = seqs[i];
+      Element e{from_vector<int64_t>(s, Shape{static_cast<int64_t>(s.size())}),
+                from_vector<int64_t>({static_cast<int64_t>(i)}, Shape{})};
+      ++i;
+      return e;
+    };
+  });
+  const Dataset batched = ds.padded_batch(2, /*padding_value=*/-1);
+  EXPECT_EQ(batched.describe(), "FromGenerator -> PaddedBatch(2)");
+  std::vector<Shape> shapes;
+  for (auto& b : batched) shapes.push_back(b[0].shape());
+  EXPECT_EQ(shapes, (std::vector<Shape>{Shape{2, 3}, Shape{2, 4}, Shape{1, 0}}));
+  EXPECT_EQ(values(batched), (std::vector<int64_t>{1, 2, 3, 4, -1, -1, 5, 6, -1, -1, 7, 8, 9, 10}));
+  EXPECT_EQ(values(batched, 1), (std::vector<int64_t>{0, 1, 2, 3, 4}));
+  EXPECT_EQ(values(ds.padded_batch(2, 0, /*drop_remainder=*/true), 1),
+            (std::vector<int64_t>{0, 1, 2, 3}));
+}
+
+TEST(DatasetTest, PaddedBatchPadsEveryAxisAndNamesRankMismatches) {
+  const Tensor a = from_vector<float>({1, 2, 3, 4}, {2, 2});
+  const Tensor b = from_vector<float>({5, 6, 7}, {1, 3});
+  const Element out = pad_and_stack_elements({Element{a}, Element{b}}, 0.5);
+  EXPECT_EQ(out[0].shape(), (Shape{2, 2, 3}));
+  EXPECT_EQ(out[0].to_vector<float>(),
+            (std::vector<float>{1, 2, 0.5, 3, 4, 0.5, 5, 6, 7, 0.5, 0.5, 0.5}));
+  try {
+    pad_and_stack_elements({Element{a}, Element{from_vector<float>({1}, {1})}}, 0);
+    ADD_FAILURE() << "no error";
+  } catch (const ValueError& e) {
+    EXPECT_STREQ(e.what(),
+                 "padded_batch: every element must have one rank and dtype per component. "
+                 "Component 0: element 0 is float32[2, 2], element 1 is float32[1]");
+  }
 }
 
 }  // namespace

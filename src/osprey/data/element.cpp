@@ -1,5 +1,6 @@
 #include "osprey/data/element.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "osprey/core/error.h"
@@ -46,6 +47,31 @@ bool consecutive_rows(const std::vector<Element>& elements, size_t j) {
   return true;
 }
 
+// Component j of every element is defined and agrees with element 0's in dtype, and in shape
+// (batch) or rank (padded_batch); ValueError naming the element and component otherwise.
+void check_component(const std::vector<Element>& elements, size_t j, const char* op,
+                     bool same_shape) {
+  const Element& first = elements[0];
+  const Tensor& f = first[j];
+  OSPREY_CHECK(f.defined(), "{}: component {} of element 0 is undefined", op, j);
+  for (size_t i = 1; i < elements.size(); ++i) {
+    OSPREY_CHECK(elements[i].size() == first.size(),
+                 "{}: element {} has {} components, element 0 has {}", op, i, elements[i].size(),
+                 first.size());
+    const Tensor& t = elements[i][j];
+    const bool agrees = t.defined() && t.dtype() == f.dtype() &&
+                        (same_shape ? t.shape() == f.shape() : t.ndim() == f.ndim());
+    OSPREY_CHECK(agrees,
+                 "{}: every element must have one {} and dtype per component{}. Component {}: "
+                 "element 0 is {}{}, element {} is {}",
+                 op, same_shape ? "shape" : "rank",
+                 same_shape ? " (pad or resize in a map first)" : "", j, dtype_name(f.dtype()),
+                 f.shape().to_string(), i,
+                 t.defined() ? fmt::format("{}{}", dtype_name(t.dtype()), t.shape().to_string())
+                             : std::string("undefined"));
+  }
+}
+
 }  // namespace
 
 Element stack_elements(const std::vector<Element>& elements, const char* op) {
@@ -55,19 +81,7 @@ Element stack_elements(const std::vector<Element>& elements, const char* op) {
   Element out;
   for (size_t j = 0; j < first.size(); ++j) {
     const Tensor& f = first[j];
-    OSPREY_CHECK(f.defined(), "{}: component {} of element 0 is undefined", op, j);
-    for (size_t i = 1; i < elements.size(); ++i) {
-      OSPREY_CHECK(elements[i].size() == first.size(),
-                   "{}: element {} has {} components, element 0 has {}", op, i, elements[i].size(),
-                   first.size());
-      const Tensor& t = elements[i][j];
-      OSPREY_CHECK(t.defined() && t.shape() == f.shape() && t.dtype() == f.dtype(),
-                   "{}: every element must have one shape and dtype per component (pad or resize "
-                   "in a map first). Component {}: element 0 is {}{}, element {} is {}",
-                   op, j, dtype_name(f.dtype()), f.shape().to_string(), i,
-                   t.defined() ? fmt::format("{}{}", dtype_name(t.dtype()), t.shape().to_string())
-                               : std::string("undefined"));
-    }
+    check_component(elements, j, op, /*same_shape=*/true);
     const Shape shape = with_leading(n, f.shape());
     if (consecutive_rows(elements, j)) {
       out.push_back(Tensor::from_storage(f.storage(), shape, contiguous_strides(shape), f.offset(),
@@ -86,6 +100,35 @@ Element stack_elements(const std::vector<Element>& elements, const char* op) {
         Tensor row = dst.select(0, i);
         row.copy_(src);
       }
+    }
+    out.push_back(std::move(dst));
+  }
+  return out;
+}
+
+Element pad_and_stack_elements(const std::vector<Element>& elements, double padding_value,
+                               const char* op) {
+  OSPREY_CHECK(!elements.empty(), "{}: cannot stack zero elements", op);
+  const Element& first = elements[0];
+  Element out;
+  for (size_t j = 0; j < first.size(); ++j) {
+    const Tensor& f = first[j];
+    check_component(elements, j, op, /*same_shape=*/false);
+    std::vector<int64_t> longest(f.shape().begin(), f.shape().end());
+    for (size_t i = 1; i < elements.size(); ++i) {
+      const Tensor& t = elements[i][j];
+      for (int a = 0; a < t.ndim(); ++a)
+        longest[static_cast<size_t>(a)] = std::max(longest[static_cast<size_t>(a)], t.size(a));
+    }
+    std::vector<int64_t> dims = {static_cast<int64_t>(elements.size())};
+    dims.insert(dims.end(), longest.begin(), longest.end());
+    Tensor dst = Tensor::empty(Shape(dims), {f.dtype(), f.device()});
+    dst.fill_(padding_value);
+    for (size_t i = 0; i < elements.size(); ++i) {
+      const Tensor& src = elements[i][j];
+      Tensor corner = dst.select(0, static_cast<int64_t>(i));
+      for (int a = 0; a < src.ndim(); ++a) corner = corner.narrow(a, 0, src.size(a));
+      if (src.numel() > 0) corner.copy_(src);
     }
     out.push_back(std::move(dst));
   }

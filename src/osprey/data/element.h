@@ -53,6 +53,13 @@ class Element {
 // ValueError naming the element and component whose shape or dtype differs.
 Element stack_elements(const std::vector<Element>& elements, const char* op = "batch");
 
+// Stacks elements whose components share a rank but not a shape (sequences of different
+// lengths): component j becomes [n, ...the largest size along each axis], each element in its
+// leading corner and padding_value around it (tf.data's padded_batch). ValueError naming the
+// element and component whose rank or dtype differs.
+Element pad_and_stack_elements(const std::vector<Element>& elements, double padding_value,
+                               const char* op = "padded_batch");
+
 // Number of rows along axis 0 shared by every component; throws ValueError when a component
 // is a scalar or the components disagree.
 int64_t leading_dim(const Element& e, const char* op);

@@ -5,9 +5,10 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <utility>
 
 #include "osprey/core/error.h"
-#include "osprey/core/rng.h"
+#include "osprey/data/class_folders.h"
 
 // stb_image's functions, compiled here and private to this file (STB_IMAGE_STATIC): the formats
 // Keras's image_dataset_from_directory reads, from memory, sides up to 16384 pixels (a bound on
@@ -28,13 +29,6 @@ namespace osprey::data {
 namespace {
 
 namespace fs = std::filesystem;
-
-bool is_image(const fs::path& p) {
-  std::string ext = p.extension().string();
-  std::transform(ext.begin(), ext.end(), ext.begin(),
-                 [](unsigned char c) { return std::tolower(c); });
-  return ext == ".png" || ext == ".jpg" || ext == ".jpeg" || ext == ".bmp" || ext == ".gif";
-}
 
 struct Decoded {
   std::unique_ptr<unsigned char, void (*)(void*)> pixels{nullptr, stbi_image_free};
@@ -104,42 +98,19 @@ ImageFolderData read_image_folder(const std::string& directory, const ImageFolde
       "read_image_folder: height and width must both be positive (to resize) or both 0. "
       "Received: {}x{}",
       options.height, options.width);
-  std::error_code ec;
-  OSPREY_CHECK_T(IoError, fs::is_directory(directory, ec), "image folder '{}': not a directory",
-                 directory);
+  ClassFiles listed = list_class_files(directory, "image", [](const fs::path& p) {
+    return has_extension(p, {".png", ".jpg", ".jpeg", ".bmp", ".gif"});
+  });
   ImageFolderData out;
-  for (const auto& entry : fs::directory_iterator(directory)) {
-    if (entry.is_directory()) out.class_names.push_back(entry.path().filename().string());
-  }
-  std::sort(out.class_names.begin(), out.class_names.end());
-  OSPREY_CHECK_T(IoError, !out.class_names.empty(),
-                 "image folder '{}': no class folders in it (expected one subfolder per class, "
-                 "each holding that class's images)",
-                 directory);
-  std::vector<int64_t> labels;
-  for (size_t k = 0; k < out.class_names.size(); ++k) {
-    std::vector<std::string> files;
-    for (const auto& entry :
-         fs::recursive_directory_iterator(fs::path(directory) / out.class_names[k])) {
-      if (entry.is_regular_file() && is_image(entry.path())) files.push_back(entry.path().string());
-    }
-    std::sort(files.begin(), files.end());
-    out.files.insert(out.files.end(), files.begin(), files.end());
-    labels.insert(labels.end(), files.size(), static_cast<int64_t>(k));
-  }
-  const auto n = static_cast<int64_t>(out.files.size());
+  out.class_names = listed.class_names;
+  const auto n = static_cast<int64_t>(listed.files.size());
   OSPREY_CHECK_T(IoError, n > 0,
                  "image folder '{}': no images in its class folders ({}); osprey reads .png, "
                  ".jpg, .jpeg, .bmp and .gif files",
                  directory, fmt::join(out.class_names, ", "));
-  if (options.shuffle) {  // Fisher-Yates on a counter-based stream: the same order everywhere
-    const Philox rng(options.seed);
-    for (int64_t i = n - 1; i > 0; --i) {
-      const auto j = static_cast<int64_t>(rng(static_cast<uint64_t>(i))[0] % (i + 1));
-      std::swap(out.files[static_cast<size_t>(i)], out.files[static_cast<size_t>(j)]);
-      std::swap(labels[static_cast<size_t>(i)], labels[static_cast<size_t>(j)]);
-    }
-  }
+  if (options.shuffle) shuffle_class_files(listed, options.seed);
+  out.files = std::move(listed.files);
+  const std::vector<int64_t>& labels = listed.labels;
 
   const int channels = options.color_mode == "rgb" ? 3 : 1;
   int64_t height = options.height, width = options.width;
