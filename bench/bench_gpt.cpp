@@ -4,10 +4,13 @@
 // LayerNormalization scales, global clipnorm 1.0, CosineDecay from 0 warming up to the learning
 // rate over --warmup steps, then down to --min-lr), through the user's API (compile,
 // train_on_batch, test_on_batch). Prints JSON lines; the last one is the summary.
-//   bench_gpt --data data/tinyshakespeare.txt [--iters 2000] [--threads 2] [--n-layer 4]
+//   bench_gpt --data data/tinyshakespeare.txt [--model gpt|lstm|gru] [--units 512]
+//             [--iters 2000] [--threads 2] [--n-layer 4]
 //             [--n-head 4] [--n-embd 128] [--block 64] [--batch 12] [--eval-interval 250]
 //             [--eval-iters 20] [--time-iters 0] [--save-init FILE] [--losses N]
 //   --time-iters N: time N steps after 5 warm-up steps; print tokens/s only.
+//   --model lstm|gru: applications::rnn_language_model instead (--n-embd wide embedding,
+//     --n-layer layers of --units), against torch_gpt.py --model lstm|gru.
 //   --save-init FILE: write the initial weights (safetensors) for torch_gpt.py --init.
 //   --losses N: print the first N training losses on the fixed batches torch_gpt.py --losses
 //     uses, at a constant learning rate (the agreement check of the two frameworks).
@@ -62,7 +65,8 @@ double seconds_since(Clock::time_point t0) {
 
 int main(int argc, char** argv) {
   CLI::App app{"nanoGPT's Shakespeare character model trained with osprey"};
-  std::string data_path = "data/tinyshakespeare.txt", save_init;
+  std::string data_path = "data/tinyshakespeare.txt", save_init, kind = "gpt";
+  int64_t units = 512;
   int64_t iters = 2000, n_layer = 4, n_head = 4, n_embd = 128, block = 64, batch = 12;
   int64_t warmup = 100, eval_interval = 250, eval_iters = 20, time_iters = 0, losses = 0;
   int64_t generate_tokens = 0, reps = 3;
@@ -70,6 +74,8 @@ int main(int argc, char** argv) {
   int threads = 2;
   uint64_t seed = 1337;
   app.add_option("--data", data_path);
+  app.add_option("--model", kind)->check(CLI::IsMember({"gpt", "lstm", "gru"}));
+  app.add_option("--units", units);
   app.add_option("--iters", iters);
   app.add_option("--threads", threads);
   app.add_option("--n-layer", n_layer);
@@ -99,23 +105,31 @@ int main(int argc, char** argv) {
   Batcher train{ids.data(), n_train, block, batch, std::mt19937_64(seed)};
   Batcher val{ids.data() + n_train, n - n_train, block, batch, std::mt19937_64(seed + 1)};
 
-  os::Model model = os::applications::gpt({.vocab_size = tok.vocab_size(),
-                                           .block_size = block,
-                                           .n_layer = n_layer,
-                                           .n_head = n_head,
-                                           .n_embd = n_embd});
+  os::Model model = kind == "gpt"
+                        ? os::applications::gpt({.vocab_size = tok.vocab_size(),
+                                                 .block_size = block,
+                                                 .n_layer = n_layer,
+                                                 .n_head = n_head,
+                                                 .n_embd = n_embd})
+                        : os::applications::rnn_language_model({.vocab_size = tok.vocab_size(),
+                                                                .cell = kind,
+                                                                .block_size = block,
+                                                                .embedding_dim = n_embd,
+                                                                .units = units,
+                                                                .layers = n_layer});
   if (!save_init.empty()) {
     os::io::NamedTensors w;
     for (const auto& v : model.variables()) w.emplace_back(v.name(), v.value());
     os::io::save_safetensors(save_init, w);
   }
   const os::optim::LearningRate schedule =
-      losses > 0 || iters <= warmup ? os::optim::LearningRate(lr)
-                 : os::optim::LearningRate(os::optim::CosineDecay({.initial_learning_rate = 0.0,
-                                                                   .decay_steps = iters - warmup,
-                                                                   .alpha = min_lr / lr,
-                                                                   .warmup_target = lr,
-                                                                   .warmup_steps = warmup}));
+      losses > 0 || iters <= warmup
+          ? os::optim::LearningRate(lr)
+          : os::optim::LearningRate(os::optim::CosineDecay({.initial_learning_rate = 0.0,
+                                                            .decay_steps = iters - warmup,
+                                                            .alpha = min_lr / lr,
+                                                            .warmup_target = lr,
+                                                            .warmup_steps = warmup}));
   auto opt = std::make_shared<os::optim::AdamW>(os::optim::AdamWOptions{.learning_rate = schedule,
                                                                         .weight_decay = 0.1,
                                                                         .beta_1 = 0.9,
@@ -126,9 +140,9 @@ int main(int argc, char** argv) {
   model.compile(opt, std::make_shared<os::losses::SparseCategoricalCrossentropy>(
                          os::losses::SparseCategoricalCrossentropyOptions{.from_logits = true}));
   const std::string head = fmt::format(
-      R"("framework": "osprey", "threads": {}, "n_layer": {}, "n_head": {}, "n_embd": {}, )"
-      R"("block": {}, "batch": {})",
-      threads, n_layer, n_head, n_embd, block, batch);
+      R"("framework": "osprey", "model": "{}", "threads": {}, "n_layer": {}, "n_head": {}, )"
+      R"("n_embd": {}, "units": {}, "block": {}, "batch": {})",
+      kind, threads, n_layer, n_head, n_embd, units, block, batch);
   const auto loss_of = [](const os::train::Logs& logs) { return logs.at("loss"); };
 
   if (losses > 0) {  // torch_gpt.py --losses: batch i row j starts at i * block + j * 7
@@ -187,7 +201,26 @@ int main(int argc, char** argv) {
   fmt::print(
       "{{{}, \"iters\": {}, \"val_loss\": {:.4f}, \"tokens_per_s\": {:.1f}, \"train_s\": "
       "{:.1f}}}\n",
-      head, iters, estimate(val), static_cast<double>(iters * batch * block) / train_time,
-      train_time);
+      head, iters, estimate(val),
+      train_time > 0 ? static_cast<double>(iters * batch * block) / train_time : 0.0, train_time);
+  if (generate_tokens > 0) {
+    auto& gpt = dynamic_cast<os::models::GPT&>(model.network());
+    const os::Tensor prompt = os::from_vector<int64_t>({0}, {1, 1});
+    const auto rate = [&](bool cached) {
+      double best = 1e30;
+      for (int64_t r = 0; r < reps; ++r) {
+        const auto t0 = Clock::now();
+        os::models::generate(gpt, prompt,
+                             {.max_new_tokens = generate_tokens, .seed = 1, .use_cache = cached});
+        best = std::min(best, seconds_since(t0));
+      }
+      return static_cast<double>(generate_tokens) / best;
+    };
+    const double with_cache = rate(true), without = rate(false);
+    fmt::print(R"({{{}, "generate_tokens": {}, "cached_tokens_per_s": {:.1f}, )"
+               R"("uncached_tokens_per_s": {:.1f}, "speedup": {:.2f}}})"
+               "\n",
+               head, generate_tokens, with_cache, without, with_cache / without);
+  }
   return 0;
 }

@@ -4,7 +4,8 @@ exact GELU, tied token embedding and head) trained on Tiny Shakespeare at the ch
 with nanoGPT's schedule (AdamW, betas 0.9/0.99, weight decay 0.1 on 2-D weights only, global
 grad clip 1.0, linear warmup then cosine decay to min_lr), so its tokens/s and validation loss
 stand beside osprey's for the same model and the same steps.
-  python3 bench/torch_gpt.py --data data/tinyshakespeare.txt [--iters 2000] [--threads 2]
+  python3 bench/torch_gpt.py --data data/tinyshakespeare.txt [--model gpt|lstm|gru] [--units 512]
+      [--iters 2000] [--threads 2]
       [--n-layer 4 --n-head 4 --n-embd 128 --block 64 --batch 12] [--eval-interval 250]
       [--eval-iters 20] [--time-iters 0] [--init FILE.safetensors] [--losses N]
 --time-iters N: time N steps after 5 warm-up steps and print tokens/s only (no evaluation).
@@ -25,6 +26,8 @@ import torch.nn.functional as F
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--data", default="data/tinyshakespeare.txt")
+ap.add_argument("--model", default="gpt", choices=["gpt", "lstm", "gru"])
+ap.add_argument("--units", type=int, default=512)
 ap.add_argument("--iters", type=int, default=2000)
 ap.add_argument("--threads", type=int, default=2)
 ap.add_argument("--n-layer", type=int, default=4)
@@ -155,7 +158,22 @@ def load_osprey(model, path):
         model.ln_f.weight.copy_(get("final_norm/gamma"))
 
 
-model = GPT(len(chars))
+class RNN(nn.Module):
+    """bench_gpt --model lstm|gru's twin: Embedding -> nn.LSTM / nn.GRU -> Linear."""
+
+    def __init__(self, vocab):
+        super().__init__()
+        self.emb = nn.Embedding(vocab, a.n_embd)
+        cell = nn.LSTM if a.model == "lstm" else nn.GRU
+        self.rnn = cell(a.n_embd, a.units, num_layers=a.n_layer, batch_first=True)
+        self.head = nn.Linear(a.units, vocab)
+
+    def forward(self, idx, targets):
+        logits = self.head(self.rnn(self.emb(idx))[0])
+        return F.cross_entropy(logits.view(-1, logits.size(-1)), targets.view(-1))
+
+
+model = GPT(len(chars)) if a.model == "gpt" else RNN(len(chars))
 for m in model.modules():  # nanoGPT's bias=False: LayerNorms without beta, kept at 0
     if isinstance(m, nn.LayerNorm):
         m.bias.requires_grad_(False)
@@ -195,8 +213,9 @@ def estimate(split):
     return float(np.mean([model(*get_batch(split)).item() for _ in range(a.eval_iters)]))
 
 
-head = {"framework": "torch " + torch.__version__, "threads": a.threads, "n_layer": a.n_layer,
-        "n_head": a.n_head, "n_embd": a.n_embd, "block": a.block, "batch": a.batch}
+head = {"framework": "torch " + torch.__version__, "model": a.model, "threads": a.threads,
+        "n_layer": a.n_layer, "n_head": a.n_head, "n_embd": a.n_embd, "units": a.units,
+        "block": a.block, "batch": a.batch}
 if a.losses:
     fixed = [(torch.from_numpy(np.stack([train_data[i * a.block + j * 7:][:a.block]
                                          for j in range(a.batch)])),

@@ -48,8 +48,9 @@ void run(const GenerateArgs& a) {
   const int64_t n = static_cast<int64_t>(ids.size());
   models::GenerateOptions o = a.options;
   o.use_cache = !a.no_cache;
-  const Tensor out = as_usage_error(
-      [&] { return models::generate(*gpt, from_vector<int64_t>(ids, {1, n}), o); });
+  const Tensor out = as_usage_error([&] {
+    return models::generate(*gpt, from_vector<int64_t>(ids, {1, n}), o);
+  });
   const std::vector<int64_t> all = out.to_vector<int64_t>();
   fmt::print("{}\n", tok->decode(all));
 }
@@ -58,8 +59,8 @@ void run(const GenerateArgs& a) {
 
 void add_generate(CLI::App& app) {
   auto a = std::make_shared<GenerateArgs>();
-  CLI::App* cmd = app.add_subcommand(
-      "generate", "Sample text from a GPT saved by `osprey train --model gpt`");
+  CLI::App* cmd =
+      app.add_subcommand("generate", "Sample text from a GPT saved by `osprey train --model gpt`");
   cmd->add_option("dir", a->dir, "The saved model's folder")->required();
   cmd->add_option("--prompt", a->prompt, "Text to continue (default: a newline)");
   cmd->add_option("--max-new-tokens", a->options.max_new_tokens, "Tokens to sample")

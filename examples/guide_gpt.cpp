@@ -14,9 +14,8 @@ int main(int argc, char** argv) {
 
   // Random windows of 64 characters, each with the next character at every position.
   const int64_t block = 64, batch = 12;
-  auto train = text::language_model_dataset(train_ids, {.block_size = block,
-                                                        .samples_per_epoch = 100 * batch,
-                                                        .seed = 1337})
+  auto train = text::language_model_dataset(
+                   train_ids, {.block_size = block, .samples_per_epoch = 100 * batch, .seed = 1337})
                    .batch(batch);
   auto val = text::language_model_dataset(val_ids, {.block_size = block, .stride = 512}).batch(64);
 
@@ -34,8 +33,8 @@ int main(int argc, char** argv) {
   auto& gpt = dynamic_cast<os::models::GPT&>(model.network());
   const std::vector<int64_t> prompt = tokenizer.encode("ROMEO:");
   const os::Tensor ids = os::from_vector<int64_t>(prompt, {1, static_cast<int64_t>(prompt.size())});
-  os::models::GenerateOptions sampling{.max_new_tokens = 200, .temperature = 0.8, .top_k = 20,
-                                       .seed = 7};
+  os::models::GenerateOptions sampling{
+      .max_new_tokens = 200, .temperature = 0.8, .top_k = 20, .seed = 7};
   const os::Tensor cached = os::models::generate(gpt, ids, sampling);
   sampling.use_cache = false;
   const os::Tensor uncached = os::models::generate(gpt, ids, sampling);

@@ -6,7 +6,7 @@
 // are built and not compiled.
 //   os::Model model = os::applications::gpt(os::applications::gpt_nano_config(65));
 //   model.compile(os::optim::AdamW({.learning_rate = 1e-3}), loss_from_logits);
-//   os::Model rnn = os::applications::lstm_language_model({.vocab_size = 65, .block_size = 64});
+//   os::Model rnn = os::applications::rnn_language_model({.vocab_size = 65, .cell = "gru"});
 #pragma once
 
 #include "osprey/models/gpt.h"
@@ -21,16 +21,18 @@ Model gpt(const models::GPTConfig& config, const std::string& name = "");
 // dropout 0, no biases) over a vocabulary of vocab_size.
 models::GPTConfig gpt_nano_config(int64_t vocab_size);
 
-struct LstmLanguageModelConfig {
+struct RnnLanguageModelConfig {
   int64_t vocab_size = 65;
-  int64_t block_size = 64;  // the sequence length the model is built for
+  std::string cell = "lstm";  // "lstm", "gru" or "simple_rnn"
+  int64_t block_size = 64;    // the sequence length the model is built for
   int64_t embedding_dim = 128;
   int64_t units = 256;
   int64_t layers = 2;
 };
 
-// Embedding(vocab_size, embedding_dim) -> LSTM(units, return_sequences) x layers ->
-// Dense(vocab_size), a Sequential named "lstm_lm". ValueError for non-positive sizes.
-Model lstm_language_model(const LstmLanguageModelConfig& config);
+// Embedding(vocab_size, embedding_dim) -> LSTM (GRU, SimpleRNN)(units, return_sequences) x layers
+// -> Dense(vocab_size), a Sequential named "<cell>_lm". ValueError for non-positive sizes or
+// another cell.
+Model rnn_language_model(const RnnLanguageModelConfig& config);
 
 }  // namespace osprey::applications

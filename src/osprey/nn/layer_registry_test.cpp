@@ -41,9 +41,12 @@ TEST(LayerRegistryTest, EveryBuiltInLayerRoundTripsThroughItsConfig) {
                                                    layers::TransformerEncoder(8, 2),
                                                    layers::TransformerDecoder(8, 2),
                                                    layers::Bidirectional(layers::LSTM(3)),
-                                                   layers::TimeDistributed(layers::Dense(3))};
+                                                   layers::TimeDistributed(layers::Dense(3)),
+                                                   layers::GroupedQueryAttention(4, 2, 1),
+                                                   layers::RotaryEmbedding()};
   std::set<std::string> classes;
   for (const auto& [name, factory] : builtin_layer_factories()) classes.insert(name);
+  classes.erase("GroupQueryAttention");  // Keras's exported name of GroupedQueryAttention
   EXPECT_EQ(classes.size(), all.size());
   for (const auto& layer : all) {
     SCOPED_TRACE(layer->class_name());

@@ -29,6 +29,7 @@
 #include "osprey/nn/layers/recurrent.h"
 #include "osprey/nn/layers/reshape.h"
 #include "osprey/nn/layers/rms_normalization.h"
+#include "osprey/nn/layers/rotary_embedding.h"
 #include "osprey/nn/layers/time_distributed.h"
 #include "osprey/nn/layers/transformer.h"
 
@@ -52,6 +53,8 @@ inline std::vector<std::pair<std::string, LayerFactory>> builtin_layer_factories
       {"GlobalAveragePooling1D", &GlobalAveragePooling1D::from_config},
       {"GlobalAveragePooling2D", &GlobalAveragePooling2D::from_config},
       {"GlobalMaxPooling1D", &GlobalMaxPooling1D::from_config},
+      {"GroupedQueryAttention", &GroupedQueryAttention::from_config},
+      {"GroupQueryAttention", &GroupedQueryAttention::from_config},  // Keras's exported name
       {"GRU", &GRU::from_config},
       {"LayerNormalization", &LayerNormalization::from_config},
       {"LSTM", &LSTM::from_config},
@@ -64,6 +67,7 @@ inline std::vector<std::pair<std::string, LayerFactory>> builtin_layer_factories
       {"RandomTranslation", &RandomTranslation::from_config},
       {"RandomZoom", &RandomZoom::from_config},
       {"RMSNormalization", &RMSNormalization::from_config},
+      {"RotaryEmbedding", &RotaryEmbedding::from_config},
       {"Reshape", &Reshape::from_config},
       {"SimpleRNN", &SimpleRNN::from_config},
       {"TimeDistributed", &TimeDistributed::from_config},

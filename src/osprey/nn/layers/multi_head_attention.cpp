@@ -9,8 +9,14 @@ namespace osprey::nn {
 
 MultiHeadAttention::MultiHeadAttention(int64_t num_heads, int64_t key_dim,
                                        MultiHeadAttentionOptions options)
-    : Layer("MultiHeadAttention", base_options(options)),
+    : MultiHeadAttention("MultiHeadAttention", num_heads, num_heads, key_dim, std::move(options)) {}
+
+MultiHeadAttention::MultiHeadAttention(std::string class_name, int64_t num_heads,
+                                       int64_t num_kv_heads, int64_t key_dim,
+                                       MultiHeadAttentionOptions options)
+    : Layer(std::move(class_name), base_options(options)),
       num_heads_(num_heads),
+      num_kv_heads_(num_kv_heads),
       key_dim_(key_dim),
       options_(std::move(options)) {
   OSPREY_CHECK(num_heads > 0,
@@ -60,10 +66,10 @@ void MultiHeadAttention::build_impl(const std::vector<Shape>& shapes) {
   };
   query_kernel_ = kernel("query/kernel", {q[2], heads, key_dim_});
   query_bias_ = bias("query/bias", {heads, key_dim_});
-  key_kernel_ = kernel("key/kernel", {k[2], heads, key_dim_});
-  key_bias_ = bias("key/bias", {heads, key_dim_});
-  value_kernel_ = kernel("value/kernel", {v[2], heads, value_dim()});
-  value_bias_ = bias("value/bias", {heads, value_dim()});
+  key_kernel_ = kernel("key/kernel", {k[2], num_kv_heads_, key_dim_});
+  key_bias_ = bias("key/bias", {num_kv_heads_, key_dim_});
+  value_kernel_ = kernel("value/kernel", {v[2], num_kv_heads_, value_dim()});
+  value_bias_ = bias("value/bias", {num_kv_heads_, value_dim()});
   output_kernel_ = kernel("attention_output/kernel", {heads, value_dim(), out});
   output_bias_ = bias("attention_output/bias", {out});
 }
@@ -147,8 +153,8 @@ AttentionCache MultiHeadAttention::make_cache(int64_t batch, int64_t capacity) c
   OSPREY_CHECK(batch > 0 && capacity > 0,
                "{}: a cache needs a positive batch and capacity. Received: batch={}, capacity={}",
                name(), batch, capacity);
-  return {zeros({batch, num_heads_, capacity, key_dim_}, {.dtype = compute_dtype()}),
-          zeros({batch, num_heads_, capacity, value_dim()}, {.dtype = compute_dtype()}), 0};
+  return {zeros({batch, num_kv_heads_, capacity, key_dim_}, {.dtype = compute_dtype()}),
+          zeros({batch, num_kv_heads_, capacity, value_dim()}, {.dtype = compute_dtype()}), 0};
 }
 
 Variable MultiHeadAttention::attend_cached(const Variable& x_in, AttentionCache& cache) {
@@ -233,6 +239,66 @@ std::shared_ptr<Layer> MultiHeadAttention::from_config(const nlohmann::json& c) 
   if (c.contains("seed") && !c["seed"].is_null()) o.seed = c["seed"].get<uint64_t>();
   return std::make_shared<MultiHeadAttention>(c.at("num_heads").get<int64_t>(),
                                               c.at("key_dim").get<int64_t>(), o);
+}
+
+namespace {
+
+MultiHeadAttentionOptions mha_options(GroupedQueryAttentionOptions o) {
+  return {.dropout = o.dropout,
+          .use_bias = o.use_bias,
+          .kernel_initializer = std::move(o.kernel_initializer),
+          .bias_initializer = std::move(o.bias_initializer),
+          .kernel_regularizer = std::move(o.kernel_regularizer),
+          .bias_regularizer = std::move(o.bias_regularizer),
+          .seed = o.seed,
+          .name = std::move(o.name),
+          .dtype = std::move(o.dtype),
+          .trainable = o.trainable};
+}
+
+int64_t checked_kv_heads(int64_t num_query_heads, int64_t num_key_value_heads) {
+  OSPREY_CHECK(
+      num_key_value_heads > 0 && num_query_heads > 0 && num_query_heads % num_key_value_heads == 0,
+      "GroupedQueryAttention: num_query_heads ({}) must be a positive multiple of "
+      "num_key_value_heads ({}): each key/value head serves a group of query heads",
+      num_query_heads, num_key_value_heads);
+  return num_key_value_heads;
+}
+
+}  // namespace
+
+GroupedQueryAttention::GroupedQueryAttention(int64_t head_dim, int64_t num_query_heads,
+                                             int64_t num_key_value_heads,
+                                             GroupedQueryAttentionOptions options)
+    : MultiHeadAttention("GroupedQueryAttention", num_query_heads,
+                         checked_kv_heads(num_query_heads, num_key_value_heads), head_dim,
+                         mha_options(std::move(options))) {}
+
+nlohmann::json GroupedQueryAttention::get_config() const {
+  nlohmann::json c = Layer::get_config();
+  c["head_dim"] = key_dim();
+  c["num_query_heads"] = num_heads();
+  c["num_key_value_heads"] = num_key_value_heads();
+  c["dropout"] = options().dropout;
+  c["seed"] = options().seed ? nlohmann::json(*options().seed) : nlohmann::json();
+  write_kernel_bias_config(c, options());
+  return c;
+}
+
+std::shared_ptr<Layer> GroupedQueryAttention::from_config(const nlohmann::json& c) {
+  MultiHeadAttentionOptions m;
+  read_kernel_bias_config(c, m);
+  GroupedQueryAttentionOptions o{.dropout = c.value("dropout", 0.0),
+                                 .use_bias = m.use_bias,
+                                 .kernel_initializer = m.kernel_initializer,
+                                 .bias_initializer = m.bias_initializer,
+                                 .kernel_regularizer = m.kernel_regularizer,
+                                 .bias_regularizer = m.bias_regularizer};
+  read_base_options(c, o);
+  if (c.contains("seed") && !c["seed"].is_null()) o.seed = c["seed"].get<uint64_t>();
+  return std::make_shared<GroupedQueryAttention>(c.at("head_dim").get<int64_t>(),
+                                                 c.at("num_query_heads").get<int64_t>(),
+                                                 c.at("num_key_value_heads").get<int64_t>(), o);
 }
 
 }  // namespace osprey::nn

@@ -78,6 +78,8 @@ class MultiHeadAttention : public Layer {
   Variable attend_cached(const Variable& x, AttentionCache& cache);
 
   int64_t num_heads() const { return num_heads_; }
+  // Heads of key and value: num_heads, or fewer in GroupedQueryAttention.
+  int64_t num_key_value_heads() const { return num_kv_heads_; }
   int64_t key_dim() const { return key_dim_; }
   int64_t value_dim() const { return options_.value_dim > 0 ? options_.value_dim : key_dim_; }
   const MultiHeadAttentionOptions& options() const { return options_; }
@@ -88,6 +90,10 @@ class MultiHeadAttention : public Layer {
   void set_seed_calls(uint64_t calls) override { calls_ = calls; }
 
  protected:
+  // GroupedQueryAttention: num_kv_heads key and value heads, each read by num_heads /
+  // num_kv_heads query heads.
+  MultiHeadAttention(std::string class_name, int64_t num_heads, int64_t num_kv_heads,
+                     int64_t key_dim, MultiHeadAttentionOptions options);
   void build_impl(const std::vector<Shape>& input_shapes) override;
   Variable call(const std::vector<Variable>& inputs, bool training) override;
 
@@ -103,16 +109,53 @@ class MultiHeadAttention : public Layer {
   Variable merge_heads(const Variable& heads);
   Variable cast_input(const Variable& x) const;
 
-  int64_t num_heads_, key_dim_;
+  int64_t num_heads_, num_kv_heads_, key_dim_;
   MultiHeadAttentionOptions options_;
   uint64_t calls_ = 0;
   Variable query_kernel_, query_bias_, key_kernel_, key_bias_, value_kernel_, value_bias_,
       output_kernel_, output_bias_;
 };
 
+// GroupedQueryAttention, as keras.layers.GroupQueryAttention (Ainslie et al., 2023):
+// num_key_value_heads key and value heads shared by groups of the num_query_heads query heads
+// (1: multi-query attention; num_query_heads: multi-head attention), so the key/value cache
+// shrinks by num_query_heads / num_key_value_heads. value_dim is head_dim and the output has the
+// query's width. Weights as Keras names them (query/kernel [in, num_query_heads, head_dim],
+// key/kernel and value/kernel [in, num_key_value_heads, head_dim], attention_output/kernel
+// [num_query_heads, head_dim, out]); calls as MultiHeadAttention's.
+//   auto gqa = layers::GroupedQueryAttention(64, 8, 2);
+//   Variable y = gqa->attend(x, x, {}, {.use_causal_mask = true});
+struct GroupedQueryAttentionOptions {
+  double dropout = 0.0;
+  bool use_bias = true;
+  Initializer kernel_initializer = "glorot_uniform";
+  Initializer bias_initializer = "zeros";
+  Regularizer kernel_regularizer{};
+  Regularizer bias_regularizer{};
+  std::optional<uint64_t> seed{};
+  std::string name{};
+  std::string dtype{};
+  bool trainable = true;
+};
+
+class GroupedQueryAttention : public MultiHeadAttention {
+ public:
+  // ValueError naming the layer unless num_query_heads is a multiple of num_key_value_heads.
+  GroupedQueryAttention(int64_t head_dim, int64_t num_query_heads, int64_t num_key_value_heads,
+                        GroupedQueryAttentionOptions options = {});
+  nlohmann::json get_config() const override;
+  static std::shared_ptr<Layer> from_config(const nlohmann::json& config);
+};
+
 }  // namespace osprey::nn
 
 namespace osprey::layers {
+inline nn::LayerRef<nn::GroupedQueryAttention> GroupedQueryAttention(
+    int64_t head_dim, int64_t num_query_heads, int64_t num_key_value_heads,
+    nn::GroupedQueryAttentionOptions options = {}) {
+  return nn::make_layer<nn::GroupedQueryAttention>(head_dim, num_query_heads, num_key_value_heads,
+                                                   std::move(options));
+}
 inline nn::LayerRef<nn::MultiHeadAttention> MultiHeadAttention(
     int64_t num_heads, int64_t key_dim, nn::MultiHeadAttentionOptions options = {}) {
   return nn::make_layer<nn::MultiHeadAttention>(num_heads, key_dim, std::move(options));

@@ -332,5 +332,52 @@ TEST(MultiHeadAttentionTest, BadArgumentsAndShapesAreNamed) {
             "attn: expected [query, value] or [query, value, key]. Received 1 inputs");
 }
 
+// GroupedQueryAttention is MultiHeadAttention with each key/value head repeated for its group
+// of query heads: the same weights, repeated, give the same output.
+TEST(GroupedQueryAttentionTest, EqualsMultiHeadAttentionWithRepeatedKeyValueHeads) {
+  auto gqa = layers::GroupedQueryAttention(4, 4, 2, {.name = "gqa"});
+  auto mha = layers::MultiHeadAttention(4, 4, {.name = "mha"});
+  const Variable q(wave({2, 5, 6}, 1).to(DType::float32));
+  const Variable v(wave({2, 7, 6}, 2).to(DType::float32));
+  const Variable g = gqa->attend(q, v, {}, {.use_causal_mask = true});
+  mha->attend(q, v);                                         // builds it
+  EXPECT_EQ(gqa->variables()[2].shape(), (Shape{6, 2, 4}));  // key/kernel: 2 kv heads
+  for (const Weight& w : gqa->own_weights()) {
+    Tensor t = w.variable.value();
+    if (w.name.starts_with("key/") || w.name.starts_with("value/")) {
+      const int axis = t.ndim() - 2;  // [in, kv_heads, d] or [kv_heads, d]: heads 0,0,1,1
+      t = concat(
+          {t.narrow(axis, 0, 1), t.narrow(axis, 0, 1), t.narrow(axis, 1, 1), t.narrow(axis, 1, 1)},
+          axis);
+    }
+    test::set_weight(*mha, w.name, t);
+  }
+  const Variable m = mha->attend(q, v, {}, {.use_causal_mask = true});
+  const std::vector<float> a = g.value().to_vector<float>(), b = m.value().to_vector<float>();
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(a[i], b[i], 1e-6) << i;
+  // The cache holds the 2 kv heads, and stepping through it gives the same output.
+  AttentionCache cache = gqa->make_cache(2, 5);
+  EXPECT_EQ(cache.key.shape(), (Shape{2, 2, 5, 4}));
+  const Variable full = gqa->attend(q, q, {}, {.use_causal_mask = true});
+  const Variable s1 = gqa->attend_cached(Variable(q.value().narrow(1, 0, 3).contiguous()), cache);
+  const Variable s2 = gqa->attend_cached(Variable(q.value().narrow(1, 3, 2).contiguous()), cache);
+  const std::vector<float> f = full.value().to_vector<float>();
+  const std::vector<float> st = autograd::concat({s1, s2}, 1).value().to_vector<float>();
+  for (size_t i = 0; i < f.size(); ++i) EXPECT_NEAR(st[i], f[i], 1e-5) << i;
+}
+
+TEST(GroupedQueryAttentionTest, ConfigAndErrors) {
+  auto gqa = layers::GroupedQueryAttention(8, 6, 3, {.dropout = 0.1, .use_bias = false});
+  const nlohmann::json c = gqa->get_config();
+  EXPECT_EQ(c["head_dim"], 8);
+  EXPECT_EQ(c["num_query_heads"], 6);
+  EXPECT_EQ(c["num_key_value_heads"], 3);
+  EXPECT_EQ(layer_from_config("GroupQueryAttention", c)->get_config(), c);
+  EXPECT_EQ(test::value_error([] { layers::GroupedQueryAttention(8, 4, 3); }),
+            "GroupedQueryAttention: num_query_heads (4) must be a positive multiple of "
+            "num_key_value_heads (3): each key/value head serves a group of query heads");
+}
+
 }  // namespace
 }  // namespace osprey::nn
