@@ -50,12 +50,11 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   os::set_num_threads(threads);
   os::set_global_seed(1);
-  os::Model model =
-      kind == "bilstm"
-          ? os::Sequential({os::layers::Embedding(vocab, 128),
-                            os::layers::Bidirectional(os::layers::LSTM(64)),
-                            os::layers::Dense(1, "sigmoid")})
-          : transformer(vocab, length);
+  os::Model model = kind == "bilstm"
+                        ? os::Sequential({os::layers::Embedding(vocab, 128),
+                                          os::layers::Bidirectional(os::layers::LSTM(64)),
+                                          os::layers::Dense(1, "sigmoid")})
+                        : transformer(vocab, length);
   model.compile("adam", "binary_crossentropy");
   const os::Philox rng(7);
   std::vector<int64_t> ids(static_cast<size_t>(batch * length));

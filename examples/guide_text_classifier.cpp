@@ -9,7 +9,7 @@ namespace text = os::data::text;
 
 // Writes reviews/{neg,pos}/N.txt: ten words each, two of them saying how the film was.
 void write_reviews(const std::string& root) {
-  const std::vector<std::string> filler = {"the", "film", "plot", "actors", "story", "was",
+  const std::vector<std::string> filler = {"the", "film", "plot", "actors", "story",  "was",
                                            "and", "a",    "with", "music",  "scenes", "ending"};
   const std::vector<std::vector<std::string>> said = {
       {"awful", "boring", "hated", "terrible", "dull", "waste"},             // neg
@@ -38,8 +38,8 @@ int main() {
   os::set_global_seed(5);
   write_reviews("reviews");
   // 80% to train on, 20% to validate: the same seed puts each file in one of the two.
-  text::TextFolderOptions split{.label_mode = "binary", .batch_size = 32, .seed = 11,
-                                .validation_split = 0.2};
+  text::TextFolderOptions split{
+      .label_mode = "binary", .batch_size = 32, .seed = 11, .validation_split = 0.2};
   split.subset = "training";
   const auto train = text::text_dataset_from_directory("reviews", split);
   split.subset = "validation";
@@ -52,9 +52,9 @@ int main() {
   os::Model lstm = compile(os::Sequential({os::layers::Embedding(vocab, 32),
                                            os::layers::Bidirectional(os::layers::LSTM(16)),
                                            os::layers::Dense(1, "sigmoid")}));
-  os::Model transformer = compile(os::Sequential(
-      {os::layers::Embedding(vocab, 32), os::layers::TransformerEncoder(64, 4),
-       os::layers::GlobalAveragePooling1D(), os::layers::Dense(1, "sigmoid")}));
+  os::Model transformer = compile(
+      os::Sequential({os::layers::Embedding(vocab, 32), os::layers::TransformerEncoder(64, 4),
+                      os::layers::GlobalAveragePooling1D(), os::layers::Dense(1, "sigmoid")}));
   bool both = true;
   for (auto* model : {&lstm, &transformer}) {
     model->fit(train.dataset(vectorize),

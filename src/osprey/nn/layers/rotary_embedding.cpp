@@ -43,8 +43,8 @@ Variable RotaryEmbedding::rotate(const Variable& x, int64_t start_index) {
   std::vector<double> c(static_cast<size_t>(t * d)), sn(c.size());
   for (int64_t p = 0; p < t; ++p) {
     for (int64_t i = 0; i < half; ++i) {
-      const double w = 1.0 / (std::pow(options_.max_wavelength, 2.0 * static_cast<double>(i) /
-                                                                    static_cast<double>(d)) *
+      const double w = 1.0 / (std::pow(options_.max_wavelength,
+                                       2.0 * static_cast<double>(i) / static_cast<double>(d)) *
                               options_.scaling_factor);
       const double angle = static_cast<double>(p + start_index) * w;
       for (int64_t j : {i, i + half}) {

@@ -55,7 +55,9 @@ TEST(RotaryEmbeddingTest, ConfigAndErrors) {
   auto rope = layers::RotaryEmbedding({.max_wavelength = 500, .name = "rope"});
   EXPECT_EQ(layer_from_config("RotaryEmbedding", rope->get_config())->get_config(),
             rope->get_config());
-  EXPECT_EQ(value_error([&] { rope(Variable(wave({1, 4, 3}, 1))); }),
+  EXPECT_EQ(value_error([&] {
+              rope(Variable(wave({1, 4, 3}, 1)));
+            }),
             "rope: expected [batch, T, ..., features] with the sequence on axis 1 and an even "
             "number of features. Received: [1, 4, 3]");
 }
