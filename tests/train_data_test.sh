@@ -162,7 +162,7 @@ expect_accuracy "images run" 0.9
 grep -q "(idx): 200 training rows of \[6, 6\], 100 test rows, 2 classes" "$tmp/out" || fail "idx run: no data line"
 expect_accuracy "idx run" 0.9
 
-usage_error "missing model" "--model: must be mlp, cnn, or a model description file or folder. Received: '$tmp/missing.json'" \
+usage_error "missing model" "--model: must be mlp, cnn, gpt, lstm, or a model description file or folder. Received: '$tmp/missing.json'" \
   --model "$tmp/missing.json" --data "$tmp/arrays"
 usage_error "malformed JSON" "osprey train: --model $tmp/bad.json:2:" --model "$tmp/bad.json" --data "$tmp/arrays"
 usage_error "malformed TOML" "osprey train: --model $tmp/bad.toml:2:" --model "$tmp/bad.toml" --data "$tmp/arrays"

@@ -16,7 +16,8 @@ using test::value_error;
 using test::wave;
 
 TEST(RotaryEmbeddingTest, RotatesEachFeaturePairByPositionTimesFrequency) {
-  auto rope = layers::RotaryEmbedding({.max_wavelength = 100, .scaling_factor = 2});
+  auto rope =
+      layers::RotaryEmbedding({.max_wavelength = 100, .scaling_factor = 2, .dtype = "float64"});
   const int64_t b = 2, t = 5, h = 3, d = 8, half = d / 2;
   const Tensor x = wave({b, t, h, d}, 1);  // float64
   const std::vector<double> got = rope(Variable(x)).value().to_vector<double>();
@@ -33,7 +34,7 @@ TEST(RotaryEmbeddingTest, RotatesEachFeaturePairByPositionTimesFrequency) {
 }
 
 TEST(RotaryEmbeddingTest, ScoresDependOnTheOffsetOnlyAndStartIndexShifts) {
-  auto rope = layers::RotaryEmbedding();
+  auto rope = layers::RotaryEmbedding({.dtype = "float64"});
   // The same query and key vectors at every position of [1, 8, 1, 16].
   Tensor q = wave({1, 1, 1, 16}, 2).expand({1, 8, 1, 16}).contiguous();
   Tensor k = wave({1, 1, 1, 16}, 3).expand({1, 8, 1, 16}).contiguous();

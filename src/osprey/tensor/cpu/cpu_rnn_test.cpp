@@ -3,8 +3,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <chrono>
-#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -222,51 +220,6 @@ TEST(CpuRnnTest, Bfloat16RunsTheFloat32KernelsAndRoundsTheResults) {
     EXPECT_TRUE(all_close(got.dr, want.dr, 2e-2, 2e-2)) << "drecurrent_kernel";
     EXPECT_TRUE(all_close(got.db, want.db, 2e-2, 2e-2)) << "dbias";
   }
-}
-
-// Not run by default (the reference takes seconds here): prints forward + backward times of a
-// 1-layer LSTM, batch 32, 128 steps, 512 features, 512 units, for the oneDNN and reference paths
-// and for a masked batch. On a shared machine OSPREY_NUM_THREADS=1 gives the steadiest numbers
-// (oneDNN's per-step barriers suffer most from a busy core).
-//   tensor_test --gtest_filter='*TimesAnLstm*' --gtest_also_run_disabled_tests
-TEST(CpuRnnTest, DISABLED_TimesAnLstmForwardAndBackward) {
-  const CellCase& c = cell_cases()[0];
-  const Problem pr(c, 32, 128, 512, 512, 21);
-  const Tensor dy = randn({32, 128, 512}, 22), dh = randn({32, 512}, 23), dc = randn({32, 512}, 24);
-  auto time = [&](const Backend& be, int reps) {  // the best of reps (the machine is shared)
-    run(be, pr, c.params, dy, dh, dc);            // warm-up: primitives created, memory cached
-    double best = 1e30;
-    for (int i = 0; i < reps; ++i) {
-      const auto t0 = std::chrono::steady_clock::now();
-      run(be, pr, c.params, dy, dh, dc);
-      best = std::min(best,
-                      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-    }
-    return best;
-  };
-  const double fast_s = time(fast(), 10), ref_s = time(ref(), 1);
-  std::printf(
-      "lstm b32 t128 in512 u512 forward+backward: onednn %.1f ms, reference %.1f ms (%.0fx)\n",
-      fast_s * 1e3, ref_s * 1e3, ref_s / fast_s);
-  // Masked (sample i has 128 - 2 i real steps): oneDNN one step at a time.
-  std::vector<double> m(32 * 128);
-  for (int64_t i = 0; i < 32; ++i) {
-    for (int64_t t = 0; t < 128; ++t) m[static_cast<size_t>(i * 128 + t)] = t < 128 - 2 * i;
-  }
-  Problem masked = pr;
-  masked.mask = from_vector<double>(m, {32, 128}).to(DType::boolean);
-  auto time_masked = [&](int reps) {
-    run(fast(), masked, c.params, dy, dh, dc);
-    double best = 1e30;
-    for (int i = 0; i < reps; ++i) {
-      const auto t0 = std::chrono::steady_clock::now();
-      run(fast(), masked, c.params, dy, dh, dc);
-      best = std::min(best,
-                      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-    }
-    return best;
-  };
-  std::printf("  masked, onednn step by step: %.1f ms\n", time_masked(5) * 1e3);
 }
 
 }  // namespace
