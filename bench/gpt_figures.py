@@ -2,7 +2,7 @@
 """Issue 43's figures, osprey beside PyTorch in one run on a quiet machine: each measurement runs
 --reps times, the frameworks interleaved, and the medians and their ratios are printed as
 Markdown rows for bench/RESULTS.md. Peak RSS is each process's own (wait4's ru_maxrss).
-  python3 bench/gpt_figures.py [--build build] [--reps 3] [--torch2 /work/torch2-venv/bin/python]
+  python3 bench/gpt_figures.py [--build build] [--reps 3] [--torch2 .venv-torch2/bin/python]
       [--only 1,2,3,4,5,6] [--full]
 --full adds figure 1's whole 2,000-step training runs (osprey and PyTorch 1.13, once each) for the
 validation loss; without it figure 1 times steps only.
@@ -18,7 +18,9 @@ ap = argparse.ArgumentParser()
 ap.add_argument("--build", default="build")
 ap.add_argument("--reps", type=int, default=3)
 ap.add_argument("--torch", default="/usr/bin/python3")
-ap.add_argument("--torch2", default="")
+# PyTorch 2.x: scripts/bench_venv.sh makes this venv; "" leaves it out.
+ap.add_argument("--torch2", default=".venv-torch2/bin/python" if os.path.exists(
+    ".venv-torch2/bin/python") else "")
 ap.add_argument("--only", default="1,2,3,4,5,6")
 ap.add_argument("--full", action="store_true")
 a = ap.parse_args()
