@@ -20,6 +20,7 @@ void write_reviews(const std::string& root) {
     std::filesystem::create_directories(dir);
     for (int i = 0; i < 200; ++i) {
       std::vector<std::string> words;
+      words.reserve(10);
       for (int w = 0; w < 8; ++w) words.push_back(filler[rng() % filler.size()]);
       for (int w = 0; w < 2; ++w)
         words.insert(words.begin() + rng() % words.size(), said[label][rng() % 6]);

@@ -248,8 +248,8 @@ MultiHeadAttentionOptions mha_options(GroupedQueryAttentionOptions o) {
           .use_bias = o.use_bias,
           .kernel_initializer = std::move(o.kernel_initializer),
           .bias_initializer = std::move(o.bias_initializer),
-          .kernel_regularizer = std::move(o.kernel_regularizer),
-          .bias_regularizer = std::move(o.bias_regularizer),
+          .kernel_regularizer = o.kernel_regularizer,
+          .bias_regularizer = o.bias_regularizer,
           .seed = o.seed,
           .name = std::move(o.name),
           .dtype = std::move(o.dtype),
@@ -275,13 +275,13 @@ GroupedQueryAttention::GroupedQueryAttention(int64_t head_dim, int64_t num_query
                          mha_options(std::move(options))) {}
 
 nlohmann::json GroupedQueryAttention::get_config() const {
-  nlohmann::json c = Layer::get_config();
+  // MultiHeadAttention's fields, renamed as Keras's GroupedQueryAttention names them.
+  nlohmann::json c = MultiHeadAttention::get_config();
+  for (const char* key : {"num_heads", "key_dim", "value_dim", "output_shape", "use_causal_mask"})
+    c.erase(key);
   c["head_dim"] = key_dim();
   c["num_query_heads"] = num_heads();
   c["num_key_value_heads"] = num_key_value_heads();
-  c["dropout"] = options().dropout;
-  c["seed"] = options().seed ? nlohmann::json(*options().seed) : nlohmann::json();
-  write_kernel_bias_config(c, options());
   return c;
 }
 
