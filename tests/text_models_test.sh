@@ -2,7 +2,8 @@
 # osprey train --model gpt|lstm on a text file and osprey generate (issue 43), tiny runs on the
 # vendored Tiny Shakespeare: the GPT learns (its validation loss falls below the uniform guess,
 # ln 65 = 4.17), is saved with its tokenizer, and generates the same text with and without the
-# key/value cache; the LSTM trains too; and each bad input gets its error:
+# key/value cache; the LSTM trains too; two mirrored replicas match one device and
+# mixed_bfloat16 trains; and each bad input gets its error:
 #   --model gpt without --data; an empty text file; generate on a model that is not a GPT;
 #   a tokenizer.json that does not fit the model; a prompt with a character the tokenizer lacks.
 # Usage: text_models_test.sh path/to/osprey path/to/tinyshakespeare.txt
@@ -46,6 +47,22 @@ done
 expect 0 "saved to $tmp/lstm/" "lstm trains" -- train --model lstm --data "$text" \
   --block-size 32 --n-layer 1 --units 64 --n-embd 32 --epochs 1 --steps-per-epoch 20 \
   --batch-size 16 --output "$tmp/lstm"
+
+# Strategies and policies take the GPT as they take the CNN: two mirrored replicas reach the
+# one-device run's validation loss (same global batch), and mixed_bfloat16 trains.
+tiny=(--block-size 32 --n-layer 1 --n-head 2 --n-embd 32 --epochs 1 --steps-per-epoch 5 --seed 4
+  --output "")
+val_of() { sed -n 's/^validation loss: \([0-9.]*\).*/\1/p' "$tmp/out"; }
+expect 0 "validation loss" "one device" -- train --model gpt --data "$text" "${tiny[@]}"
+one=$(val_of)
+expect 0 "validation loss" "mirrored" -- train --model gpt --data "$text" "${tiny[@]}" \
+  --strategy mirrored --devices 2
+two=$(val_of)
+awk -v a="${one:-0}" -v b="${two:-9}" 'BEGIN { d = a - b; exit !(d < 0.002 && d > -0.002) }' ||
+  fail "mirrored: validation loss $two, one device $one"
+expect 0 "validation loss" "mixed_bfloat16" -- train --model gpt --data "$text" "${tiny[@]}" \
+  --dtype-policy mixed_bfloat16
+awk -v v="$(val_of)" 'BEGIN { exit !(v > 0 && v < 4.2) }' || fail "mixed_bfloat16: '$(val_of)'"
 
 expect 2 "osprey train: --model gpt needs --data FILE, a text file to learn from" "no data" -- \
   train --model gpt --output ""
