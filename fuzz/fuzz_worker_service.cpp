@@ -56,9 +56,12 @@ class Worker {
                                 .max_message_bytes = osprey::fuzz::kFuzzMaxMessageBytes,
                                 .name = "fuzz ps"})),
         address_(free_loopback_address()) {
+    // The chief's address is never listened on, so two picks of a free port can return the same
+    // one (the CI fuzz pass drew it); the cluster spec refuses a repeated address.
+    std::string chief = free_loopback_address();
+    while (chief == address_) chief = free_loopback_address();
     const nlohmann::json config = {
-        {"cluster",
-         {{"chief", {free_loopback_address()}}, {"worker", {address_}}, {"ps", {ps_->address()}}}},
+        {"cluster", {{"chief", {chief}}, {"worker", {address_}}, {"ps", {ps_->address()}}}},
         {"task", {{"type", "worker"}, {"index", 0}}}};
     ParameterServerOptions options;
     options.timeout = std::chrono::seconds(30);
