@@ -49,13 +49,16 @@ int main() {
   vectorize.adapt(train.texts);  // the vocabulary of the training texts only
   const int64_t vocab = vectorize.vocabulary_size();
 
-  // An embedding read by a bidirectional LSTM, and a small transformer encoder.
-  os::Model lstm = compile(os::Sequential({os::layers::Embedding(vocab, 32),
+  // An embedding read by a bidirectional LSTM, and a small transformer encoder. Index 0 pads
+  // each review to 16 tokens: mask_zero keeps the padding out of the LSTM, the attention and the
+  // pooling.
+  const os::nn::EmbeddingOptions padded{.mask_zero = true};
+  os::Model lstm = compile(os::Sequential({os::layers::Embedding(vocab, 32, padded),
                                            os::layers::Bidirectional(os::layers::LSTM(16)),
                                            os::layers::Dense(1, "sigmoid")}));
-  os::Model transformer = compile(
-      os::Sequential({os::layers::Embedding(vocab, 32), os::layers::TransformerEncoder(64, 4),
-                      os::layers::GlobalAveragePooling1D(), os::layers::Dense(1, "sigmoid")}));
+  os::Model transformer = compile(os::Sequential(
+      {os::layers::Embedding(vocab, 32, padded), os::layers::TransformerEncoder(64, 4),
+       os::layers::GlobalAveragePooling1D(), os::layers::Dense(1, "sigmoid")}));
   bool both = true;
   for (auto* model : {&lstm, &transformer}) {
     model->fit(train.dataset(vectorize),

@@ -170,6 +170,55 @@ TEST(MultiWorkerTest, LogsAreTheWholeGlobalBatchsOnEveryWorker) {
   expect_same_on_every_worker(*mw, {static_cast<float>(hm.history.at("loss")[1])}, "loss");
 }
 
+// A sequence model whose outputs carry a mask (Embedding(mask_zero)): every worker's metrics see
+// the other workers' masks with their predictions, so the logs count only the real tokens of the
+// whole global batch. Each replica's loss is the mean over its own real tokens and the gradients
+// are averaged (as Keras's and DDP's): the same training as 2 replicas in one process, and an
+// evaluation whose accuracy is one device's.
+TEST(MultiWorkerTest, MaskedSequenceMetricsCountOnlyRealTokensOnEveryWorker) {
+  constexpr int64_t kRows = 32, kSteps = 6, kVocab = 9;
+  std::vector<int64_t> xs, ys;
+  for (int64_t i = 0; i < kRows; ++i) {
+    const int64_t n = 1 + (i * 5) % kSteps;  // padded with 0 after n real tokens
+    for (int64_t t = 0; t < kSteps; ++t) {
+      xs.push_back(t < n ? 1 + (i * 7 + t * 3) % (kVocab - 1) : 0);
+      ys.push_back(t < n ? 1 + (i + t * 5) % (kVocab - 1) : 0);
+    }
+  }
+  const Tensor x = from_vector<int64_t>(xs, {kRows, kSteps});
+  const Tensor y = from_vector<int64_t>(ys, {kRows, kSteps});
+  const auto make = [&] {
+    nn::clear_session();
+    return Sequential({layers::Embedding(kVocab, 8, {.mask_zero = true}),
+                       layers::LSTM(8, {.return_sequences = true}), layers::Dense(kVocab)},
+                      {.input_shape = {kSteps}});
+  };
+  const std::vector<Tensor> init = make().get_weights();
+  const auto train = [&](const StrategyPtr& s) {
+    Model m = make();
+    m.set_weights(init);
+    m.compile("adam", "sparse_categorical_crossentropy", {"accuracy"}, {.strategy = s});
+    auto h = m.fit(x, y, {.batch_size = 8, .epochs = 2, .verbose = 0, .shuffle = false});
+    return std::make_pair(std::move(m), h);
+  };
+  auto mw = strategy();
+  const auto [two, h2] = train(std::make_shared<MirroredStrategy>(virtual_devices(2)));
+  auto [multi, hm] = train(mw);
+  for (const char* key : {"loss", "accuracy"}) {
+    for (size_t e = 0; e < 2; ++e)
+      EXPECT_NEAR(hm.history.at(key)[e], h2.history.at(key)[e], 1e-5) << key;
+  }
+  EXPECT_LE(max_relative_difference(multi.get_weights(), two.get_weights()), 1e-5);
+  Model one = make();
+  one.set_weights(multi.get_weights());
+  one.compile("adam", "sparse_categorical_crossentropy", {"accuracy"},
+              {.strategy = std::make_shared<OneDevice>("cpu:0")});
+  const double want = one.evaluate(x, y, {.batch_size = 8, .verbose = 0}).at("accuracy");
+  const double got = multi.evaluate(x, y, {.batch_size = 8, .verbose = 0}).at("accuracy");
+  EXPECT_NEAR(got, want, 1e-9);
+  expect_same_on_every_worker(*mw, {static_cast<float>(got)}, "accuracy");
+}
+
 TEST(MultiWorkerTest, Bf16CompressionTrainsCloseToFloat32AndTheSameOnEveryWorker) {
   auto mw = strategy("bf16");
   const Model one = train_20_steps(std::make_shared<OneDevice>("cpu:0"), "sgd", data_x());

@@ -107,6 +107,13 @@ Variable& Variable::set_creation_scope(std::string scope) {
   return *this;
 }
 
+const Tensor& Variable::mask() const { return checked("mask").mask; }
+
+Variable& Variable::set_mask(Tensor mask) {
+  checked("set_mask").mask = std::move(mask);
+  return *this;
+}
+
 void Variable::backward(bool retain_graph) const {
   checked("backward");
   run_backward(*this, Tensor(), retain_graph);

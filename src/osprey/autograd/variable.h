@@ -71,6 +71,14 @@ class Variable {
   const std::string& creation_scope() const;
   Variable& set_creation_scope(std::string scope);
 
+  // Keras's mask (`_keras_mask`): bool [batch, steps], true where a step is real and false where
+  // it is padding, carried with a sequence from the layer that makes it (Embedding with
+  // mask_zero, Masking) to the layers that honour it (recurrent layers, attention, pooling) and
+  // to the loss and metrics. Undefined: every step is real. Ops do not carry it; nn::Layer's call
+  // sets it on each output (nn/layer.h says how).
+  const Tensor& mask() const;
+  Variable& set_mask(Tensor mask);
+
   // Backpropagates from this Variable. Without a gradient it must hold one element (a scalar loss)
   // and the seed is 1; with one, grad must have this Variable's shape (its dtype is cast). The
   // graph is freed as it is traversed unless retain_graph; a second backward through a freed

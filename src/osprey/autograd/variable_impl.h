@@ -21,6 +21,7 @@ struct VariableImpl {
   std::shared_ptr<Node> grad_fn;  // null for leaves
   std::string name;
   std::string creation_scope;  // the strategy scope a layer created it under (creation_scope.h)
+  Tensor mask;                 // see Variable::mask()
   std::vector<std::function<void(const Variable&)>> grad_ready_hooks;
 };
 

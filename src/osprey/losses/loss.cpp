@@ -28,6 +28,26 @@ Tensor broadcast_weight(const Tensor& sw, const Tensor& losses, const char* loss
   return w.reshape(s);
 }
 
+// The loss's own mask (ignore_class) and the mask y_pred carries (Variable::mask(), left by
+// Embedding(mask_zero) or Masking through the model: the padded steps of a sequence), combined
+// into one 0/1 tensor of the per-sample losses' shape; undefined when neither is there.
+Tensor combined_mask(Tensor own, const Variable& y_pred, const Tensor& losses, const char* loss) {
+  const Tensor& carried = y_pred.mask();
+  if (!carried.defined()) return own;
+  const Shape& ls = losses.shape();
+  bool ok = carried.ndim() <= ls.ndim();
+  for (int i = 0; ok && i < carried.ndim(); ++i) ok = carried.size(i) == ls[i];
+  OSPREY_CHECK(ok,
+               "{}: y_pred's mask of shape {} does not match the per-sample losses of shape {} "
+               "(it must be their leading axes, as [batch, steps] for losses [batch, steps])",
+               loss, carried.shape().to_string(), ls.to_string());
+  Shape padded = carried.shape();
+  while (padded.ndim() < ls.ndim()) padded.push_back(1);
+  Tensor m = detail::as_compute(carried, losses.dtype()).reshape(padded).expand(ls).contiguous();
+  if (own.defined()) m = osprey::mul(m, detail::as_compute(own, losses.dtype()).reshape(ls));
+  return m;
+}
+
 }  // namespace
 
 Reduction parse_reduction(const std::string& name, const char* loss) {
@@ -65,6 +85,7 @@ Variable Loss::operator()(const Tensor& y_true, const Variable& y_pred,
                           const Tensor* sample_weight) const {
   Computed c = compute(y_true, y_pred);
   const Tensor& lv = c.losses.value();
+  c.mask = combined_mask(c.mask, y_pred, lv, class_name());
   Tensor w;  // undefined: every weight is 1
   if (sample_weight != nullptr) {
     OSPREY_CHECK(sample_weight->defined(), "{}: sample_weight is an undefined Tensor",
@@ -96,8 +117,9 @@ Variable Loss::operator()(const Tensor& y_true, const Variable& y_pred,
 
 Variable Loss::call(const Tensor& y_true, const Variable& y_pred) const {
   Computed c = compute(y_true, y_pred);
-  if (!c.mask.defined()) return c.losses;
   const Tensor& lv = c.losses.value();
+  c.mask = combined_mask(c.mask, y_pred, lv, class_name());
+  if (!c.mask.defined()) return c.losses;
   return autograd::mul(c.losses,
                        Variable(detail::as_compute(c.mask, lv.dtype()).reshape(lv.shape())));
 }

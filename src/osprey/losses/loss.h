@@ -1,6 +1,7 @@
 // Loss: the base of every loss object (Keras's keras.losses.Loss). A subclass computes the
-// unreduced per-sample losses; the base applies sample weights, an optional mask (ignore_class)
-// and the reduction, so every loss weighs and reduces the same way.
+// unreduced per-sample losses; the base applies sample weights, an optional mask (ignore_class,
+// and the mask y_pred carries: Variable::mask(), the padded steps of a sequence, as Keras applies
+// _keras_mask) and the reduction, so every loss weighs and reduces the same way.
 // Concrete losses: crossentropy.h, binary_crossentropy.h, regression.h; by name: registry.h.
 #pragma once
 

@@ -34,6 +34,13 @@ class Network : public nn::Layer {
   virtual size_t num_outputs() const { return 1; }
 
   void set_path_prefix(const std::string& prefix) override;
+  // A model's output carries the mask its own layers left on it (none when the last of them
+  // consumed or dropped it): the model itself adds or removes nothing.
+  bool supports_masking() const override { return true; }
+  Tensor compute_mask(const std::vector<Variable>& /*inputs*/,
+                      const Tensor& /*mask*/) const override {
+    return {};
+  }
   // Layer::replace_sublayer for the direct layers: ValueError when no layer has that name;
   // NotImplementedError for models that cannot swap layers (Sequential and Functional can).
   void replace_sublayer(const std::string& name, std::shared_ptr<nn::Layer> layer) override;

@@ -91,17 +91,74 @@ Variable Layer::operator()(const std::vector<Variable>& xs, bool training) {
     }
     build(shapes);
   }
+  check_input_masks(xs);
   if (autocasts_inputs()) {
     for (size_t i = 0; i < xs.size(); ++i) {
       if (!xs[i].defined() || !policy_.casts_input(xs[i].dtype())) continue;
       std::vector<Variable> cast_xs = xs;  // only mixed/16-bit layers pay for the copy
       for (Variable& x : cast_xs) {
-        if (x.defined() && policy_.casts_input(x.dtype())) x = autograd::cast(x, compute_dtype());
+        if (!x.defined() || !policy_.casts_input(x.dtype())) continue;
+        const Tensor mask = x.mask();
+        x = autograd::cast(x, compute_dtype());
+        x.set_mask(mask);
       }
-      return call(cast_xs, training);
+      return with_output_mask(xs, call(cast_xs, training));
     }
   }
-  return call(xs, training);
+  return with_output_mask(xs, call(xs, training));
+}
+
+Tensor Layer::compute_mask(const std::vector<Variable>& /*inputs*/, const Tensor& mask) const {
+  return mask;
+}
+
+void Layer::check_input_masks(const std::vector<Variable>& xs) const {
+  for (size_t i = 0; i < xs.size(); ++i) {
+    if (!xs[i].defined() || !xs[i].mask().defined()) continue;
+    const Tensor& m = xs[i].mask();
+    const Shape& s = xs[i].shape();
+    bool ok = m.dtype() == DType::boolean && m.ndim() >= 1 && m.ndim() <= s.ndim();
+    for (int a = 0; ok && a < m.ndim(); ++a) ok = m.size(a) == s[a];
+    OSPREY_CHECK(ok,
+                 "{}: the mask of input {} must be bool with that input's leading axes (input "
+                 "shape {}; a sequence [batch, steps, ...] takes a mask [batch, steps]). "
+                 "Received: mask {}{}",
+                 name_, i, s.to_string(), dtype_name(m.dtype()), m.shape().to_string());
+  }
+}
+
+Variable Layer::with_output_mask(const std::vector<Variable>& xs, Variable out) {
+  const Tensor none;
+  const Tensor& in_mask = xs.empty() || !xs[0].defined() ? none : xs[0].mask();
+  // An output that is one of the inputs (an identity in inference) gets a handle of its own, so
+  // that setting its mask leaves the caller's input as it was.
+  const auto own = [&](Variable v) {
+    for (const Variable& x : xs) {
+      if (x.defined() && x.is_same(v)) return autograd::reshape(v, v.shape());
+    }
+    return v;
+  };
+  if (!supports_masking()) {
+    if (in_mask.defined() && !warned_mask_dropped_) {
+      warned_mask_dropped_ = true;
+      fmt::print(stderr,
+                 "osprey: warning: layer '{}' ({}) was passed an input with a mask, but it does "
+                 "not support masking: the mask is dropped and later layers will not see it\n",
+                 name_, class_name_);
+    }
+    if (out.mask().defined()) {
+      out = own(out);
+      out.set_mask({});
+    }
+    return out;
+  }
+  if (out.mask().defined()) return out;  // call() set it, or passed an input through
+  Tensor mask = compute_mask(xs, in_mask);
+  if (mask.defined()) {
+    out = own(out);
+    out.set_mask(std::move(mask));
+  }
+  return out;
 }
 
 Variable Layer::autocast(const Variable& weight) {

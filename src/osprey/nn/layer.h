@@ -136,6 +136,17 @@ class Layer : public std::enable_shared_from_this<Layer> {
   // Keras-like config: {"name", "trainable", "dtype" (the policy name), ...layer fields}.
   virtual nlohmann::json get_config() const;
 
+  // Masking, as Keras's supports_masking and compute_mask. A mask rides on a Variable
+  // (Variable::mask(): bool [batch, steps], true = a real step). operator() checks the first
+  // input's mask against that input's leading axes and sets the output's: a layer that supports
+  // masking gets compute_mask(inputs, mask) (by default the mask passed on unchanged; Embedding
+  // with mask_zero and Masking make one, GlobalAveragePooling1D consumes it), unless its call()
+  // already set one; a layer that does not drops it, with a warning printed once per layer, as
+  // Keras warns. Layers that honour a mask (recurrent layers, attention, pooling) read it from
+  // their inputs in call(); the loss and the metrics read it from the model's output.
+  virtual bool supports_masking() const { return false; }
+  virtual Tensor compute_mask(const std::vector<Variable>& inputs, const Tensor& mask) const;
+
  protected:
   virtual void build_impl(const std::vector<Shape>& input_shapes) {}
   virtual Variable call(const std::vector<Variable>& inputs, bool training) = 0;
@@ -155,6 +166,9 @@ class Layer : public std::enable_shared_from_this<Layer> {
   // Whether operator() casts floating inputs to compute_dtype(). Models say no: their layers
   // cast for themselves, so a float32 first layer sees the inputs as they are.
   virtual bool autocasts_inputs() const { return true; }
+  // ValueError naming the layer, the input and the shapes unless every input's mask is bool with
+  // that input's leading axes. operator() checks; layers with other entry points (attend()) too.
+  void check_input_masks(const std::vector<Variable>& xs) const;
 
  private:
   std::string class_name_;
@@ -170,6 +184,10 @@ class Layer : public std::enable_shared_from_this<Layer> {
     uint64_t version = 0;
   };
   std::vector<CastEntry> cast_cache_;  // autocast()'s copies of weights in compute_dtype()
+  bool warned_mask_dropped_ = false;
+
+  // operator()'s masking: the output's mask set (see supports_masking()).
+  Variable with_output_mask(const std::vector<Variable>& xs, Variable out);
 };
 
 // A layer with one input and one output.

@@ -25,6 +25,7 @@ TEST(LayerRegistryTest, EveryBuiltInLayerRoundTripsThroughItsConfig) {
                                                    layers::GlobalAveragePooling2D(),
                                                    layers::GlobalMaxPooling1D(),
                                                    layers::LayerNormalization(),
+                                                   layers::Masking(-1.0),
                                                    layers::MaxPooling1D(),
                                                    layers::MaxPooling2D(),
                                                    layers::MultiHeadAttention(2, 4),

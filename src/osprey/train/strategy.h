@@ -31,6 +31,7 @@ struct ReplicaOutput {
   double loss = 0.0;
   Tensor y_pred;
   Tensor y;
+  Tensor mask;  // y_pred's (Variable::mask()): the metrics count only its real steps
 };
 
 // One replica's forward and backward: run `network` on (x, y), zero the gradients of

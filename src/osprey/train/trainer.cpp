@@ -223,7 +223,9 @@ void Trainer::accumulate(const std::vector<ReplicaOutput>& outputs) {
     const auto n = static_cast<double>(r.y.size(0));
     loss_sum_ += r.loss * n;
     loss_count_ += n;
-    for (auto& m : metrics_) m->update_state(r.y, r.y_pred);
+    // Padded steps (the model output's mask) weigh 0, as Keras's compiled metrics apply it.
+    const Tensor weight = r.mask.defined() ? r.mask.to(DType::float32) : Tensor();
+    for (auto& m : metrics_) m->update_state(r.y, r.y_pred, weight.defined() ? &weight : nullptr);
   }
 }
 
@@ -243,7 +245,7 @@ ReplicaStep Trainer::replica_step() {
     for (const autograd::Variable& r : net.regularization_losses()) loss = loss + r;
     for (autograd::Variable v : trainable) v.zero_grad();
     optimizer_->scale_loss(loss).backward();
-    return ReplicaOutput{loss.item(), y_pred.value(), yr};
+    return ReplicaOutput{loss.item(), y_pred.value(), yr, y_pred.mask()};
   };
 }
 
@@ -260,7 +262,7 @@ void Trainer::test_step(const Tensor& x, const Tensor& y) {
   const ReplicaForward forward = [this](models::Network& net, const Tensor& xr, const Tensor& yr) {
     autograd::NoGradGuard no_grad;
     autograd::Variable y_pred = net(autograd::Variable(xr), false);
-    return ReplicaOutput{(*loss_)(yr, y_pred).item(), y_pred.value(), yr};
+    return ReplicaOutput{(*loss_)(yr, y_pred).item(), y_pred.value(), yr, y_pred.mask()};
   };
   accumulate(executor().run_forward(x, y, forward));
 }
@@ -270,7 +272,7 @@ Tensor Trainer::predict_step(const Tensor& x) {
   const autograd::CreationScopeGuard creation(scope_label_.empty() ? nullptr : &scope_label_);
   const ReplicaForward forward = [](models::Network& net, const Tensor& xr, const Tensor&) {
     autograd::NoGradGuard no_grad;
-    return ReplicaOutput{0.0, net(autograd::Variable(xr), false).value(), Tensor()};
+    return ReplicaOutput{0.0, net(autograd::Variable(xr), false).value(), Tensor(), Tensor()};
   };
   std::vector<ReplicaOutput> outs = executor().run_forward(x, Tensor(), forward);
   if (outs.size() == 1) return outs[0].y_pred;

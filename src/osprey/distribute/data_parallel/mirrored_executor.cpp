@@ -249,7 +249,10 @@ class MirroredExecutor final : public train::StepExecutor {
     const Tensor& y0 = local[0].y;
     const int64_t pred_words = p0.defined() ? float_words(p0) : 0;
     const int64_t y_words = global_y.empty() && y0.defined() ? float_words(y0) : 0;
-    const int64_t per = 2 + pred_words + y_words;
+    // The predictions' mask (a sequence model's padded steps), as 0/1 floats after y.
+    const Tensor& m0 = local[0].mask;
+    const int64_t mask_words = pred_words > 0 && m0.defined() ? m0.numel() : 0;
+    const int64_t per = 2 + pred_words + y_words + mask_words;
     words_.assign(static_cast<size_t>(per * n), 0.0f);
     for (int r = 0; r < n; ++r) {
       const train::ReplicaOutput& o = local[static_cast<size_t>(r)];
@@ -261,6 +264,13 @@ class MirroredExecutor final : public train::StepExecutor {
           "{}: replicas returned predictions of different shapes or dtypes", config_.owner);
       const Tensor c = o.y_pred.contiguous();
       std::memcpy(slot + 2, c.raw_data(), c.nbytes());
+      if (mask_words > 0) {
+        OSPREY_CHECK(o.mask.defined() && o.mask.shape() == m0.shape(),
+                     "{}: replicas returned predictions with masks of different shapes",
+                     config_.owner);
+        const Tensor cm = o.mask.to(DType::float32).contiguous();
+        std::memcpy(slot + 2 + pred_words + y_words, cm.raw_data(), cm.nbytes());
+      }
       if (y_words == 0) continue;
       OSPREY_CHECK(o.y.shape() == y0.shape() && o.y.dtype() == y0.dtype(),
                    "{}: replicas returned targets of different shapes or dtypes", config_.owner);
@@ -277,11 +287,17 @@ class MirroredExecutor final : public train::StepExecutor {
       if (g / n == worker_) {
         o.y_pred = local[static_cast<size_t>(g % n)].y_pred;
         o.y = local[static_cast<size_t>(g % n)].y;
+        o.mask = local[static_cast<size_t>(g % n)].mask;
         continue;
       }
       if (pred_words > 0) {
         o.y_pred = Tensor::empty(p0.shape(), {.dtype = p0.dtype()});
         std::memcpy(o.y_pred.raw_data(), slot + 2, p0.nbytes());
+      }
+      if (mask_words > 0) {
+        Tensor m = Tensor::empty(m0.shape(), {.dtype = DType::float32});
+        std::memcpy(m.raw_data(), slot + 2 + pred_words + y_words, m.nbytes());
+        o.mask = m.to(DType::boolean);
       }
       if (!global_y.empty()) {
         o.y = global_y[static_cast<size_t>(g)];

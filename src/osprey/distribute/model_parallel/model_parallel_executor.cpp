@@ -318,7 +318,10 @@ class ModelParallelExecutor final : public train::StepExecutor {
       float loss = static_cast<float>(o.loss);
       outputs()->broadcast(&loss, 1, root);
       const Tensor y_pred = broadcast_tensor(*outputs(), o.y_pred, root);
-      if (worker_ != root) o = {loss, y_pred, ys[static_cast<size_t>(d)]};
+      const Tensor mask = broadcast_tensor(*outputs(), o.mask, root);
+      if (worker_ != root)
+        o = {loss, y_pred, ys[static_cast<size_t>(d)],
+             mask.defined() ? mask.to(DType::boolean) : mask};
     }
     return kept;
   }

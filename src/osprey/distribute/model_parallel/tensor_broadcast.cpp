@@ -9,7 +9,9 @@ namespace osprey::distribute {
 Tensor broadcast_tensor(comm::Communicator& c, const Tensor& t, int root) {
   constexpr int kMaxDims = 7;
   std::array<float, kMaxDims + 1> header{};
-  if (c.rank() == root) {
+  if (c.rank() == root && !t.defined()) {
+    header[0] = -1.0F;  // nothing to send: every rank returns an undefined tensor
+  } else if (c.rank() == root) {
     OSPREY_CHECK(t.ndim() <= kMaxDims, "broadcast_tensor: at most {} dimensions. Received: {}",
                  kMaxDims, t.shape().to_string());
     header[0] = static_cast<float>(t.ndim());
@@ -21,6 +23,7 @@ Tensor broadcast_tensor(comm::Communicator& c, const Tensor& t, int root) {
     }
   }
   c.broadcast(header.data(), kMaxDims + 1, root);
+  if (header[0] < 0.0F) return {};
   Shape shape;
   for (int d = 0; d < static_cast<int>(header[0]); ++d)
     shape.push_back(static_cast<int64_t>(header[static_cast<size_t>(d) + 1]));

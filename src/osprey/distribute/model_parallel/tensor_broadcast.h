@@ -10,7 +10,8 @@
 namespace osprey::distribute {
 
 // `t` (any floating dtype, at most 7 dimensions) as held by `root`: every rank returns it as
-// float32 with its shape; the others' `t` is ignored.
+// float32 with its shape; the others' `t` is ignored. An undefined `t` on root (a prediction
+// without a mask) is undefined everywhere.
 Tensor broadcast_tensor(comm::Communicator& c, const Tensor& t, int root);
 
 }  // namespace osprey::distribute

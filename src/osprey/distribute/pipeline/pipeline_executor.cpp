@@ -208,7 +208,9 @@ class PipelineExecutor final : public train::StepExecutor {
       float loss = static_cast<float>(o.loss);
       c.broadcast(&loss, 1, last);
       const Tensor y_pred = broadcast_tensor(c, o.y_pred, last);
-      if (group_->rank() != last) o = {loss, y_pred, micro.y[i]};
+      const Tensor mask = broadcast_tensor(c, o.mask, last);
+      if (group_->rank() != last)
+        o = {loss, y_pred, micro.y[i], mask.defined() ? mask.to(DType::boolean) : mask};
     }
   }
 

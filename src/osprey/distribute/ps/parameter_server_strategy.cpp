@@ -316,7 +316,11 @@ class ChiefExecutor final : public PsExecutorBase {
   }
 
   static train::ReplicaOutput output(const ps::StepReply& reply, const Tensor& y) {
-    return {reply.loss(), ps::from_wire(reply.y_pred(), "a worker's step reply"), y};
+    const Tensor mask =
+        reply.has_y_mask()
+            ? ps::from_wire(reply.y_mask(), "a worker's step reply").to(DType::boolean)
+            : Tensor();
+    return {reply.loss(), ps::from_wire(reply.y_pred(), "a worker's step reply"), y, mask};
   }
 
   // One line per epoch on the chief, in shares (one worker's gradients for one step), as the
@@ -447,6 +451,8 @@ class WorkerExecutor final : public PsExecutorBase {
     }
     reply->set_loss(out.loss);
     ps::to_wire(out.y_pred, "y_pred", reply->mutable_y_pred());
+    if (out.mask.defined())
+      ps::to_wire(out.mask.to(DType::float32), "y_mask", reply->mutable_y_mask());
     reply->set_dropped(pushed.dropped);
     reply->set_max_staleness(pushed.max_staleness);
   }

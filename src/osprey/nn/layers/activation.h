@@ -18,6 +18,7 @@ struct ActivationOptions {
 
 class ActivationLayer : public SingleInputLayer {
  public:
+  bool supports_masking() const override { return true; }  // passes the mask on
   explicit ActivationLayer(ActivationFn activation, ActivationOptions options = {});
   const ActivationFn& activation() const { return activation_; }
   Shape compute_output_shape(const std::vector<Shape>& input_shapes) override;

@@ -1,6 +1,7 @@
 #include "osprey/nn/layers/add.h"
 
 #include "osprey/autograd/ops.h"
+#include "osprey/nn/layers/masking.h"
 #include "osprey/nn/layers/options.h"
 
 namespace osprey::nn {
@@ -39,6 +40,10 @@ Variable Add::call(const std::vector<Variable>& inputs, bool training) {
   Variable y = inputs[0];
   for (size_t i = 1; i < inputs.size(); ++i) y = autograd::add(y, inputs[i]);
   return y;
+}
+
+Tensor Add::compute_mask(const std::vector<Variable>& inputs, const Tensor& /*mask*/) const {
+  return merge_masks(inputs);
 }
 
 std::shared_ptr<Layer> Add::from_config(const nlohmann::json& c) {

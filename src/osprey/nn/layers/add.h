@@ -18,6 +18,9 @@ class Add : public Layer {
   explicit Add(AddOptions options = {});
   Shape compute_output_shape(const std::vector<Shape>& input_shapes) override;
   static std::shared_ptr<Layer> from_config(const nlohmann::json& config);
+  // A step is real where it is real in every input (merge_masks, masking.h).
+  bool supports_masking() const override { return true; }
+  Tensor compute_mask(const std::vector<Variable>& inputs, const Tensor& mask) const override;
 
  protected:
   void build_impl(const std::vector<Shape>& input_shapes) override;

@@ -18,6 +18,7 @@
 #include "osprey/nn/layers/flatten.h"
 #include "osprey/nn/layers/global_average_pooling2d.h"
 #include "osprey/nn/layers/layer_normalization.h"
+#include "osprey/nn/layers/masking.h"
 #include "osprey/nn/layers/multi_head_attention.h"
 #include "osprey/nn/layers/pooling1d.h"
 #include "osprey/nn/layers/pooling2d.h"
@@ -58,6 +59,7 @@ inline std::vector<std::pair<std::string, LayerFactory>> builtin_layer_factories
       {"GRU", &GRU::from_config},
       {"LayerNormalization", &LayerNormalization::from_config},
       {"LSTM", &LSTM::from_config},
+      {"Masking", &Masking::from_config},
       {"MaxPooling1D", &MaxPooling1D::from_config},
       {"MaxPooling2D", &MaxPooling2D::from_config},
       {"MultiHeadAttention", &MultiHeadAttention::from_config},

@@ -61,8 +61,17 @@ Bidirectional::Bidirectional(std::shared_ptr<Layer> layer, BidirectionalOptions 
                "{}: the forward and backward layers must have the same return_sequences and "
                "stateful. Received: forward {}/{}, backward {}/{}",
                name(), f.return_sequences, f.stateful, b.return_sequences, b.stateful);
+  // Keras's Bidirectional: with sequences out, a padded step is zeros in both directions (the
+  // forward layer would otherwise carry its last state there, the backward its initial one).
+  forward_->set_zero_output_for_mask(f.return_sequences);
+  backward_->set_zero_output_for_mask(b.return_sequences);
   forward_->set_path_prefix(path());
   backward_->set_path_prefix(path());
+}
+
+Tensor Bidirectional::compute_mask(const std::vector<Variable>& /*inputs*/,
+                                   const Tensor& mask) const {
+  return forward_->options().return_sequences ? mask : Tensor();
 }
 
 void Bidirectional::set_path_prefix(const std::string& prefix) {

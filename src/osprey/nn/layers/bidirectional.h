@@ -56,6 +56,9 @@ class Bidirectional : public SingleInputLayer {
   Shape compute_output_shape(const std::vector<Shape>& input_shapes) override;
   nlohmann::json get_config() const override;
   static std::shared_ptr<Layer> from_config(const nlohmann::json& config);
+  // The input's mask reaches both layers; the output keeps it with return_sequences.
+  bool supports_masking() const override { return true; }
+  Tensor compute_mask(const std::vector<Variable>& inputs, const Tensor& mask) const override;
 
  protected:
   void build_single(const Shape& input_shape) override;

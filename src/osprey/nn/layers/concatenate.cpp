@@ -1,6 +1,7 @@
 #include "osprey/nn/layers/concatenate.h"
 
 #include "osprey/autograd/ops.h"
+#include "osprey/nn/layers/masking.h"
 #include "osprey/nn/layers/options.h"
 
 namespace osprey::nn {
@@ -48,6 +49,14 @@ nlohmann::json Concatenate::get_config() const {
   nlohmann::json c = Layer::get_config();
   c["axis"] = axis_;
   return c;
+}
+
+Tensor Concatenate::compute_mask(const std::vector<Variable>& inputs,
+                                 const Tensor& /*mask*/) const {
+  if (inputs.empty() || !inputs[0].defined()) return {};
+  const int axis = axis_ < 0 ? axis_ + inputs[0].ndim() : axis_;
+  if (axis == 0) return {};
+  return axis == 1 && inputs[0].ndim() >= 3 ? concat_masks(inputs) : merge_masks(inputs);
 }
 
 std::shared_ptr<Layer> Concatenate::from_config(const nlohmann::json& c) {

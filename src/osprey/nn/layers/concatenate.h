@@ -21,6 +21,10 @@ class Concatenate : public Layer {
   Shape compute_output_shape(const std::vector<Shape>& input_shapes) override;
   nlohmann::json get_config() const override;
   static std::shared_ptr<Layer> from_config(const nlohmann::json& config);
+  // Along the steps axis the masks are joined; along another, a step is real where it is real in
+  // every input (masking.h).
+  bool supports_masking() const override { return true; }
+  Tensor compute_mask(const std::vector<Variable>& inputs, const Tensor& mask) const override;
 
  protected:
   void build_impl(const std::vector<Shape>& input_shapes) override;

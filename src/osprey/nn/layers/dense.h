@@ -21,6 +21,7 @@ struct DenseOptions {
 
 class Dense : public SingleInputLayer {
  public:
+  bool supports_masking() const override { return true; }  // passes the mask on
   Dense(int64_t units, ActivationFn activation = {}, DenseOptions options = {});
   int64_t units() const { return units_; }
   const ActivationFn& activation() const { return activation_; }

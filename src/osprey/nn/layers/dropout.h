@@ -21,6 +21,7 @@ struct DropoutOptions {
 
 class Dropout : public SingleInputLayer {
  public:
+  bool supports_masking() const override { return true; }  // passes the mask on
   explicit Dropout(double rate, DropoutOptions options = {});
   double rate() const { return rate_; }
   const std::optional<uint64_t>& seed() const { return options_.seed; }

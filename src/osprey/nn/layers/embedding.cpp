@@ -3,6 +3,8 @@
 #include "osprey/autograd/ops.h"
 #include "osprey/nn/layers/embedding_indices.h"
 #include "osprey/nn/layers/options.h"
+#include "osprey/tensor/factory.h"
+#include "osprey/tensor/ops.h"
 
 namespace osprey::nn {
 
@@ -33,6 +35,12 @@ Variable Embedding::call_single(const Variable& x, bool training) {
   // Indices arrive as the value of a Variable; they get no gradient.
   const Tensor ids = detail::embedding_indices(x.value(), input_dim_, name());
   return autograd::embedding(autocast(embeddings_), ids);
+}
+
+Tensor Embedding::compute_mask(const std::vector<Variable>& inputs, const Tensor& /*mask*/) const {
+  if (!options_.mask_zero) return {};
+  const Tensor& ids = inputs[0].value();
+  return ne(ids, full(Shape{}, 0.0, {ids.dtype(), ids.device()}));
 }
 
 nlohmann::json Embedding::get_config() const {

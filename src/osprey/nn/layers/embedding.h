@@ -1,7 +1,9 @@
 // Embedding: rows of a trainable table looked up by integer index, as keras.layers.Embedding.
 // indices [...] (int32/int64; float indices are truncated, as Keras casts them) -> [...,
 // output_dim]. The table "embeddings" is [input_dim, output_dim], initialized uniform in [-0.05,
-// 0.05].
+// 0.05]. With mask_zero, index 0 is padding: the output carries the mask indices != 0 (Keras's
+// _keras_mask; see Layer::supports_masking), which recurrent layers, attention, pooling, the loss
+// and the metrics honour, and input_dim must count index 0 (vocabulary + 1), as Keras says.
 //   auto emb = layers::Embedding(1000, 64);        // 64000 parameters
 //   Variable e = emb(Variable(token_ids));         // int64 [8, 20] -> float32 [8, 20, 64]
 #pragma once
@@ -14,7 +16,7 @@ struct EmbeddingOptions {
   Initializer embeddings_initializer =
       initializers::RandomUniform(-0.05, 0.05);  // Keras's "uniform"
   Regularizer embeddings_regularizer{};
-  bool mask_zero = false;  // stored for configs; masking is not implemented yet
+  bool mask_zero = false;  // index 0 is padding: the output's mask is indices != 0
   std::string name{};
   std::string dtype{};
   bool trainable = true;
@@ -29,6 +31,8 @@ class Embedding : public SingleInputLayer {
   Shape compute_output_shape(const std::vector<Shape>& input_shapes) override;
   nlohmann::json get_config() const override;
   static std::shared_ptr<Layer> from_config(const nlohmann::json& config);
+  bool supports_masking() const override { return options_.mask_zero; }
+  Tensor compute_mask(const std::vector<Variable>& inputs, const Tensor& mask) const override;
 
  protected:
   // Indices, not activations: a 16-bit policy must not round them.

@@ -28,6 +28,7 @@ struct LayerNormalizationOptions {
 
 class LayerNormalization : public SingleInputLayer {
  public:
+  bool supports_masking() const override { return true; }  // passes the mask on
   explicit LayerNormalization(LayerNormalizationOptions options = {});
   const LayerNormalizationOptions& options() const { return options_; }
   const Variable& gamma() const { return gamma_; }

@@ -2,6 +2,7 @@
 
 #include "osprey/autograd/ops.h"
 #include "osprey/core/rng.h"
+#include "osprey/nn/layers/masking.h"
 #include "osprey/nn/layers/options.h"
 #include "osprey/tensor/factory.h"
 
@@ -105,10 +106,15 @@ MultiHeadAttention::Result MultiHeadAttention::run(const Variable& query_in,
                name());
   const Variable& key_given = key_in.defined() ? key_in : value_in;
   check_shapes(query_in.shape(), value_in.shape(), key_given.shape());
+  check_input_masks({query_in, value_in, key_given});
   if (!built()) build({query_in.shape(), value_in.shape(), key_given.shape()});
   const Variable query = cast_input(query_in), value = cast_input(value_in),
                  key = cast_input(key_given);
   AttentionOptions o{.causal = call.use_causal_mask || options_.use_causal_mask};
+  // Padded keys and values (their masks) are never attended to. A padded query's output is not
+  // meaningful (Keras masks its whole row; here it attends to the real keys) and keeps the
+  // query's mask, so whatever follows skips it.
+  o.key_padding_mask = merge_masks({value_in, key_given});
   if (call.attention_mask.defined()) {
     const Tensor& m = call.attention_mask;  // [batch, Tq, Tk]: one mask for every head
     o.mask = m.ndim() == 3 ? m.view({m.size(0), 1, m.size(1), m.size(2)}) : m;
@@ -130,6 +136,7 @@ MultiHeadAttention::Result MultiHeadAttention::run(const Variable& query_in,
     heads = autograd::scaled_dot_product_attention(q, k, v, o);
   }
   r.output = merge_heads(heads);
+  if (query_in.mask().defined()) r.output.set_mask(query_in.mask());
   return r;
 }
 

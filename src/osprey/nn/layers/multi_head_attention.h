@@ -86,6 +86,8 @@ class MultiHeadAttention : public Layer {
   Shape compute_output_shape(const std::vector<Shape>& input_shapes) override;
   nlohmann::json get_config() const override;
   static std::shared_ptr<Layer> from_config(const nlohmann::json& config);
+  // Masks on value and key (Variable::mask()) exclude padded keys; the output has the query's.
+  bool supports_masking() const override { return true; }
   uint64_t seed_calls() const override { return calls_; }
   void set_seed_calls(uint64_t calls) override { calls_ = calls; }
 

@@ -1,8 +1,12 @@
 #include "osprey/nn/layers/pooling1d.h"
 
+#include <limits>
+
 #include "osprey/autograd/ops.h"
 #include "osprey/nn/layers/options.h"
 #include "osprey/nn/layers/spatial.h"
+#include "osprey/tensor/factory.h"
+#include "osprey/tensor/ops.h"
 
 namespace osprey::nn {
 
@@ -131,8 +135,31 @@ Shape GlobalPooling1D::compute_output_shape(const std::vector<Shape>& input_shap
 
 Variable GlobalPooling1D::call_single(const Variable& x, bool training) {
   check_input_shape(x.shape());
-  return average_ ? autograd::mean(x, {steps_axis()}, options_.keepdims)
-                  : autograd::max(x, {steps_axis()}, options_.keepdims);
+  const int axis = steps_axis();
+  if (!x.mask().defined()) {
+    return average_ ? autograd::mean(x, {axis}, options_.keepdims)
+                    : autograd::max(x, {axis}, options_.keepdims);
+  }
+  // Only the real steps count: the mean over them (Keras's masked GlobalAveragePooling1D), or
+  // their maximum. A sequence with no real step pools to zeros.
+  const Tensor& mask = x.mask();  // [batch, steps]
+  const TensorOptions opts{x.dtype(), x.device()};
+  const Tensor real = mask.to(x.dtype()).reshape(
+      axis == 1 ? Shape{x.size(0), x.size(1), 1} : Shape{x.size(0), 1, x.size(2)});  // broadcasts
+  const Tensor count = sum(real, {axis}, /*keepdims=*/true);  // [batch, 1, 1]
+  const Tensor any = gt(count, full(Shape{}, 0.0, opts));
+  Variable pooled;
+  if (average_) {
+    const Tensor inverse = div(full(Shape{}, 1.0, opts), maximum(count, full(Shape{}, 1.0, opts)));
+    pooled = autograd::mul(autograd::sum(autograd::mul(x, Variable(real)), {axis}, true),
+                           Variable(inverse));
+  } else {
+    const Variable lowest(full(Shape{}, -std::numeric_limits<double>::infinity(), opts));
+    const Tensor keep = gt(real, full(Shape{}, 0.0, opts));
+    const Variable best = autograd::max(autograd::where(keep, x, lowest), {axis}, true);
+    pooled = autograd::where(any, best, Variable(full(Shape{}, 0.0, opts)));
+  }
+  return options_.keepdims ? pooled : autograd::squeeze(pooled, axis);
 }
 
 nlohmann::json GlobalPooling1D::get_config() const {

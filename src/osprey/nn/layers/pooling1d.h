@@ -70,11 +70,17 @@ struct GlobalPooling1DOptions {
   bool trainable = true;
 };
 
-// GlobalAveragePooling1D and GlobalMaxPooling1D: the mean or maximum over the steps.
+// GlobalAveragePooling1D and GlobalMaxPooling1D: the mean or maximum over the steps; under a
+// mask (Variable::mask()) over the real steps only, and the mask ends here.
 class GlobalPooling1D : public SingleInputLayer {
  public:
   GlobalPooling1D(std::string class_name, bool average, GlobalPooling1DOptions options);
   const GlobalPooling1DOptions& options() const { return options_; }
+  bool supports_masking() const override { return true; }
+  Tensor compute_mask(const std::vector<Variable>& /*inputs*/,
+                      const Tensor& /*mask*/) const override {
+    return {};
+  }
   Shape compute_output_shape(const std::vector<Shape>& input_shapes) override;
   nlohmann::json get_config() const override;
 

@@ -22,6 +22,7 @@ struct PositionEmbeddingOptions {
 
 class PositionEmbedding : public SingleInputLayer {
  public:
+  bool supports_masking() const override { return true; }  // passes the mask on
   explicit PositionEmbedding(int64_t sequence_length, PositionEmbeddingOptions options = {});
   int64_t sequence_length() const { return sequence_length_; }
   const Variable& embeddings() const { return embeddings_; }

@@ -106,7 +106,10 @@ autograd::RnnOutputs Recurrent::call_with_state(const Variable& x_in,
       !initial_state.empty() || !options_.stateful ? initial_state : kept_states(batch);
   const Variable h0 = start.empty() ? Variable() : cast(start[0]);
   const Variable c0 = start.size() == 2 ? cast(start[1]) : Variable();
-  RnnOptions o{.go_backwards = options_.go_backwards, .reset_after = options_.reset_after};
+  RnnOptions o{.mask = x_in.mask(),
+               .go_backwards = options_.go_backwards,
+               .zero_output_for_mask = options_.zero_output_for_mask,
+               .reset_after = options_.reset_after};
   if (cell_ == RnnCell::simple_rnn && options_.activation == "relu")
     o.activation = Activation::relu;
   const Variable k = autocast(kernel_), r = autocast(recurrent_kernel_), b = autocast(bias_);
@@ -142,10 +145,13 @@ autograd::RnnOutputs Recurrent::step_by_step(const Variable& x, Variable h, Vari
                                              const Variable& b, const RnnOptions& o,
                                              const Variable& rec_mask) const {
   // Keras's cells multiply the previous state h by the mask before the recurrent product (the
-  // LSTM's carry c is not masked); the op over one step with h0 = h * mask is that step.
+  // LSTM's carry c is not masked); the op over one step with h0 = h * mask is that step. A
+  // padded step is blended here rather than by the op, which would carry the dropped h * mask.
   RnnOptions one = o;
   one.go_backwards = false;  // the steps are taken in processing order here
+  one.mask = Tensor();
   const int64_t steps = x.shape()[1];
+  const int64_t batch = x.shape()[0];
   std::vector<Variable> ys;
   ys.reserve(static_cast<size_t>(steps));
   for (int64_t i = 0; i < steps; ++i) {
@@ -155,6 +161,22 @@ autograd::RnnOutputs Recurrent::step_by_step(const Variable& x, Variable h, Vari
     autograd::RnnOutputs s = cell_ == RnnCell::lstm  ? autograd::lstm(xt, hin, c, k, r, b, one)
                              : cell_ == RnnCell::gru ? autograd::gru(xt, hin, k, r, b, one)
                                                      : autograd::simple_rnn(xt, hin, k, r, b, one);
+    if (o.mask.defined()) {
+      // real [batch, 1]: 1 for a real step; the state moves only there.
+      const Variable real(o.mask.narrow(1, t, 1).to(x.dtype()).contiguous());
+      const Variable pad = autograd::rsub(1.0, real);
+      const auto blend = [&](const Variable& next, const Variable& prev) {
+        const Variable kept =
+            prev.defined() ? prev : Variable(zeros(next.shape(), {next.dtype(), next.device()}));
+        return autograd::add(autograd::mul(next, real), autograd::mul(kept, pad));
+      };
+      s.h = blend(s.h, h);
+      if (s.c.defined()) s.c = blend(s.c, c);
+      s.outputs = autograd::reshape(
+          o.zero_output_for_mask ? autograd::mul(autograd::reshape(s.outputs, s.h.shape()), real)
+                                 : s.h,
+          {batch, 1, s.h.shape()[1]});
+    }
     ys.push_back(s.outputs);
     h = s.h;
     c = s.c;
@@ -177,6 +199,11 @@ void Recurrent::reset_states() {
   for (Tensor& s : states_) s = zeros(s.shape(), {s.dtype(), s.device()});
 }
 
+Tensor Recurrent::compute_mask(const std::vector<Variable>& /*inputs*/, const Tensor& mask) const {
+  if (!options_.return_sequences || !mask.defined()) return {};
+  return options_.go_backwards ? autograd::flip(Variable(mask), 1).value() : mask;
+}
+
 Variable Recurrent::call_single(const Variable& x, bool training) {
   return call_with_state(x, {}, training).outputs;
 }
@@ -196,6 +223,7 @@ nlohmann::json Recurrent::get_config() const {
   c["go_backwards"] = options_.go_backwards;
   c["stateful"] = options_.stateful;
   c["unroll"] = false;
+  c["zero_output_for_mask"] = options_.zero_output_for_mask;
   c["dropout"] = options_.dropout;
   c["recurrent_dropout"] = options_.recurrent_dropout;
   c["seed"] = options_.seed ? nlohmann::json(*options_.seed) : nlohmann::json();
@@ -226,6 +254,7 @@ RecurrentOptions Recurrent::read_options(const nlohmann::json& c) {
   o.reset_after = c.value("reset_after", true);
   o.return_sequences = c.value("return_sequences", false);
   o.go_backwards = c.value("go_backwards", false);
+  o.zero_output_for_mask = c.value("zero_output_for_mask", false);
   return o;
 }
 

@@ -7,7 +7,12 @@
 //   dropout, recurrent_dropout: in training, one mask per sequence on the inputs (then the whole
 //     sequence runs as one op) and one on the state entering each step (then the layer runs the
 //     op one step at a time);
-//   stateful: the final states of a call are the initial states of the next (reset_states()).
+//   stateful: the final states of a call are the initial states of the next (reset_states());
+//   masks: the input's mask (Variable::mask(), from Embedding(mask_zero) or Masking) skips the
+//     padded steps: each keeps the state and outputs the carried state, or zeros with
+//     zero_output_for_mask; with return_sequences the output keeps the mask (reversed in time
+//     with go_backwards, as the outputs are; Keras leaves it unreversed), without it the mask
+//     ends here. Padded and unpadded sequences give the same outputs at the real steps.
 // Keras's return_state and initial_state are call_with_state(): a layer call returns one tensor.
 //   auto lstm = layers::LSTM(64, {.return_sequences = true});
 //   Variable y = lstm(x);                                   // [32, 100, 16] -> [32, 100, 64]
@@ -42,6 +47,9 @@ struct RecurrentOptions {
   // flows across calls).
   bool stateful = false;
   std::optional<uint64_t> seed{};  // of the dropout masks; none: drawn from the global seed
+  // Masked steps output zeros rather than the carried state (Keras's RNN argument; Bidirectional
+  // sets it on its layers when they return sequences, as Keras does).
+  bool zero_output_for_mask = false;
   std::string name{};
   std::string dtype{};
   bool trainable = true;
@@ -62,6 +70,9 @@ class Recurrent : public SingleInputLayer {
                                        bool training = false);
   Shape compute_output_shape(const std::vector<Shape>& input_shapes) override;
   nlohmann::json get_config() const override;
+  bool supports_masking() const override { return true; }
+  Tensor compute_mask(const std::vector<Variable>& inputs, const Tensor& mask) const override;
+  void set_zero_output_for_mask(bool zero) { options_.zero_output_for_mask = zero; }
 
   // stateful: the states the next call starts from (h, then c for LSTM; empty before the first
   // call), and Keras's reset_states(), which sets them to zeros.
@@ -84,6 +95,7 @@ class Recurrent : public SingleInputLayer {
   std::vector<Variable> kept_states(int64_t batch) const;
   // recurrent_dropout in training: the op one step at a time, the state entering each step
   // times rec_mask [batch, units].
+  // A masked step (o.mask) keeps h and c and outputs h, or zeros with zero_output_for_mask.
   autograd::RnnOutputs step_by_step(const Variable& x, Variable h, Variable c, const Variable& k,
                                     const Variable& r, const Variable& b, const RnnOptions& o,
                                     const Variable& rec_mask) const;

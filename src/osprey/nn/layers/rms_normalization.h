@@ -20,6 +20,7 @@ struct RMSNormalizationOptions {
 
 class RMSNormalization : public SingleInputLayer {
  public:
+  bool supports_masking() const override { return true; }  // passes the mask on
   explicit RMSNormalization(RMSNormalizationOptions options = {});
   const RMSNormalizationOptions& options() const { return options_; }
   const Variable& scale() const { return scale_; }

@@ -24,6 +24,7 @@ struct RotaryEmbeddingOptions {
 
 class RotaryEmbedding : public SingleInputLayer {
  public:
+  bool supports_masking() const override { return true; }  // passes the mask on
   explicit RotaryEmbedding(RotaryEmbeddingOptions options = {});
   // x rotated for positions start_index, start_index + 1, ... along sequence_axis.
   Variable rotate(const Variable& x, int64_t start_index = 0);

@@ -31,6 +31,11 @@ class TimeDistributed : public SingleInputLayer {
   Shape compute_output_shape(const std::vector<Shape>& input_shapes) override;
   nlohmann::json get_config() const override;
   static std::shared_ptr<Layer> from_config(const nlohmann::json& config);
+  // Each step is kept or masked as a whole: a [batch, T] mask passes on to the output.
+  bool supports_masking() const override { return true; }
+  Tensor compute_mask(const std::vector<Variable>& /*inputs*/, const Tensor& mask) const override {
+    return mask.defined() && mask.ndim() <= 2 ? mask : Tensor();
+  }
 
  protected:
   void build_single(const Shape& input_shape) override;

@@ -52,6 +52,9 @@ class TransformerBlock : public Layer {
   Shape compute_output_shape(const std::vector<Shape>& input_shapes) override;
   nlohmann::json get_config() const override;
   const std::shared_ptr<MultiHeadAttention>& self_attention() const { return self_attention_; }
+  // The input's mask keeps padded steps out of the attention (and an encoder_sequence's out of
+  // the cross-attention, as keras_hub's padding masks); the output keeps the input's mask.
+  bool supports_masking() const override { return true; }
 
  protected:
   TransformerBlock(std::string class_name, int64_t intermediate_dim, int64_t num_heads,
