@@ -97,14 +97,14 @@ Variable Loss::operator()(const Tensor& y_true, const Variable& y_pred,
     w = w.defined() ? osprey::mul(w, m) : m;
   }
   if (w.defined() && w.device() != lv.device()) w = w.to(lv.device());
-  const Variable weighted = w.defined() ? autograd::mul(c.losses, Variable(w)) : c.losses;
+  Variable weighted = w.defined() ? autograd::mul(c.losses, Variable(w)) : c.losses;
   if (reduction_ == Reduction::none) return weighted;
   if (!w.defined() && weighted.numel() > 0 &&
       (reduction_ == Reduction::sum_over_batch_size ||
        reduction_ == Reduction::mean_with_sample_weight)) {
     return autograd::mean(weighted);  // the common case: one node
   }
-  const Variable total = autograd::sum(weighted);
+  Variable total = autograd::sum(weighted);
   if (reduction_ == Reduction::sum) return total;
   double denom = static_cast<double>(weighted.numel());
   if (reduction_ == Reduction::sum_over_batch_size && c.mask.defined()) {

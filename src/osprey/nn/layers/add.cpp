@@ -35,6 +35,7 @@ void Add::build_impl(const std::vector<Shape>& input_shapes) { compute_output_sh
 
 Variable Add::call(const std::vector<Variable>& inputs, bool training) {
   std::vector<Shape> shapes;
+  shapes.reserve(inputs.size());
   for (const Variable& x : inputs) shapes.push_back(x.shape());
   compute_output_shape(shapes);
   Variable y = inputs[0];

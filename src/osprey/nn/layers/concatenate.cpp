@@ -39,6 +39,7 @@ void Concatenate::build_impl(const std::vector<Shape>& input_shapes) {
 
 Variable Concatenate::call(const std::vector<Variable>& inputs, bool training) {
   std::vector<Shape> shapes;
+  shapes.reserve(inputs.size());
   for (const Variable& x : inputs) shapes.push_back(x.shape());
   compute_output_shape(shapes);
   const int axis = axis_ < 0 ? axis_ + inputs[0].ndim() : axis_;

@@ -45,6 +45,7 @@ Tensor concat_masks(const std::vector<Variable>& inputs) {
   for (const Variable& x : inputs) any = any || (x.defined() && x.mask().defined());
   if (!any) return {};
   std::vector<Tensor> parts;
+  parts.reserve(inputs.size());
   for (const Variable& x : inputs) {
     parts.push_back(x.mask().defined()
                         ? x.mask()
