@@ -459,6 +459,10 @@ TEST(HyperTextModelsTest, AShortRandomSearchLearnsWhetherATokenIsPresent) {
     const Trial best = tuner.oracle().get_best_trials(1).at(0);
     ASSERT_TRUE(best.score.has_value()) << name;
     EXPECT_GT(*best.score, 0.9) << name << ": " << best.hyperparameters.to_json().dump();
+    // The best model, rebuilt from its values and its saved weights, scores what the trial did.
+    Model model = tuner.get_best_models(1).at(0);
+    EXPECT_NEAR(model.evaluate(d.xv, d.yv, {.batch_size = 16}).at("accuracy"), *best.score, 1e-6)
+        << name;
     std::filesystem::remove_all(dir);
   }
 }
