@@ -29,11 +29,6 @@ struct CnnValues {
   detail::OptimizerValues optimizer;
 };
 
-HyperParameter int_hp(const std::string& name, int64_t min, int64_t max,
-                      std::optional<int64_t> step, int64_t default_value) {
-  return HyperParameter::Int(name, min, max, step, Sampling::linear, default_value);
-}
-
 HyperParameter float_hp(const std::string& name, double max, double default_value) {
   return HyperParameter::Float(name, 0.0, max, 0.05, Sampling::linear, default_value);
 }
@@ -64,10 +59,10 @@ CnnValues declare_cnn(HyperParameters& hp, const detail::PrebuiltSpace& space, b
     }
   }
   const int64_t blocks =
-      space.declare(hp, int_hp("num_blocks", 2, kMaxBlocks, {}, 2), 2, kMaxBlocks).as_int();
-  const std::array<HyperParameter, kMaxBlocks> filters = {int_hp("filters_0", 16, 64, 16, 32),
-                                                          int_hp("filters_1", 32, 128, 32, 64),
-                                                          int_hp("filters_2", 64, 128, 32, 128)};
+      space.declare(hp, detail::int_hp("num_blocks", 2, kMaxBlocks, {}, 2), 2, kMaxBlocks).as_int();
+  const std::array<HyperParameter, kMaxBlocks> filters = {
+      detail::int_hp("filters_0", 16, 64, 16, 32), detail::int_hp("filters_1", 32, 128, 32, 64),
+      detail::int_hp("filters_2", 64, 128, 32, 128)};
   for (int i = 0; i < kMaxBlocks; ++i) {
     // Blocks 0 and 1 are always there; block 2 only with three.
     auto scope = i < 2 ? std::nullopt : space.scope(hp, "num_blocks", {int64_t{i + 1}});
@@ -75,14 +70,15 @@ CnnValues declare_cnn(HyperParameters& hp, const detail::PrebuiltSpace& space, b
     const int64_t f = space.declare(hp, filters[static_cast<size_t>(i)], 1, 1024).as_int();
     if (i < blocks) v.filters.push_back(f);
   }
-  v.convs_per_block = space.declare(hp, int_hp("convs_per_block", 1, 2, {}, 1)).as_int();
+  v.convs_per_block = space.declare(hp, detail::int_hp("convs_per_block", 1, 2, {}, 1)).as_int();
   v.batch_norm = space.declare(hp, HyperParameter::Boolean("batch_norm", false)).as_bool();
   v.dropout = space.declare(hp, float_hp("dropout", 0.5, 0.1), 0.0, 0.95).as_double();
   v.head =
       space
           .declare(hp, HyperParameter::Choice("head", {"flatten", "global_average"}, {}, "flatten"))
           .as_string();
-  v.dense_units = space.declare(hp, int_hp("dense_units", 64, 256, 64, 128), 1, 1 << 16).as_int();
+  v.dense_units =
+      space.declare(hp, detail::int_hp("dense_units", 64, 256, 64, 128), 1, 1 << 16).as_int();
   v.dense_dropout = space.declare(hp, float_hp("dense_dropout", 0.5, 0.2), 0.0, 0.95).as_double();
   v.optimizer = detail::declare_optimizer(hp, space);
   return v;

@@ -98,6 +98,11 @@ void PrebuiltSpace::check_names(const HyperParameters& all) const {
                fmt::join(unknown, ", "), fmt::join(known, ", "));
 }
 
+HyperParameter int_hp(const std::string& name, int64_t min, int64_t max,
+                      std::optional<int64_t> step, int64_t default_value) {
+  return HyperParameter::Int(name, min, max, step, Sampling::linear, default_value);
+}
+
 OptimizerValues declare_optimizer(HyperParameters& hp, const PrebuiltSpace& space) {
   OptimizerValues o;
   o.optimizer =
@@ -111,16 +116,18 @@ OptimizerValues declare_optimizer(HyperParameters& hp, const PrebuiltSpace& spac
   return o;
 }
 
-void compile_classifier(Model& model, const OptimizerValues& o) {
-  std::shared_ptr<optim::Optimizer> optimizer;
+std::shared_ptr<optim::Optimizer> make_optimizer(const OptimizerValues& o) {
   if (o.optimizer == "sgd") {
-    optimizer = std::make_shared<optim::SGD>(
+    return std::make_shared<optim::SGD>(
         optim::SGDOptions{.learning_rate = o.learning_rate, .momentum = 0.9});
-  } else {
-    optimizer = optim::get(o.optimizer);
-    optimizer->set_learning_rate(o.learning_rate);
   }
-  model.compile(optimizer, "sparse_categorical_crossentropy", {"accuracy"});
+  std::shared_ptr<optim::Optimizer> optimizer = optim::get(o.optimizer);
+  optimizer->set_learning_rate(o.learning_rate);
+  return optimizer;
+}
+
+void compile_classifier(Model& model, const OptimizerValues& o) {
+  model.compile(make_optimizer(o), "sparse_categorical_crossentropy", {"accuracy"});
 }
 
 }  // namespace detail

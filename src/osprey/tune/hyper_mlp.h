@@ -68,6 +68,10 @@ class PrebuiltSpace {
   const HyperParameters* fixed_;
 };
 
+// HyperParameter::Int with linear sampling, the prebuilt spaces' usual declaration.
+HyperParameter int_hp(const std::string& name, int64_t min, int64_t max,
+                      std::optional<int64_t> step, int64_t default_value);
+
 struct OptimizerValues {
   std::string optimizer;
   double learning_rate = 0;
@@ -75,7 +79,9 @@ struct OptimizerValues {
 // "optimizer" (adam, sgd, rmsprop; sgd with momentum 0.9, as plain SGD at these rates barely
 // moves) and "learning_rate" (1e-4 to 1e-2, log sampling, default 1e-3).
 OptimizerValues declare_optimizer(HyperParameters& hp, const PrebuiltSpace& space);
-// compile(optimizer, "sparse_categorical_crossentropy", {"accuracy"}).
+// The optimizer `o` names at its learning rate.
+std::shared_ptr<optim::Optimizer> make_optimizer(const OptimizerValues& o);
+// compile(make_optimizer(o), "sparse_categorical_crossentropy", {"accuracy"}).
 void compile_classifier(Model& model, const OptimizerValues& o);
 
 }  // namespace detail

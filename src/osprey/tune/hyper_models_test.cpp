@@ -10,52 +10,22 @@
 
 #include "osprey/core/rng.h"
 #include "osprey/nn/layers/all.h"
-#include "osprey/nn/name_scope.h"
 #include "osprey/optim/sgd.h"
 #include "osprey/tensor/factory.h"
 #include "osprey/testing/test_helpers.h"
 #include "osprey/train/trainer.h"
 #include "osprey/tune/hyper_cnn.h"
 #include "osprey/tune/hyper_mlp.h"
+#include "osprey/tune/hyper_models_test_helpers.h"
 
 namespace osprey::tune {
 namespace {
 
-std::vector<std::string> layer_classes(const Model& model) {
-  std::vector<std::string> classes;
-  for (const auto& l : model.layers()) classes.push_back(l->class_name());
-  return classes;
-}
-
-// "name: description" of every hyperparameter, in declaration order.
-std::vector<std::string> space_lines(const HyperParameters& hp) {
-  std::vector<std::string> lines;
-  for (const HyperParameter& h : hp.space())
-    lines.push_back(fmt::format("{} {}: {}", hp_type_name(h.type), h.name, h.describe()));
-  return lines;
-}
-
-std::vector<std::string> space_names(const HyperParameters& hp) {
-  std::vector<std::string> names;
-  for (const HyperParameter& h : hp.space()) names.push_back(h.name);
-  return names;
-}
-
-Model build(HyperModel& model, HyperParameters& hp) {
-  nn::NameScope names;
-  return model.build(hp);
-}
-
-// hp with every active tunable hyperparameter of `space` drawn at random (parents come before
-// their children in a space, so activity is known when a child is reached).
-HyperParameters random_values(const HyperParameters& space, std::mt19937& rng) {
-  std::uniform_real_distribution<double> u(0.0, 1.0);
-  HyperParameters hp = space.copy_space();
-  for (const HyperParameter& h : space.space()) {
-    if (hp.is_active(h)) hp.set(h.name, h.from_unit(u(rng)));
-  }
-  return hp;
-}
+using test_helpers::build;
+using test_helpers::layer_classes;
+using test_helpers::random_values;
+using test_helpers::space_lines;
+using test_helpers::space_names;
 
 const HyperMLPOptions kMlp{.input_shape = {28, 28}, .num_classes = 10};
 const HyperCNNOptions kCnn{.input_shape = {28, 28}, .num_classes = 10};

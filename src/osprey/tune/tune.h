@@ -1,13 +1,16 @@
 // Hyperparameter tuning, KerasTuner's API in C++: HyperParameters, the RandomSearch,
-// BayesianOptimization and Hyperband tuners, their oracles, the prebuilt HyperMLP and HyperCNN
-// hypermodels, and the best-epoch retraining helper.
+// BayesianOptimization and Hyperband tuners, their oracles, the prebuilt hypermodels (HyperMLP,
+// HyperCNN; HyperTransformer and HyperLSTM for token sequences), and the best-epoch retraining
+// helper.
 #pragma once
 
 #include "osprey/tune/asha.h"
 #include "osprey/tune/best_epoch.h"
 #include "osprey/tune/builtin_tuners.h"
 #include "osprey/tune/hyper_cnn.h"
+#include "osprey/tune/hyper_lstm.h"
 #include "osprey/tune/hyper_mlp.h"
+#include "osprey/tune/hyper_transformer.h"
 #include "osprey/tune/hypermodel.h"
 #include "osprey/tune/hyperparameters.h"
 #include "osprey/tune/objective.h"
