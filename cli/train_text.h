@@ -1,8 +1,8 @@
 // `osprey train --model gpt|lstm --data FILE.txt`: a language model on a text file, the path of
 // `osprey train` for text (train.cpp hands over once its strategy, optimizer and callbacks are
-// made). The text is tokenized (--tokenizer char|byte), split 90/10 (--validation-split), and fit
-// on random windows of --block-size tokens (nanoGPT's batches); the model is saved with its
-// tokenizer (tokenizer.json), which `osprey generate DIR` reads.
+// made). The text is tokenized (--tokenizer char|byte|bpe:N|unigram:N), split 90/10
+// (--validation-split), and fit on random windows of --block-size tokens (nanoGPT's batches); the
+// model is saved with its tokenizer (tokenizer.json), which `osprey generate DIR` reads.
 #pragma once
 
 #include <memory>

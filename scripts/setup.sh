@@ -14,6 +14,7 @@ set -euo pipefail
 # libprotobuf-dev, protobuf-compiler: TensorBoard event files; python3-protobuf reads them back in
 # the tests. libgrpc++-dev, protobuf-compiler-grpc: parameter servers (osprey ps) and their
 # clients. libstb-dev: stb_image, which decodes folders of images (osprey train --data DIR/).
+# libsentencepiece-dev: the BPE and unigram tokenizers (osprey train --tokenizer bpe:N|unigram:N).
 # clang-14, libclang-rt-14-dev, libomp-14-dev (tests only): the libFuzzer build of the fuzz targets
 # (scripts/fuzz.sh) under ASan and UBSan; clang's OpenMP is libomp.
 # ccache: a rebuild (CI's clean clone on the same machine) reuses earlier compilations.
@@ -25,6 +26,7 @@ packages=(
   build-essential cmake pkg-config ccache
   libdnnl-dev ocl-icd-opencl-dev
   nlohmann-json3-dev libfmt-dev libcli11-dev libtomlplusplus-dev zlib1g-dev libstb-dev
+  libsentencepiece-dev
   dataset-fashion-mnist
   libopenmpi-dev openmpi-bin libgloo-dev
   libxgboost-dev libnlopt-dev libprotobuf-dev protobuf-compiler

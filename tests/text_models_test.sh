@@ -3,12 +3,13 @@
 # vendored Tiny Shakespeare: the GPT learns (its validation loss falls below the uniform guess,
 # ln 65 = 4.17), is saved with its tokenizer, and generates the same text with and without the
 # key/value cache; the LSTM trains too; two mirrored replicas match one device and
-# mixed_bfloat16 trains; and each bad input gets its error:
+# mixed_bfloat16 trains; a GPT on a SentencePiece BPE vocabulary generates from its saved folder
+# alone; and each bad input gets its error (a bad --tokenizer spec among them):
 #   --model gpt without --data; an empty text file; generate on a model that is not a GPT;
 #   a tokenizer.json that does not fit the model; a prompt with a character the tokenizer lacks.
 # Usage: text_models_test.sh path/to/osprey path/to/tinyshakespeare.txt
 set -u
-osprey=$1
+osprey=$(realpath "$1")  # absolute: one check runs from another folder
 text=$2
 tmp=$(mktemp -d)
 trap '[ -n "${KEEP:-}" ] || rm -rf "$tmp"' EXIT
@@ -43,6 +44,27 @@ for args in "--temperature 0" "--temperature 0.9 --top-k 10 --seed 5" "--top-p 0
   head -c 6 "$tmp/cached" | grep -qF "ROMEO:" || fail "generate $args: the prompt is not echoed"
   [ "$(wc -c <"$tmp/cached")" -ge 40 ] || fail "generate $args: fewer than 40 characters"
 done
+
+# A BPE vocabulary that SentencePiece trains on the text (issue 43): the GPT learns on its ids (below
+# the uniform guess, ln 384 = 5.95), is saved with it, and the saved folder alone, copied
+# elsewhere and read from another working directory, generates text from a prompt.
+expect 0 "(text, bpe tokenizer): " "gpt with bpe" -- train --model gpt --data "$text" \
+  --tokenizer bpe:384 --block-size 32 --n-layer 2 --n-head 2 --n-embd 32 --epochs 1 \
+  --steps-per-epoch 40 --batch-size 16 --lr 3e-3 --seed 3 --output "$tmp/bpe"
+grep -qF "vocabulary 384," "$tmp/out" || fail "bpe: the vocabulary is not 384"
+val=$(sed -n 's/^validation loss: \([0-9.]*\).*/\1/p' "$tmp/out")
+awk -v v="${val:-9}" 'BEGIN { exit !(v < 5.0) }' || fail "bpe: validation loss '$val' not below 5.0"
+grep -Eq '"kind": *"bpe"' "$tmp/bpe/tokenizer.json" || fail "bpe: tokenizer.json is not a bpe one"
+mkdir -p "$tmp/elsewhere/cwd" && cp -r "$tmp/bpe" "$tmp/elsewhere/model" && rm -rf "$tmp/bpe"
+(cd "$tmp/elsewhere/cwd" && "$osprey" generate ../model --prompt "ROMEO: the king" \
+  --max-new-tokens 30 --seed 5) >"$tmp/bpe_text" 2>&1 || fail "bpe: generate failed"
+head -c 15 "$tmp/bpe_text" | grep -qF "ROMEO: the king" || fail "bpe: the prompt is not echoed"
+[ "$(wc -c <"$tmp/bpe_text")" -ge 45 ] || fail "bpe: fewer than 30 characters generated"
+iconv -f UTF-8 -t UTF-8 "$tmp/bpe_text" >/dev/null || fail "bpe: the generated text is not UTF-8"
+expect 2 "--tokenizer: the vocabulary size N of bpe:N must be a positive integer. Received: 'bpe:x'" \
+  "bpe:x" -- train --model gpt --data "$text" --tokenizer bpe:x --output ""
+expect 2 "tokenizer 'unigram:100': SentencePieceTokenizer (unigram): vocab_size must be more than 258" \
+  "unigram:100" -- train --model gpt --data "$text" --tokenizer unigram:100 --output ""
 
 expect 0 "saved to $tmp/lstm/" "lstm trains" -- train --model lstm --data "$text" \
   --block-size 32 --n-layer 1 --units 64 --n-embd 32 --epochs 1 --steps-per-epoch 20 \

@@ -3,84 +3,23 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
 #include <set>
 
 #include "osprey/core/error.h"
 #include "osprey/data/file_reader.h"
+#include "osprey/data/text/sentencepiece_tokenizer.h"
+#include "osprey/data/text/utf8.h"
 #include "osprey/tensor/factory.h"
 
 namespace osprey::data::text {
 
 namespace {
 
-// UTF-8 by hand: the standard library has no decoder (codecvt is deprecated) and ICU would be a
-// large dependency for two small loops. Strict: overlong forms, surrogates and code points past
-// U+10FFFF are invalid, as Python's decoder says.
-struct Decoded {
-  char32_t code;
-  size_t length;  // 0: invalid
-};
-
-Decoded decode_one(std::string_view s, size_t at) {
-  const auto b = [&](size_t i) { return static_cast<unsigned char>(s[at + i]); };
-  const unsigned char c = b(0);
-  if (c < 0x80) return {c, 1};
-  size_t n = 0;
-  char32_t code = 0;
-  if ((c & 0xE0) == 0xC0) {
-    n = 2, code = c & 0x1F;
-  } else if ((c & 0xF0) == 0xE0) {
-    n = 3, code = c & 0x0F;
-  } else if ((c & 0xF8) == 0xF0) {
-    n = 4, code = c & 0x07;
-  } else {
-    return {0, 0};
-  }
-  if (at + n > s.size()) return {0, 0};
-  for (size_t i = 1; i < n; ++i) {
-    if ((b(i) & 0xC0) != 0x80) return {0, 0};
-    code = (code << 6) | (b(i) & 0x3F);
-  }
-  static constexpr char32_t kMin[5] = {0, 0, 0x80, 0x800, 0x10000};
-  if (code < kMin[n] || code > 0x10FFFF || (code >= 0xD800 && code <= 0xDFFF)) return {0, 0};
-  return {code, n};
-}
-
-void append_utf8(std::string& out, char32_t c) {
-  if (c < 0x80) {
-    out += static_cast<char>(c);
-  } else if (c < 0x800) {
-    out += static_cast<char>(0xC0 | (c >> 6));
-    out += static_cast<char>(0x80 | (c & 0x3F));
-  } else if (c < 0x10000) {
-    out += static_cast<char>(0xE0 | (c >> 12));
-    out += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (c & 0x3F));
-  } else {
-    out += static_cast<char>(0xF0 | (c >> 18));
-    out += static_cast<char>(0x80 | ((c >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (c & 0x3F));
-  }
-}
-
-// Every code point of `s`; ValueError naming `who` and the byte offset of the first invalid one.
-std::vector<char32_t> code_points(std::string_view s, const char* who) {
-  std::vector<char32_t> out;
-  out.reserve(s.size());
-  for (size_t at = 0; at < s.size();) {
-    const Decoded d = decode_one(s, at);
-    OSPREY_CHECK(d.length > 0, "{}: the text is not valid UTF-8 at byte {}", who, at);
-    out.push_back(d.code);
-    at += d.length;
-  }
-  return out;
-}
-
 // A character for an error message: itself when printable ASCII, with its code point.
 std::string show(char32_t c) {
   std::string glyph;
-  if (c >= 0x20 && c != 0x7F) append_utf8(glyph, c);
+  if (c >= 0x20 && c != 0x7F) detail::append_utf8(glyph, c);
   return glyph.empty() ? fmt::format("U+{:04X}", static_cast<uint32_t>(c))
                        : fmt::format("'{}' (U+{:04X})", glyph, static_cast<uint32_t>(c));
 }
@@ -94,7 +33,7 @@ Tensor Tokenizer::encode_tensor(std::string_view text) const {
 
 CharTokenizer CharTokenizer::fit(std::string_view text) {
   OSPREY_CHECK(!text.empty(), "CharTokenizer: cannot fit a vocabulary on an empty text");
-  const std::vector<char32_t> all = code_points(text, "CharTokenizer");
+  const std::vector<char32_t> all = detail::code_points(text, "CharTokenizer");
   const std::set<char32_t> distinct(all.begin(), all.end());
   return CharTokenizer(std::vector<char32_t>(distinct.begin(), distinct.end()));
 }
@@ -112,7 +51,7 @@ std::vector<int64_t> CharTokenizer::encode(std::string_view text) const {
   std::vector<int64_t> ids;
   ids.reserve(text.size());
   for (size_t at = 0; at < text.size();) {
-    const Decoded d = decode_one(text, at);
+    const detail::Decoded d = detail::decode_one(text, at);
     OSPREY_CHECK(d.length > 0, "CharTokenizer: the text is not valid UTF-8 at byte {}", at);
     const auto it = std::lower_bound(chars_.begin(), chars_.end(), d.code);
     OSPREY_CHECK(it != chars_.end() && *it == d.code,
@@ -132,14 +71,14 @@ std::string CharTokenizer::decode(std::span<const int64_t> ids) const {
     OSPREY_CHECK(ids[i] >= 0 && ids[i] < vocab_size(),
                  "CharTokenizer: token id {} at position {} is outside the vocabulary [0, {})",
                  ids[i], i, vocab_size());
-    append_utf8(out, chars_[static_cast<size_t>(ids[i])]);
+    detail::append_utf8(out, chars_[static_cast<size_t>(ids[i])]);
   }
   return out;
 }
 
 nlohmann::json CharTokenizer::to_json() const {
   std::string vocab;
-  for (char32_t c : chars_) append_utf8(vocab, c);
+  for (char32_t c : chars_) detail::append_utf8(vocab, c);
   return {{"kind", "char"}, {"vocabulary", vocab}};
 }
 
@@ -162,9 +101,9 @@ std::string ByteTokenizer::decode(std::span<const int64_t> ids) const {
   std::string out;
   out.reserve(bytes.size());
   for (size_t at = 0; at < bytes.size();) {
-    const Decoded d = decode_one(bytes, at);
+    const detail::Decoded d = detail::decode_one(bytes, at);
     if (d.length == 0) {
-      append_utf8(out, 0xFFFD);
+      detail::append_utf8(out, 0xFFFD);
       ++at;
     } else {
       out.append(bytes, at, d.length);
@@ -183,15 +122,43 @@ std::unique_ptr<Tokenizer> tokenizer_from_json(const nlohmann::json& j) {
     OSPREY_CHECK(j.contains("vocabulary") && j["vocabulary"].is_string(),
                  "tokenizer: a char tokenizer needs its 'vocabulary' as a string");
     return std::make_unique<CharTokenizer>(
-        code_points(j["vocabulary"].get<std::string>(), "tokenizer 'vocabulary'"));
+        detail::code_points(j["vocabulary"].get<std::string>(), "tokenizer 'vocabulary'"));
   }
-  OSPREY_THROW(ValueError, "tokenizer: unknown kind '{}'; the kinds are char and byte", kind);
+  if (kind == "bpe" || kind == "unigram") {
+    return std::make_unique<SentencePieceTokenizer>(SentencePieceTokenizer::from_json(j));
+  }
+  OSPREY_THROW(ValueError,
+               "tokenizer: unknown kind '{}'; the kinds are char, byte, bpe and unigram", kind);
+}
+
+TokenizerSpec parse_tokenizer_spec(const std::string& spec) {
+  if (spec == "char" || spec == "byte") return {spec, 0};
+  const size_t colon = spec.find(':');
+  const std::string kind = spec.substr(0, colon);
+  OSPREY_CHECK(colon != std::string::npos && (kind == "bpe" || kind == "unigram"),
+               "tokenizer: expected char, byte, bpe:N or unigram:N (N: the vocabulary size). "
+               "Received: '{}'",
+               spec);
+  const std::string_view n = std::string_view(spec).substr(colon + 1);
+  int vocab_size = 0;  // SentencePiece's vocab_size is an int32
+  const auto [end, error] = std::from_chars(n.data(), n.data() + n.size(), vocab_size);
+  OSPREY_CHECK(!n.empty() && error == std::errc() && end == n.data() + n.size() && vocab_size > 0,
+               "tokenizer: the vocabulary size N of {}:N must be a positive integer. Received: "
+               "'{}'",
+               kind, spec);
+  return {kind, vocab_size};
 }
 
 std::unique_ptr<Tokenizer> make_tokenizer(const std::string& spec, std::string_view text) {
-  if (spec == "char") return std::make_unique<CharTokenizer>(CharTokenizer::fit(text));
-  if (spec == "byte") return std::make_unique<ByteTokenizer>();
-  OSPREY_THROW(ValueError, "tokenizer: expected char or byte. Received: '{}'", spec);
+  const TokenizerSpec s = parse_tokenizer_spec(spec);
+  if (s.kind == "char") return std::make_unique<CharTokenizer>(CharTokenizer::fit(text));
+  if (s.kind == "byte") return std::make_unique<ByteTokenizer>();
+  try {
+    return std::make_unique<SentencePieceTokenizer>(
+        SentencePieceTokenizer::fit(text, s.vocab_size, s.kind));
+  } catch (const ValueError& e) {
+    OSPREY_THROW(ValueError, "tokenizer '{}': {}", spec, e.what());
+  }
 }
 
 std::string read_text_file(const std::string& path) {

@@ -7,6 +7,7 @@
 //   auto tok = text::CharTokenizer::fit(text::read_text_file("data/tinyshakespeare.txt"));
 //   std::vector<int64_t> ids = tok.encode("hii there");   // {46, 47, 47, 1, 58, 46, 43, 56, 43}
 //   tok.decode(ids) == "hii there";
+// Subwords (BPE, unigram) are SentencePiece's: sentencepiece_tokenizer.h.
 #pragma once
 
 #include <cstdint>
@@ -24,7 +25,7 @@ namespace osprey::data::text {
 class Tokenizer {
  public:
   virtual ~Tokenizer() = default;
-  virtual std::string kind() const = 0;  // "char", "byte"
+  virtual std::string kind() const = 0;  // "char", "byte", "bpe", "unigram"
   virtual int64_t vocab_size() const = 0;
   // Throws ValueError naming the tokenizer, what is wrong and where (byte offset, position).
   virtual std::vector<int64_t> encode(std::string_view text) const = 0;
@@ -69,7 +70,17 @@ class ByteTokenizer final : public Tokenizer {
 // Rebuilds what to_json wrote; ValueError naming the field when it is malformed.
 std::unique_ptr<Tokenizer> tokenizer_from_json(const nlohmann::json& j);
 
-// `spec` as `osprey train --tokenizer` takes it: "char" (fitted on `text`) or "byte".
+// A `spec` as `osprey train --tokenizer` takes it: "char", "byte", "bpe:N" or "unigram:N" (a
+// SentencePiece vocabulary of N pieces) -> {kind, N}, N = 0 for char and byte. ValueError
+// naming the spec when it is none of these.
+struct TokenizerSpec {
+  std::string kind;
+  int64_t vocab_size = 0;
+};
+TokenizerSpec parse_tokenizer_spec(const std::string& spec);
+
+// The tokenizer `spec` names, fitted on `text` (char, bpe, unigram); ValueError naming the spec
+// when it is malformed or cannot be fitted on the text.
 std::unique_ptr<Tokenizer> make_tokenizer(const std::string& spec, std::string_view text);
 
 // The whole of a text file (gzip or not); IoError naming the file when it cannot be read or is

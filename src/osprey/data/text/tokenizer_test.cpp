@@ -76,11 +76,12 @@ TEST(CharTokenizerTest, BadInputNamesWhatAndWhere) {
             }),
             "CharTokenizer: the vocabulary holds 'a' (U+0061) twice");
   EXPECT_EQ(error_of([] {
-              tokenizer_from_json({{"kind", "bpe"}});
+              tokenizer_from_json({{"kind", "words"}});
             }),
-            "tokenizer: unknown kind 'bpe'; the kinds are char and byte");
+            "tokenizer: unknown kind 'words'; the kinds are char, byte, bpe and unigram");
   EXPECT_EQ(error_of([] { make_tokenizer("words", "x"); }),
-            "tokenizer: expected char or byte. Received: 'words'");
+            "tokenizer: expected char, byte, bpe:N or unigram:N (N: the vocabulary size). "
+            "Received: 'words'");
 }
 
 TEST(ByteTokenizerTest, Utf8BytesAndAReplacementForCutCharacters) {
