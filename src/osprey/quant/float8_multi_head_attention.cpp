@@ -47,11 +47,9 @@ std::shared_ptr<Float8MultiHeadAttention> Float8MultiHeadAttention::from_attenti
 void Float8MultiHeadAttention::build_impl(const std::vector<Shape>& shapes) {
   MultiHeadAttention::build_impl(shapes);
   for (int i = 0; i < kNumProjections; ++i) {
-    const std::string prefix = projection_name(static_cast<Projection>(i));
+    const std::string prefix = std::string(projection_name(static_cast<Projection>(i))) + "/";
     scalings_[i] = add_float8_scalings(
-        [&](const std::string& n, Tensor v) {
-          return add_weight(prefix + "/" + n, std::move(v), false);
-        },
+        [&](const std::string& n, Tensor v) { return add_weight(prefix + n, std::move(v), false); },
         scaling_);
   }
 }
