@@ -16,6 +16,9 @@
 //     uses, at a constant learning rate (the agreement check of the two frameworks).
 //   --generate N: after --iters steps, time sampling N tokens after a one-token prompt with the
 //     key/value cache and without it (best of --reps each); print both rates.
+//   --int8: with --generate, then quantize the GPT to int8 (quant::quantize: every projection
+//     and the tied embedding/head table) and time both again; the same line adds the int8 rates
+//     and int8 / float32 with the cache (figure 5: float32 against int8 weights).
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
@@ -31,6 +34,7 @@
 #include "osprey/losses/crossentropy.h"
 #include "osprey/optim/adam.h"
 #include "osprey/optim/schedules.h"
+#include "osprey/quant/quantize.h"
 #include "osprey/tensor/factory.h"
 #include "osprey/train/logs.h"
 
@@ -72,6 +76,7 @@ int main(int argc, char** argv) {
   int64_t generate_tokens = 0, reps = 3;
   double lr = 1e-3, min_lr = 1e-4;
   int threads = 2;
+  bool int8 = false;
   uint64_t seed = 1337;
   app.add_option("--data", data_path);
   app.add_option("--model", kind)->check(CLI::IsMember({"gpt", "lstm", "gru"}));
@@ -94,6 +99,7 @@ int main(int argc, char** argv) {
   app.add_option("--seed", seed);
   app.add_option("--generate", generate_tokens);
   app.add_option("--reps", reps);
+  app.add_flag("--int8", int8);
   CLI11_PARSE(app, argc, argv);
   os::set_num_threads(threads);
   os::set_global_seed(seed);
@@ -217,10 +223,19 @@ int main(int argc, char** argv) {
       return static_cast<double>(generate_tokens) / best;
     };
     const double with_cache = rate(true), without = rate(false);
+    std::string int8_fields;
+    if (int8) {
+      os::quant::quantize(gpt, "int8");
+      const double q_cached = rate(true), q_uncached = rate(false);
+      int8_fields = fmt::format(
+          R"(, "int8_cached_tokens_per_s": {:.1f}, "int8_uncached_tokens_per_s": {:.1f}, )"
+          R"("int8_over_float32_cached": {:.2f})",
+          q_cached, q_uncached, q_cached / with_cache);
+    }
     fmt::print(R"({{{}, "generate_tokens": {}, "cached_tokens_per_s": {:.1f}, )"
-               R"("uncached_tokens_per_s": {:.1f}, "speedup": {:.2f}}})"
+               R"("uncached_tokens_per_s": {:.1f}, "speedup": {:.2f}{}}})"
                "\n",
-               head, generate_tokens, with_cache, without, with_cache / without);
+               head, generate_tokens, with_cache, without, with_cache / without, int8_fields);
   }
   return 0;
 }

@@ -112,10 +112,13 @@ if 4 in only:
 if 5 in only:
     print("\nFigure 5: generation, 255 tokens after a 1-token prompt (6 layers, 6 heads, n_embd 384, block 256)")
     r = run([osprey_bin("bench_gpt"), "--iters", "0", "--eval-iters", "1", "--n-layer", "6", "--n-head", "6",
-             "--n-embd", "384", "--block", "256", "--generate", "255"])
+             "--n-embd", "384", "--block", "256", "--generate", "255", "--int8"])
     row("with the key/value cache", f"{r['cached_tokens_per_s']:.1f} tokens/s")
     row("without (re-run the prefix)", f"{r['uncached_tokens_per_s']:.1f} tokens/s")
     row("speed-up", f"{r['speedup']:.2f}x")
+    row("int8 weights, with the cache", f"{r['int8_cached_tokens_per_s']:.1f} tokens/s")
+    row("int8 weights, without", f"{r['int8_uncached_tokens_per_s']:.1f} tokens/s")
+    row("int8 / float32 (with the cache)", f"{r['int8_over_float32_cached']:.2f}x")
 if 6 in only:
     print("\nFigure 6: text classifiers, synthetic ids of length 200, vocabulary 20,000, batch 32")
     row("figure", "framework", "median", "osprey's advantage", "peak RSS MiB", "osprey RSS / theirs")

@@ -1,6 +1,6 @@
 // `osprey generate DIR --prompt TEXT`: samples text from a GPT that `osprey train --model gpt`
 // saved (its tokenizer.json beside it), with the key/value cache; prints the prompt and what
-// follows it.
+// follows it. The GPT may be int8 (`osprey quantize DIR`): its quantized layers are registered.
 #include <fmt/format.h>
 
 #include <filesystem>
@@ -13,6 +13,7 @@
 #include "osprey/io/json.h"
 #include "osprey/models/gpt.h"
 #include "osprey/models/saving.h"
+#include "osprey/quant/quantize.h"
 #include "osprey/tensor/factory.h"
 
 namespace osprey::cli {
@@ -27,6 +28,7 @@ struct GenerateArgs {
 
 void run(const GenerateArgs& a) {
   const std::filesystem::path dir(a.dir);
+  quant::register_layers();  // an int8 GPT holds quantized layers
   models::LoadedModel loaded = models::load_model(dir);
   auto* gpt = dynamic_cast<models::GPT*>(loaded.model.get());
   OSPREY_CHECK_T(cli::UsageError, gpt != nullptr,

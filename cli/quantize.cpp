@@ -3,7 +3,9 @@
 // for inference, or float8-training Dense and Conv2D layers with --amax-history-length and
 // --margin) and saves it to OUT, atomically. OUT defaults to DIR_int8 or DIR_float8 beside DIR:
 // the float32 model, its optimizer state and history stay, and a folder is replaced (DIR itself
-// included) only when --output names it. Prints the quantized kernel paths and the sizes.
+// included) only when --output names it. A tokenizer.json beside the model (a GPT that
+// `osprey train --model gpt` saved) is saved with it, so `osprey generate OUT` runs the int8 GPT.
+// Prints the quantized kernel paths and the sizes.
 #include "osprey/quant/quantize.h"
 
 #include <fmt/format.h>
@@ -14,6 +16,7 @@
 #include "cli/subcommands.h"
 #include "cli/usage_error.h"
 #include "cli/validators.h"
+#include "osprey/io/json.h"
 #include "osprey/train/model.h"
 
 namespace osprey::cli {
@@ -65,7 +68,11 @@ void add_quantize(CLI::App& app) {
     Model model = load_model(args->dir);
     for (const std::string& path : model.quantize(args->mode, args->options))
       fmt::print("quantized {}\n", path);
-    model.save(out);
+    models::SaveExtras extras;
+    const std::filesystem::path tokenizer = std::filesystem::path(args->dir) / "tokenizer.json";
+    if (std::filesystem::exists(tokenizer))
+      extras.json_files.emplace_back("tokenizer.json", io::read_json_file(tokenizer));
+    model.save(out, extras);
     fmt::print("saved {} ({}): model.safetensors {} -> {} bytes\n", out, args->mode, before,
                weights_bytes(out));
   });

@@ -2,9 +2,10 @@
 # osprey train --model gpt|lstm on a text file and osprey generate (issue 43), tiny runs on the
 # vendored Tiny Shakespeare: the GPT learns (its validation loss falls below the uniform guess,
 # ln 65 = 4.17), is saved with its tokenizer, and generates the same text with and without the
-# key/value cache; the LSTM trains too; two mirrored replicas match one device and
-# mixed_bfloat16 trains; a GPT on a SentencePiece BPE vocabulary generates from its saved folder
-# alone; and each bad input gets its error (a bad --tokenizer spec among them):
+# key/value cache, and so does its int8 form (osprey quantize keeps the tokenizer); the LSTM
+# trains too; two mirrored replicas match one device and mixed_bfloat16 trains; a GPT on a
+# SentencePiece BPE vocabulary generates from its saved folder alone; and each bad input gets its
+# error (a bad --tokenizer spec among them):
 #   --model gpt without --data; an empty text file; generate on a model that is not a GPT;
 #   a tokenizer.json that does not fit the model; a prompt with a character the tokenizer lacks.
 # Usage: text_models_test.sh path/to/osprey path/to/tinyshakespeare.txt
@@ -44,6 +45,20 @@ for args in "--temperature 0" "--temperature 0.9 --top-k 10 --seed 5" "--top-p 0
   head -c 6 "$tmp/cached" | grep -qF "ROMEO:" || fail "generate $args: the prompt is not echoed"
   [ "$(wc -c <"$tmp/cached")" -ge 40 ] || fail "generate $args: fewer than 40 characters"
 done
+
+# The int8 GPT (every projection and the tied embedding table in int8) generates from its folder,
+# the same text with and without the cache.
+expect 0 "saved $tmp/gpt_int8 (int8)" "gpt quantizes" -- quantize "$tmp/gpt" --output "$tmp/gpt_int8"
+grep -qF "quantized gpt/block_1/self_attention/attention_output/kernel" "$tmp/out" ||
+  fail "quantize: the attention's output projection is not listed"
+[ -f "$tmp/gpt_int8/tokenizer.json" ] || fail "quantize: tokenizer.json not saved with the model"
+"$osprey" generate "$tmp/gpt_int8" --prompt "ROMEO:" --max-new-tokens 40 --temperature 0 \
+  >"$tmp/cached" 2>&1
+"$osprey" generate "$tmp/gpt_int8" --prompt "ROMEO:" --max-new-tokens 40 --temperature 0 \
+  --no-cache >"$tmp/uncached" 2>&1
+cmp -s "$tmp/cached" "$tmp/uncached" || fail "int8 generate: cached and uncached text differ"
+head -c 6 "$tmp/cached" | grep -qF "ROMEO:" || fail "int8 generate: the prompt is not echoed"
+[ "$(wc -c <"$tmp/cached")" -ge 40 ] || fail "int8 generate: fewer than 40 characters"
 
 # A BPE vocabulary that SentencePiece trains on the text (issue 43): the GPT learns on its ids (below
 # the uniform guess, ln 384 = 5.95), is saved with it, and the saved folder alone, copied

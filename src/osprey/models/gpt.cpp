@@ -33,9 +33,12 @@ nn::LayerOptions gpt_options(const GPTConfig& c, std::string name) {
 
 }  // namespace
 
-GPT::GPT(GPTConfig config, std::string name)
+GPT::GPT(GPTConfig config, std::string name) : GPT(std::move(config), std::move(name), {}) {}
+
+GPT::GPT(GPTConfig config, std::string name, nn::SublayerSwaps swaps)
     : Network("GPT", (check_config(config), gpt_options(config, std::move(name)))),
-      config_(std::move(config)) {
+      config_(std::move(config)),
+      swaps_(std::move(swaps)) {
   const GPTConfig& c = config_;
   const std::string dtype = dtype_policy().name();
   // nanoGPT's initialization: every matrix N(0, 0.02), the projections back into the residual
@@ -72,6 +75,14 @@ GPT::GPT(GPTConfig config, std::string name)
         nn::DenseOptions{
             .use_bias = false, .kernel_initializer = normal, .name = "lm_head", .dtype = dtype});
   }
+  // The layers a saved model had swapped (quant::quantize's forms) come from their saved configs.
+  token_embedding_ = swaps_.resolve(token_embedding_, this->name());
+  for (auto& b : blocks_) b = swaps_.resolve(b, this->name());
+  if (lm_head_) lm_head_ = swaps_.resolve(lm_head_, this->name());
+  OSPREY_CHECK(lm_head_ || dynamic_cast<nn::TiedEmbedding*>(token_embedding_.get()) != nullptr,
+               "{}: with tie_weights, the token embedding must share its table (a TiedEmbedding). "
+               "Received: {}",
+               this->name(), token_embedding_->class_name());
   for (const auto& l : layers()) adopt(l);
   // Built now: the shapes follow from the config, so a loaded model's weights have somewhere to
   // go before any call.
@@ -128,11 +139,36 @@ void GPT::check_tokens(const Tensor& tokens, int64_t start) const {
   }
 }
 
+void GPT::replace_sublayer(const std::string& name, std::shared_ptr<nn::Layer> layer) {
+  // The layers the model reads through a concrete type keep it: the head reads the token
+  // embedding's table (with tie_weights), every step the position embedding's rows.
+  if (layer != nullptr && name == token_embedding_->name()) {
+    OSPREY_CHECK(lm_head_ || dynamic_cast<nn::TiedEmbedding*>(layer.get()) != nullptr,
+                 "{}: the head shares the token embedding's table (tie_weights), so '{}' must "
+                 "stay a TiedEmbedding. Received: {}",
+                 this->name(), name, layer->class_name());
+  }
+  if (layer != nullptr && name == position_embedding_->name()) {
+    OSPREY_CHECK(dynamic_cast<nn::PositionEmbedding*>(layer.get()) != nullptr,
+                 "{}: '{}' must stay a PositionEmbedding. Received: {}", this->name(), name,
+                 layer->class_name());
+  }
+  const bool replaced = nn::replace_in_slot(token_embedding_, name, layer, *this) ||
+                        nn::replace_in_slot(position_embedding_, name, layer, *this) ||
+                        nn::replace_in_slot(embedding_dropout_, name, layer, *this) ||
+                        nn::replace_in_slot(final_norm_, name, layer, *this) ||
+                        nn::replace_in_slot(lm_head_, name, layer, *this) ||
+                        std::any_of(blocks_.begin(), blocks_.end(), [&](auto& b) {
+                          return nn::replace_in_slot(b, name, layer, *this);
+                        });
+  if (!replaced) get_layer(name);  // the ValueError listing the layers
+  swaps_.record(name);
+}
+
 Variable GPT::head(const Variable& h) {
   if (lm_head_) return (*lm_head_)(h);
-  const auto& table = static_cast<nn::Embedding&>(*token_embedding_).embeddings();
-  const Variable w = table.dtype() == h.dtype() ? table : autograd::cast(table, h.dtype());
-  return autograd::linear(h, autograd::transpose(w, 0, 1));
+  // The table the lookup reads, float32 or int8 (quant::QuantizedEmbedding): the weights tied.
+  return dynamic_cast<nn::TiedEmbedding&>(*token_embedding_).reverse(h);
 }
 
 std::vector<Variable> GPT::call_all(const std::vector<Variable>& inputs, bool training) {
@@ -178,17 +214,19 @@ std::vector<Network::LayerRow> GPT::summary_rows() const {
 }
 
 nlohmann::json GPT::get_config() const {
-  return {{"name", name()},
-          {"trainable", trainable()},
-          {"dtype", dtype_policy().name()},
-          {"vocab_size", config_.vocab_size},
-          {"block_size", config_.block_size},
-          {"n_layer", config_.n_layer},
-          {"n_head", config_.n_head},
-          {"n_embd", config_.n_embd},
-          {"dropout", config_.dropout},
-          {"bias", config_.bias},
-          {"tie_weights", config_.tie_weights}};
+  nlohmann::json c = {{"name", name()},
+                      {"trainable", trainable()},
+                      {"dtype", dtype_policy().name()},
+                      {"vocab_size", config_.vocab_size},
+                      {"block_size", config_.block_size},
+                      {"n_layer", config_.n_layer},
+                      {"n_head", config_.n_head},
+                      {"n_embd", config_.n_embd},
+                      {"dropout", config_.dropout},
+                      {"bias", config_.bias},
+                      {"tie_weights", config_.tie_weights}};
+  swaps_.write(c, layers());
+  return c;
 }
 
 std::shared_ptr<nn::Layer> GPT::from_config(const nlohmann::json& c) {
@@ -202,7 +240,11 @@ std::shared_ptr<nn::Layer> GPT::from_config(const nlohmann::json& c) {
   g.bias = c.value("bias", false);
   g.tie_weights = c.value("tie_weights", true);
   g.dtype = c.value("dtype", std::string());
-  auto m = std::make_shared<GPT>(g, c.value("name", std::string()));
+  nn::SublayerSwaps swaps;
+  const std::string name = c.value("name", std::string());
+  swaps.read(c, name.empty() ? "gpt" : name);
+  // make_shared cannot reach the private constructor.
+  std::shared_ptr<GPT> m(new GPT(g, name, std::move(swaps)));
   m->set_trainable(c.value("trainable", true));
   return m;
 }

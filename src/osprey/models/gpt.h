@@ -7,11 +7,14 @@
 // cache, so each new token costs one step, not a re-run of the prefix.
 //   auto net = std::make_shared<models::GPT>(models::GPTConfig{.vocab_size = 65});
 //   Tensor next = models::generate(*net, prompt, {.max_new_tokens = 200, .top_k = 10});
-// applications::gpt() wraps one in a Model ready to compile.
+// applications::gpt() wraps one in a Model ready to compile. quant::quantize(gpt, "int8" |
+// "float8") swaps its layers through replace_sublayer (the blocks' too), and the config keeps the
+// swaps (nn/sublayer_swaps.h), so a quantized GPT saves, loads and generates.
 #pragma once
 
 #include "osprey/models/network.h"
 #include "osprey/nn/layers/transformer.h"
+#include "osprey/nn/sublayer_swaps.h"
 
 namespace osprey::models {
 
@@ -33,6 +36,9 @@ class GPT : public Network {
   const GPTConfig& config() const { return config_; }
 
   std::vector<std::shared_ptr<nn::Layer>> layers() const override;
+  // Network::replace_sublayer for any of the layers: a block must stay a TransformerDecoder and,
+  // with tie_weights, the token embedding an nn::TiedEmbedding (the head reads its table).
+  void replace_sublayer(const std::string& name, std::shared_ptr<nn::Layer> layer) override;
   // [tokens] -> [logits]
   std::vector<Variable> call_all(const std::vector<Variable>& inputs, bool training) override;
   Shape compute_output_shape(const std::vector<Shape>& input_shapes) override;
@@ -55,6 +61,7 @@ class GPT : public Network {
   void build_impl(const std::vector<Shape>& input_shapes) override;
 
  private:
+  GPT(GPTConfig config, std::string name, nn::SublayerSwaps swaps);
   Variable head(const Variable& h);
   void check_tokens(const Tensor& tokens, int64_t start) const;
 
@@ -62,6 +69,7 @@ class GPT : public Network {
   std::shared_ptr<nn::Layer> token_embedding_, position_embedding_, embedding_dropout_, final_norm_,
       lm_head_;
   std::vector<std::shared_ptr<nn::TransformerDecoder>> blocks_;
+  nn::SublayerSwaps swaps_;
 };
 
 struct GenerateOptions {

@@ -117,6 +117,7 @@ void Network::set_weights(const std::vector<Tensor>& weights) {
   for (size_t i = 0; i < vars.size(); ++i) {
     Tensor dst = vars[i].value();
     dst.copy_(weights[i]);
+    Variable(vars[i]).mark_modified();  // caches derived from the value are stale now
   }
 }
 

@@ -95,6 +95,7 @@ void load_weights(Network& model, const std::filesystem::path& weights_path) {
   for (const autograd::Variable& v : variables) {
     Tensor dst = v.value();
     dst.copy_(*file.find(v.name()));
+    autograd::Variable(v).mark_modified();  // caches derived from the value are stale now
   }
 }
 

@@ -9,12 +9,15 @@
 #include "osprey/nn/layers/conv2d.h"
 #include "osprey/nn/layers/dense.h"
 #include "osprey/nn/layers/embedding.h"
+#include "osprey/nn/layers/multi_head_attention.h"
 #include "osprey/nn/layers/pooling2d.h"
 #include "osprey/quant/float8_conv2d.h"
 #include "osprey/quant/float8_dense.h"
+#include "osprey/quant/float8_multi_head_attention.h"
 #include "osprey/quant/quantized_conv2d.h"
 #include "osprey/quant/quantized_dense.h"
 #include "osprey/quant/quantized_embedding.h"
+#include "osprey/quant/quantized_multi_head_attention.h"
 
 namespace osprey::quant {
 
@@ -27,12 +30,14 @@ bool wanted(const QuantizeOptions& o, const std::string& name) {
 bool is_int8(const nn::Layer& l) {
   return dynamic_cast<const QuantizedDense*>(&l) != nullptr ||
          dynamic_cast<const QuantizedConv2D*>(&l) != nullptr ||
-         dynamic_cast<const QuantizedEmbedding*>(&l) != nullptr;
+         dynamic_cast<const QuantizedEmbedding*>(&l) != nullptr ||
+         dynamic_cast<const QuantizedMultiHeadAttention*>(&l) != nullptr;
 }
 
 bool is_quantized(const nn::Layer& l) {
   return is_int8(l) || dynamic_cast<const Float8Dense*>(&l) != nullptr ||
-         dynamic_cast<const Float8Conv2D*>(&l) != nullptr;
+         dynamic_cast<const Float8Conv2D*>(&l) != nullptr ||
+         dynamic_cast<const Float8MultiHeadAttention*>(&l) != nullptr;
 }
 
 // The layer that replaces `layer` in `mode`, or null when the mode leaves it alone.
@@ -51,6 +56,12 @@ std::shared_ptr<nn::Layer> quantized_form(const nn::Layer& layer, std::string_vi
   if (const auto* emb = dynamic_cast<const nn::Embedding*>(&layer); emb != nullptr && int8) {
     return QuantizedEmbedding::from_embedding(*emb);
   }
+  // The whole attention is swapped (its projections are its own weights, not sublayers), and
+  // GroupedQueryAttention with it.
+  if (const auto* mha = dynamic_cast<const nn::MultiHeadAttention*>(&layer)) {
+    if (int8) return QuantizedMultiHeadAttention::from_attention(*mha);
+    return Float8MultiHeadAttention::from_attention(*mha, o.float8);
+  }
   return nullptr;
 }
 
@@ -66,10 +77,11 @@ std::shared_ptr<nn::Layer> folded_form(nn::Layer& model, const nn::Layer& layer,
   return model.remove_sublayer(pool->name()) ? q : nullptr;
 }
 
-// What a mode quantizes, for the errors: "Dense, Conv2D and Embedding" (all) or "... or ..." (any).
+// What a mode quantizes, for the errors: "Dense, Conv2D, MultiHeadAttention and Embedding" (all)
+// or "... or ..." (any).
 std::string quantizable_kinds(std::string_view mode, const char* conjunction) {
-  return mode == "int8" ? fmt::format("Dense, Conv2D {} Embedding", conjunction)
-                        : fmt::format("Dense {} Conv2D", conjunction);
+  return mode == "int8" ? fmt::format("Dense, Conv2D, MultiHeadAttention {} Embedding", conjunction)
+                        : fmt::format("Dense, Conv2D {} MultiHeadAttention", conjunction);
 }
 
 void swap_layers(nn::Layer& model, std::string_view mode, const QuantizeOptions& o,
@@ -91,8 +103,11 @@ void swap_layers(nn::Layer& model, std::string_view mode, const QuantizeOptions&
     if (q == nullptr) q = quantized_form(*layer, mode, o);
     if (q != nullptr) {
       model.replace_sublayer(layer->name(), q);
-      // The quantized table or kernel: the first weight of every quantized layer.
-      done.push_back(mode == "int8" ? q->variables().front().name() : q->path() + "/kernel");
+      // The quantized tables and kernels: every int8 weight, or every float8-scaled kernel.
+      for (const nn::Weight& w : q->own_weights()) {
+        if (mode == "int8" ? w.variable.dtype() == DType::int8 : w.name.ends_with("kernel"))
+          done.push_back(w.variable.name());
+      }
       continue;
     }
     OSPREY_CHECK(o.layers.empty() || !is_quantized(*layer),
@@ -155,6 +170,8 @@ void register_layers() {
     nn::register_layer("QuantizedEmbedding", &QuantizedEmbedding::from_config);
     nn::register_layer("Float8Dense", &Float8Dense::from_config);
     nn::register_layer("Float8Conv2D", &Float8Conv2D::from_config);
+    nn::register_layer("QuantizedMultiHeadAttention", &QuantizedMultiHeadAttention::from_config);
+    nn::register_layer("Float8MultiHeadAttention", &Float8MultiHeadAttention::from_config);
     return true;
   }();
   (void)once;

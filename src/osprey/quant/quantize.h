@@ -1,17 +1,23 @@
 // quantize(model, mode): quantization of a built model by swapping layers (the seeds' and
 // Keras's model.quantize(...)), never by branches inside layers. At any depth of nested
-// containers (Sequential and Functional models), keeping names and weight paths:
-//   "int8" (post-training, inference): every nn::Dense, nn::Conv2D and nn::Embedding becomes a
-//     QuantizedDense, QuantizedConv2D or QuantizedEmbedding; in a Sequential, a MaxPooling2D
+// containers (Sequential and Functional models, models::GPT, TransformerEncoder/Decoder blocks),
+// keeping names and weight paths:
+//   "int8" (post-training, inference): every nn::Dense, nn::Conv2D, nn::Embedding and
+//     nn::MultiHeadAttention (GroupedQueryAttention too) becomes a QuantizedDense,
+//     QuantizedConv2D, QuantizedEmbedding or QuantizedMultiHeadAttention (the attention swapped
+//     whole: its four projections are its own weights); a GPT's tied head reads the
+//     QuantizedEmbedding's int8 table (see quantized_embedding.h); in a Sequential, a MaxPooling2D
 //     right after a Conv2D (relu, linear, sigmoid or tanh) is folded into the QuantizedConv2D,
 //     which then pools the int32 sums before dequantizing them (same predictions, bit for bit,
 //     as the unfolded pair; see quantized_conv2d.h), and leaves the model;
-//   "float8" (training): every nn::Dense becomes a Float8Dense and every nn::Conv2D a
-//     Float8Conv2D (delayed-scaling float8 fake quantization, emulated on CPU; see
-//     float8_dense.h); train as before, the scaling state saves with the model.
+//   "float8" (training): every nn::Dense becomes a Float8Dense, every nn::Conv2D a
+//     Float8Conv2D and every attention a Float8MultiHeadAttention (delayed-scaling float8 fake
+//     quantization, emulated on CPU; see float8_dense.h); train as before, the scaling state saves
+//     with the model.
 // Other layers stay in float32 (Keras does the same for layers it cannot quantize). It works on
 // nn::Layer (a models::Network is one) through Layer::replace_sublayer, so quant needs nothing
-// above level 4.
+// above level 4; layers that make their own sublayers keep the swaps in their config
+// (nn/sublayer_swaps.h), so a quantized GPT saves and loads.
 //   quant::quantize(*model, "int8");
 //   models::save_model(*model, "fmnist_int8");   // int8 kernels + float32 scales in safetensors
 //   quant::register_layers();                    // once, before load_model of a quantized model

@@ -63,6 +63,17 @@ Variable QuantizedEmbedding::call_single(const Variable& x, bool) {
   return Variable(div(rows.to(DType::float32), scales).view(out));
 }
 
+Variable QuantizedEmbedding::reverse(const Variable& h) {
+  OSPREY_CHECK(built() && h.ndim() >= 1 && h.size(-1) == output_dim_,
+               "{}: reverse() expects a built table and h [..., {}]. Received: {}", name(),
+               output_dim_, h.shape().to_string());
+  if (!transposed_.defined() || transposed_version_ != embeddings_.version()) {
+    transposed_ = embeddings_.value().transpose(0, 1).contiguous();
+    transposed_version_ = embeddings_.version();
+  }
+  return Variable(linear_int8(h.value(), {transposed_, embeddings_scale_.value()}));
+}
+
 nlohmann::json QuantizedEmbedding::get_config() const {
   nlohmann::json c = Layer::get_config();
   c["input_dim"] = input_dim_;

@@ -5,6 +5,9 @@
 //   auto q = quant::QuantizedEmbedding::from_embedding(emb);   // emb: a built nn::Embedding
 //   Variable e = (*q)(Variable(ids));                           // int64 [8, 20] -> float32 [8, 20,
 //   dim]
+// As a tied head (models::GPT) it answers TiedEmbedding::reverse from the same int8 table: the
+// logits h · table^T run as QuantizedDense's product, whose per-output-column scales are exactly
+// the table's per-row ones, so the table is quantized once and the model holds no float32 copy.
 // Weights keep Embedding's path: ".../embedding/embeddings" (int8), plus ".../embeddings_scale".
 #pragma once
 
@@ -17,7 +20,7 @@ namespace osprey::quant {
 
 using autograd::Variable;
 
-class QuantizedEmbedding : public nn::SingleInputLayer {
+class QuantizedEmbedding : public nn::SingleInputLayer, public nn::TiedEmbedding {
  public:
   QuantizedEmbedding(int64_t input_dim, int64_t output_dim, const nn::LayerOptions& options);
   // A built QuantizedEmbedding with emb's name and quantized table; ValueError when emb is not
@@ -26,6 +29,8 @@ class QuantizedEmbedding : public nn::SingleInputLayer {
 
   const Variable& embeddings() const { return embeddings_; }  // int8 [input_dim, output_dim]
   const Variable& embeddings_scale() const { return embeddings_scale_; }  // float32 [input_dim]
+  // h [..., output_dim] (float) -> float32 [..., input_dim] through linear_int8; no gradient.
+  Variable reverse(const Variable& h) override;
 
   Shape compute_output_shape(const std::vector<Shape>& input_shapes) override;
   // input_dim, output_dim and "quantization_mode": "int8".
@@ -41,6 +46,10 @@ class QuantizedEmbedding : public nn::SingleInputLayer {
  private:
   int64_t input_dim_, output_dim_;
   Variable embeddings_, embeddings_scale_;
+  // The int8 table transposed to [output_dim, input_dim], contiguous as the int8 product reads
+  // it, made on the first reverse() and again whenever the table changes (a load); not a weight.
+  Tensor transposed_;
+  uint64_t transposed_version_ = 0;
 };
 
 }  // namespace osprey::quant

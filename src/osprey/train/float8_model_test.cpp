@@ -33,9 +33,9 @@ TEST(Float8ModelTest, ModesLayersAndSettingsAreCheckedWithClearErrors) {
   nn::clear_session();
   Model model = Sequential({layers::Dense(4, "relu"), layers::Dropout(0.1), layers::Dense(2)},
                            {.input_shape = {3}});
-  testing::expect_error<ValueError>(
-      [&] { model.quantize("float8", {.layers = {"dropout"}}); },
-      {"'dropout' is a Dropout; mode \"float8\" quantizes Dense and Conv2D layers only"});
+  testing::expect_error<ValueError>([&] { model.quantize("float8", {.layers = {"dropout"}}); },
+                                    {"'dropout' is a Dropout; mode \"float8\" quantizes Dense, "
+                                     "Conv2D and MultiHeadAttention layers only"});
   testing::expect_error<ValueError>(
       [&] { model.quantize("float8", {.float8 = {.amax_history_length = 0}}); },
       {"quantize: amax_history_length must be at least 1"});
@@ -46,7 +46,7 @@ TEST(Float8ModelTest, ModesLayersAndSettingsAreCheckedWithClearErrors) {
   EXPECT_EQ(model.layers()[0]->class_name(), "QuantizedDense");
   testing::expect_error<ValueError>(
       [&] { model.quantize("float8"); },
-      {"no Dense or Conv2D layer left to quantize (mode \"float8\")"});
+      {"no Dense, Conv2D or MultiHeadAttention layer left to quantize (mode \"float8\")"});
   testing::expect_error<ValueError>([&] { model.quantize("fp8"); },
                                     {"Supported modes: int8, float8"});
 }

@@ -253,12 +253,14 @@ TEST(QuantizeTest, UnsupportedModesLayersAndStatesAreClearErrors) {
                                     {"unsupported mode \"int4\"", "Supported modes: int8"});
   testing::expect_error<ValueError>(
       [&] { quantize(*m, "int8", {.layers = {"dropout"}}); },
-      {"'dropout' is a Dropout", "quantizes Dense, Conv2D and Embedding layers only"});
+      {"'dropout' is a Dropout",
+       "quantizes Dense, Conv2D, MultiHeadAttention and Embedding layers only"});
   testing::expect_error<ValueError>([&] { quantize(*m, "int8", {.layers = {"nope"}}); },
                                     {"no layer named 'nope'"});
   quantize(*m, "int8");
-  testing::expect_error<ValueError>([&] { quantize(*m, "int8"); },
-                                    {"no Dense, Conv2D or Embedding layer left"});
+  testing::expect_error<ValueError>(
+      [&] { quantize(*m, "int8"); },
+      {"no Dense, Conv2D, MultiHeadAttention or Embedding layer left"});
   testing::expect_error<ValueError>([&] { quantize(*m, "int8", {.layers = {"dense"}}); },
                                     {"'dense' is already quantized"});
   auto unbuilt = std::make_shared<models::Sequential>(

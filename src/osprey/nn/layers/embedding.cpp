@@ -31,6 +31,15 @@ Shape Embedding::compute_output_shape(const std::vector<Shape>& input_shapes) {
   return s;
 }
 
+Variable Embedding::reverse(const Variable& h) {
+  OSPREY_CHECK(built() && h.ndim() >= 1 && h.size(-1) == output_dim_,
+               "{}: reverse() expects a built table and h [..., {}]. Received: {}", name(),
+               output_dim_, h.shape().to_string());
+  const Variable w =
+      embeddings_.dtype() == h.dtype() ? embeddings_ : autograd::cast(embeddings_, h.dtype());
+  return autograd::linear(h, autograd::transpose(w, 0, 1));
+}
+
 Variable Embedding::call_single(const Variable& x, bool training) {
   // Indices arrive as the value of a Variable; they get no gradient.
   const Tensor ids = detail::embedding_indices(x.value(), input_dim_, name());

@@ -4,6 +4,8 @@
 // 0.05]. With mask_zero, index 0 is padding: the output carries the mask indices != 0 (Keras's
 // _keras_mask; see Layer::supports_masking), which recurrent layers, attention, pooling, the loss
 // and the metrics honour, and input_dim must count index 0 (vocabulary + 1), as Keras says.
+// A language model whose head shares the table (weight tying) asks it for the logits
+// through TiedEmbedding, which quant::QuantizedEmbedding answers from its int8 table too.
 //   auto emb = layers::Embedding(1000, 64);        // 64000 parameters
 //   Variable e = emb(Variable(token_ids));         // int64 [8, 20] -> float32 [8, 20, 64]
 #pragma once
@@ -22,12 +24,22 @@ struct EmbeddingOptions {
   bool trainable = true;
 };
 
-class Embedding : public SingleInputLayer {
+// A token embedding a model's output head can share (weight tying, models::GPT): the logits of
+// h against every row of the table. h [..., output_dim] -> [..., input_dim].
+class TiedEmbedding {
+ public:
+  virtual ~TiedEmbedding() = default;
+  virtual Variable reverse(const Variable& h) = 0;
+};
+
+class Embedding : public SingleInputLayer, public TiedEmbedding {
  public:
   Embedding(int64_t input_dim, int64_t output_dim, EmbeddingOptions options = {});
   int64_t input_dim() const { return input_dim_; }
   int64_t output_dim() const { return output_dim_; }
   const Variable& embeddings() const { return embeddings_; }
+  // h · embeddings^T in h's dtype (the table cast to it), differentiable in both.
+  Variable reverse(const Variable& h) override;
   Shape compute_output_shape(const std::vector<Shape>& input_shapes) override;
   nlohmann::json get_config() const override;
   static std::shared_ptr<Layer> from_config(const nlohmann::json& config);

@@ -56,7 +56,7 @@ void MultiHeadAttention::build_impl(const std::vector<Shape>& shapes) {
   const Shape& v = shapes[1];
   const Shape& k = shapes.size() == 3 ? shapes[2] : shapes[1];
   check_shapes(q, v, k);
-  const int64_t heads = num_heads_, out = options_.output_shape > 0 ? options_.output_shape : q[2];
+  const int64_t heads = num_heads_, out = output_dim(q[2]);
   const auto kernel = [&](const char* name, const Shape& shape) {
     return add_weight(name, shape, options_.kernel_initializer, true, options_.kernel_regularizer);
   };
@@ -84,18 +84,61 @@ Shape MultiHeadAttention::compute_output_shape(const std::vector<Shape>& shapes)
           options_.output_shape > 0 ? options_.output_shape : shapes[0][2]};
 }
 
-Variable MultiHeadAttention::project(const Variable& x, const Variable& kernel,
-                                     const Variable& bias) {
-  const Shape& ks = kernel.shape();  // [in, heads, width]
-  const int64_t b = x.shape()[0], t = x.shape()[1], width = ks[2];
-  OSPREY_CHECK(x.shape()[2] == ks[0],
+int64_t MultiHeadAttention::output_dim(int64_t query_dim) const {
+  return options_.output_shape > 0 ? options_.output_shape : query_dim;
+}
+
+const char* MultiHeadAttention::projection_name(Projection p) {
+  switch (p) {
+    case Projection::query:
+      return "query";
+    case Projection::key:
+      return "key";
+    case Projection::value:
+      return "value";
+    case Projection::output:
+      return "attention_output";
+  }
+  return "";
+}
+
+Shape MultiHeadAttention::matrix_shape(Projection p, const Shape& kernel) {
+  return p == Projection::output ? Shape{kernel[0] * kernel[1], kernel[2]}
+                                 : Shape{kernel[0], kernel[1] * kernel[2]};
+}
+
+const Variable& MultiHeadAttention::kernel(Projection p) const {
+  const Variable* k[] = {&query_kernel_, &key_kernel_, &value_kernel_, &output_kernel_};
+  return *k[static_cast<int>(p)];
+}
+
+const Variable& MultiHeadAttention::bias(Projection p) const {
+  const Variable* b[] = {&query_bias_, &key_bias_, &value_bias_, &output_bias_};
+  return *b[static_cast<int>(p)];
+}
+
+Variable MultiHeadAttention::linear(const Variable& x, Projection p, bool /*training*/) {
+  const Variable& k = kernel(p);
+  const Variable& b = bias(p);
+  const Shape m = matrix_shape(p, k.shape());
+  const Variable flat_bias = b.defined() ? autograd::reshape(autocast(b), {m[1]}) : Variable();
+  return autograd::linear(x, autograd::reshape(autocast(k), m), flat_bias);
+}
+
+Variable MultiHeadAttention::project(const Variable& x, Projection p, bool training) {
+  const int64_t b = x.shape()[0], t = x.shape()[1];
+  const int64_t heads = p == Projection::query ? num_heads_ : num_kv_heads_;
+  const int64_t width = p == Projection::value ? value_dim() : key_dim_;
+  // The features this projection was built for: query, value, key (default: value) inputs.
+  const std::vector<Shape>& built_for = build_input_shapes();
+  const size_t input =
+      p == Projection::query ? 0 : (p == Projection::key && built_for.size() == 3 ? 2 : 1);
+  const int64_t in = built_for[input][2];
+  OSPREY_CHECK(x.shape()[2] == in,
                "{}: an input has {} features; the layer was built for {}. Received: {}", name(),
-               x.shape()[2], ks[0], x.shape().to_string());
-  const Variable flat_bias =
-      bias.defined() ? autograd::reshape(autocast(bias), {ks[1] * width}) : Variable();
-  const Variable y =
-      autograd::linear(x, autograd::reshape(autocast(kernel), {ks[0], ks[1] * width}), flat_bias);
-  return autograd::permute(autograd::reshape(y, {b, t, ks[1], width}), {0, 2, 1, 3});
+               x.shape()[2], in, x.shape().to_string());
+  const Variable y = linear(x, p, training);
+  return autograd::permute(autograd::reshape(y, {b, t, heads, width}), {0, 2, 1, 3});
 }
 
 MultiHeadAttention::Result MultiHeadAttention::run(const Variable& query_in,
@@ -123,9 +166,9 @@ MultiHeadAttention::Result MultiHeadAttention::run(const Variable& query_in,
     o.dropout = options_.dropout;
     o.seed = options_.seed ? *options_.seed + calls_++ : next_seed();
   }
-  const Variable q = project(query, query_kernel_, query_bias_);
-  const Variable k = project(key, key_kernel_, key_bias_);
-  const Variable v = project(value, value_kernel_, value_bias_);
+  const Variable q = project(query, Projection::query, training);
+  const Variable k = project(key, Projection::key, training);
+  const Variable v = project(value, Projection::value, training);
   Result r;
   Variable heads;  // [batch, heads, Tq, value_dim]
   if (with_scores) {
@@ -135,7 +178,7 @@ MultiHeadAttention::Result MultiHeadAttention::run(const Variable& query_in,
   } else {
     heads = autograd::scaled_dot_product_attention(q, k, v, o);
   }
-  r.output = merge_heads(heads);
+  r.output = merge_heads(heads, training);
   if (query_in.mask().defined()) r.output.set_mask(query_in.mask());
   return r;
 }
@@ -144,14 +187,11 @@ Variable MultiHeadAttention::cast_input(const Variable& x) const {
   return dtype_policy().casts_input(x.dtype()) ? autograd::cast(x, compute_dtype()) : x;
 }
 
-Variable MultiHeadAttention::merge_heads(const Variable& heads) {
+Variable MultiHeadAttention::merge_heads(const Variable& heads, bool training) {
   const int64_t b = heads.shape()[0], t = heads.shape()[2];
-  const Shape& ok = output_kernel_.shape();  // [heads, value_dim, out]
   const Variable merged =
-      autograd::reshape(autograd::permute(heads, {0, 2, 1, 3}), {b, t, ok[0] * ok[1]});
-  return autograd::linear(merged,
-                          autograd::reshape(autocast(output_kernel_), {ok[0] * ok[1], ok[2]}),
-                          autocast(output_bias_));
+      autograd::reshape(autograd::permute(heads, {0, 2, 1, 3}), {b, t, num_heads_ * value_dim()});
+  return linear(merged, Projection::output, training);
 }
 
 AttentionCache MultiHeadAttention::make_cache(int64_t batch, int64_t capacity) const {
@@ -176,9 +216,9 @@ Variable MultiHeadAttention::attend_cached(const Variable& x_in, AttentionCache&
                "{}: {} new positions after {} overflow the cache's capacity of {}", name(), t,
                start, cache.capacity());
   const Variable x = cast_input(x_in);
-  const Variable q = project(x, query_kernel_, query_bias_);
-  cache.key.narrow(2, start, t).copy_(project(x, key_kernel_, key_bias_).value());
-  cache.value.narrow(2, start, t).copy_(project(x, value_kernel_, value_bias_).value());
+  const Variable q = project(x, Projection::query, false);
+  cache.key.narrow(2, start, t).copy_(project(x, Projection::key, false).value());
+  cache.value.narrow(2, start, t).copy_(project(x, Projection::value, false).value());
   cache.length = start + t;
   const Variable k(cache.key.narrow(2, 0, cache.length));
   const Variable v(cache.value.narrow(2, 0, cache.length));
@@ -193,7 +233,7 @@ Variable MultiHeadAttention::attend_cached(const Variable& x_in, AttentionCache&
     }
     o.mask = mask;
   }  // one new token sees every cached key
-  return merge_heads(autograd::scaled_dot_product_attention(q, k, v, o));
+  return merge_heads(autograd::scaled_dot_product_attention(q, k, v, o), false);
 }
 
 Variable MultiHeadAttention::attend(const Variable& query, const Variable& value,
@@ -231,7 +271,7 @@ nlohmann::json MultiHeadAttention::get_config() const {
   return c;
 }
 
-std::shared_ptr<Layer> MultiHeadAttention::from_config(const nlohmann::json& c) {
+MultiHeadAttentionOptions MultiHeadAttention::read_options(const nlohmann::json& c) {
   MultiHeadAttentionOptions o;
   read_base_options(c, o);
   read_kernel_bias_config(c, o);
@@ -244,8 +284,12 @@ std::shared_ptr<Layer> MultiHeadAttention::from_config(const nlohmann::json& c) 
   }
   o.use_causal_mask = c.value("use_causal_mask", false);
   if (c.contains("seed") && !c["seed"].is_null()) o.seed = c["seed"].get<uint64_t>();
+  return o;
+}
+
+std::shared_ptr<Layer> MultiHeadAttention::from_config(const nlohmann::json& c) {
   return std::make_shared<MultiHeadAttention>(c.at("num_heads").get<int64_t>(),
-                                              c.at("key_dim").get<int64_t>(), o);
+                                              c.at("key_dim").get<int64_t>(), read_options(c));
 }
 
 namespace {

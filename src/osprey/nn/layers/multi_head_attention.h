@@ -9,6 +9,9 @@
 // Called with [query, value] or [query, value, key] (key defaults to value). Keras's call
 // arguments are attend()'s CallOptions; in a Sequential or functional model, where a layer gets
 // only tensors, `use_causal_mask` may also be set once in the options (osprey's addition).
+// The four projections run through one protected hook, linear(), which quant/ overrides in the
+// int8 and float8 forms it swaps in for the whole layer (QuantizedMultiHeadAttention,
+// Float8MultiHeadAttention): the attention, its cache and its weight paths stay here.
 //   auto mha = layers::MultiHeadAttention(4, 32);
 //   Variable y = mha(std::vector<Variable>{x, x});                         // self-attention
 //   Variable z = mha->attend(x, memory, {}, {.use_causal_mask = true}, /*training=*/true);
@@ -99,16 +102,36 @@ class MultiHeadAttention : public Layer {
   void build_impl(const std::vector<Shape>& input_shapes) override;
   Variable call(const std::vector<Variable>& inputs, bool training) override;
 
- private:
+  // The four projections, named as their weights are (query/, key/, value/, attention_output/).
+  enum class Projection { query, key, value, output };
+  static constexpr int kNumProjections = 4;
+  static const char* projection_name(Projection p);
+  // A projection's kernel as the matrix linear() multiplies by: [in, heads * width] for query,
+  // key and value ([in, heads, width]), [heads * value_dim, out] for the output.
+  static Shape matrix_shape(Projection p, const Shape& kernel);
+  // One projection as a plain product, its kernel viewed as a matrix: x [..., in] ->
+  // [..., out] with in x out = [in, heads * width] for query, key and value, [heads * value_dim,
+  // out] for the output. The float32 product here; quant/'s forms override it (training says
+  // whether float8 scaling histories update). The heads are split and merged around it.
+  virtual Variable linear(const Variable& x, Projection p, bool training);
+  // This layer's float kernel and bias (undefined without bias) of a projection, in Keras's
+  // shapes (see the top of this file).
+  const Variable& kernel(Projection p) const;
+  const Variable& bias(Projection p) const;
   // [query, value, key] shapes checked: 3-D, one batch, key and value of one length.
   void check_shapes(const Shape& q, const Shape& v, const Shape& k) const;
+  // The output width for a query of `query_dim` features: output_shape, or the query's width.
+  int64_t output_dim(int64_t query_dim) const;
+  // The options a config describes (MultiHeadAttention's fields), for from_config.
+  static MultiHeadAttentionOptions read_options(const nlohmann::json& config);
+
+ private:
   Result run(const Variable& query, const Variable& value, const Variable& key,
              const CallOptions& call, bool training, bool with_scores);
-  // x [batch, T, in] through kernel [in, heads, width] (+ bias [heads, width]) ->
-  // [batch, heads, T, width].
-  Variable project(const Variable& x, const Variable& kernel, const Variable& bias);
+  // x [batch, T, in] through projection p -> [batch, heads, T, width].
+  Variable project(const Variable& x, Projection p, bool training);
   // heads [batch, heads, T, value_dim] -> [batch, T, out] through attention_output.
-  Variable merge_heads(const Variable& heads);
+  Variable merge_heads(const Variable& heads, bool training);
   Variable cast_input(const Variable& x) const;
 
   int64_t num_heads_, num_kv_heads_, key_dim_;

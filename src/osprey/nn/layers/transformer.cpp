@@ -36,6 +36,26 @@ std::vector<std::shared_ptr<Layer>> TransformerBlock::sublayers() const {
   return out;
 }
 
+void TransformerBlock::replace_sublayer(const std::string& name, std::shared_ptr<Layer> layer) {
+  const bool replaced = replace_in_slot(self_norm_, name, layer, *this) ||
+                        replace_in_slot(self_attention_, name, layer, *this) ||
+                        replace_in_slot(self_dropout_, name, layer, *this) ||
+                        replace_in_slot(cross_norm_, name, layer, *this) ||
+                        replace_in_slot(cross_attention_, name, layer, *this) ||
+                        replace_in_slot(cross_dropout_, name, layer, *this) ||
+                        replace_in_slot(ff_norm_, name, layer, *this) ||
+                        replace_in_slot(ff_intermediate_, name, layer, *this) ||
+                        replace_in_slot(ff_output_, name, layer, *this) ||
+                        replace_in_slot(ff_dropout_, name, layer, *this);
+  if (!replaced) {
+    std::string known;
+    for (const auto& l : sublayers()) known += (known.empty() ? "" : ", ") + l->name();
+    OSPREY_THROW(ValueError, "{}: no sublayer named '{}'. Sublayers: {}", this->name(), name,
+                 known.empty() ? "none (the block is not built yet)" : known);
+  }
+  swaps_.record(name);
+}
+
 void TransformerBlock::set_path_prefix(const std::string& prefix) {
   Layer::set_path_prefix(prefix);
   for (const auto& l : sublayers()) l->set_path_prefix(path());
@@ -91,23 +111,27 @@ void TransformerBlock::build_impl(const std::vector<Shape>& shapes) {
                                                 .name = n,
                                                 .dtype = dtype});
   };
-  self_norm_ = norm("self_attention_layer_norm");
-  self_attention_ = attention("self_attention");
-  self_dropout_ = dropout("self_attention_dropout");
+  // A sublayer swapped before a save (quant::quantize's) is made from its saved config instead.
+  const auto made = [&](auto layer) { return swaps_.resolve(std::move(layer), name()); };
+  self_norm_ = made(norm("self_attention_layer_norm"));
+  self_attention_ = made(attention("self_attention"));
+  self_dropout_ = made(dropout("self_attention_dropout"));
   if (shapes.size() == 2) {
     OSPREY_CHECK(shapes[1].ndim() == 3 && shapes[1][0] == x[0],
                  "{}: encoder_sequence must be [batch, steps, features] with the decoder's batch. "
                  "Received: decoder {}, encoder {}",
                  name(), x.to_string(), shapes[1].to_string());
-    cross_norm_ = norm("cross_attention_layer_norm");
-    cross_attention_ = attention("cross_attention");
-    cross_dropout_ = dropout("cross_attention_dropout");
+    cross_norm_ = made(norm("cross_attention_layer_norm"));
+    cross_attention_ = made(attention("cross_attention"));
+    cross_dropout_ = made(dropout("cross_attention_dropout"));
   }
-  ff_norm_ = norm("feedforward_layer_norm");
-  ff_intermediate_ = dense("feedforward_intermediate_dense", intermediate_dim_, options_.activation,
-                           options_.kernel_initializer);
-  ff_output_ = dense("feedforward_output_dense", d, "linear", options_.kernel_initializer);
-  ff_dropout_ = dropout("feedforward_dropout");
+  ff_norm_ = made(norm("feedforward_layer_norm"));
+  ff_intermediate_ =
+      made(std::shared_ptr<Layer>(dense("feedforward_intermediate_dense", intermediate_dim_,
+                                        options_.activation, options_.kernel_initializer)));
+  ff_output_ = made(std::shared_ptr<Layer>(
+      dense("feedforward_output_dense", d, "linear", options_.kernel_initializer)));
+  ff_dropout_ = made(dropout("feedforward_dropout"));
   for (const auto& l : sublayers()) l->set_path_prefix(path());
   // Weights in a fixed order (the model's variables() order), and made now so that loading
   // or set_weights() can follow build() without a call.
@@ -125,8 +149,11 @@ void TransformerBlock::build_impl(const std::vector<Shape>& shapes) {
     for (const auto& l :
          {std::shared_ptr<Layer>(self_attention_), std::shared_ptr<Layer>(ff_output_)}) {
       for (Variable w : l->variables()) {
+        // An int8 kernel (a quantized sublayer rebuilt for a load) is not initialized: the
+        // load fills it.
         if (!w.name().ends_with("attention_output/kernel") && !w.name().ends_with("dense/kernel"))
           continue;
+        if (!is_floating(w.dtype())) continue;
         w.set_value(out_init(w.shape(), w.dtype(), next_seed()));
       }
     }
@@ -189,6 +216,7 @@ nlohmann::json TransformerBlock::get_config() const {
   c["output_kernel_initializer"] = options_.output_kernel_initializer.defined()
                                        ? options_.output_kernel_initializer.to_json()
                                        : nlohmann::json();
+  swaps_.write(c, sublayers());
   return c;
 }
 
@@ -215,8 +243,10 @@ TransformerEncoder::TransformerEncoder(int64_t intermediate_dim, int64_t num_hea
                        false) {}
 
 std::shared_ptr<Layer> TransformerEncoder::from_config(const nlohmann::json& c) {
-  return std::make_shared<TransformerEncoder>(c.at("intermediate_dim").get<int64_t>(),
-                                              c.at("num_heads").get<int64_t>(), read_options(c));
+  auto block = std::make_shared<TransformerEncoder>(
+      c.at("intermediate_dim").get<int64_t>(), c.at("num_heads").get<int64_t>(), read_options(c));
+  block->swaps_.read(c, block->name());
+  return block;
 }
 
 TransformerDecoder::TransformerDecoder(int64_t intermediate_dim, int64_t num_heads,
@@ -225,8 +255,10 @@ TransformerDecoder::TransformerDecoder(int64_t intermediate_dim, int64_t num_hea
                        true) {}
 
 std::shared_ptr<Layer> TransformerDecoder::from_config(const nlohmann::json& c) {
-  return std::make_shared<TransformerDecoder>(c.at("intermediate_dim").get<int64_t>(),
-                                              c.at("num_heads").get<int64_t>(), read_options(c));
+  auto block = std::make_shared<TransformerDecoder>(
+      c.at("intermediate_dim").get<int64_t>(), c.at("num_heads").get<int64_t>(), read_options(c));
+  block->swaps_.read(c, block->name());
+  return block;
 }
 
 Variable TransformerDecoder::call_cached(const Variable& x, AttentionCache& cache,

@@ -11,7 +11,9 @@
 // Sublayers keep keras_hub's names: self_attention_layer_norm, self_attention (a
 // MultiHeadAttention), cross_attention_layer_norm, cross_attention, feedforward_layer_norm,
 // feedforward_intermediate_dense, feedforward_output_dense; weights sit under the block's path,
-// `block_0/self_attention/query/kernel`.
+// `block_0/self_attention/query/kernel`. replace_sublayer() swaps any of them for a layer of
+// the same name that takes the same inputs (quant::quantize's int8 and float8 forms; an attention
+// must stay a MultiHeadAttention), and the config remembers the swap (nn/sublayer_swaps.h).
 //   auto block = layers::TransformerDecoder(512, 4, {.dropout = 0.1, .normalize_first = true});
 //   Variable y = block(x);                                  // [8, 64, 128] -> [8, 64, 128]
 #pragma once
@@ -21,6 +23,7 @@
 #include "osprey/nn/layers/dropout.h"
 #include "osprey/nn/layers/layer_normalization.h"
 #include "osprey/nn/layers/multi_head_attention.h"
+#include "osprey/nn/sublayer_swaps.h"
 
 namespace osprey::nn {
 
@@ -48,6 +51,9 @@ class TransformerBlock : public Layer {
   int64_t num_heads() const { return num_heads_; }
   const TransformerOptions& options() const { return options_; }
   std::vector<std::shared_ptr<Layer>> sublayers() const override;
+  // ValueError naming the block for an unknown name, a renamed layer, or an attention replaced by
+  // something that is not a MultiHeadAttention.
+  void replace_sublayer(const std::string& name, std::shared_ptr<Layer> layer) override;
   void set_path_prefix(const std::string& prefix) override;
   Shape compute_output_shape(const std::vector<Shape>& input_shapes) override;
   nlohmann::json get_config() const override;
@@ -66,6 +72,7 @@ class TransformerBlock : public Layer {
   template <class SelfAttention>
   Variable run(const Variable& x, const Variable& encoder, bool training, SelfAttention&& self);
   void check_input(const Shape& s) const;
+  SublayerSwaps swaps_;
 
  private:
   // A residual branch: x + dropout(f(norm(x))) pre-norm, norm(x + dropout(f(x))) post-norm.
@@ -79,7 +86,7 @@ class TransformerBlock : public Layer {
   std::shared_ptr<LayerNormalization> self_norm_, cross_norm_, ff_norm_;
   std::shared_ptr<MultiHeadAttention> self_attention_, cross_attention_;
   std::shared_ptr<Dropout> self_dropout_, cross_dropout_, ff_dropout_;
-  std::shared_ptr<Dense> ff_intermediate_, ff_output_;
+  std::shared_ptr<Layer> ff_intermediate_, ff_output_;  // Dense, or what replaced them
 };
 
 class TransformerEncoder : public TransformerBlock {
