@@ -10,10 +10,11 @@
 namespace osprey::quant {
 
 QuantizedEmbedding::QuantizedEmbedding(int64_t input_dim, int64_t output_dim,
-                                       const nn::LayerOptions& options)
+                                       const nn::LayerOptions& options, bool mask_zero)
     : SingleInputLayer("QuantizedEmbedding", options),
       input_dim_(input_dim),
-      output_dim_(output_dim) {
+      output_dim_(output_dim),
+      mask_zero_(mask_zero) {
   OSPREY_CHECK(
       input_dim > 0 && output_dim > 0,
       "QuantizedEmbedding: input_dim and output_dim must be positive. Received: input_dim={}, "
@@ -26,7 +27,8 @@ std::shared_ptr<QuantizedEmbedding> QuantizedEmbedding::from_embedding(const nn:
                "quantize: layer '{}' is not built yet; call the model on data (or build it) first",
                emb.name());
   auto q = std::make_shared<QuantizedEmbedding>(
-      emb.input_dim(), emb.output_dim(), nn::LayerOptions{emb.name(), "float32", emb.trainable()});
+      emb.input_dim(), emb.output_dim(), nn::LayerOptions{emb.name(), "float32", emb.trainable()},
+      emb.mask_zero());
   q->build(emb.build_input_shapes());
   const QuantizedRows t = quantize_rows_int8(emb.embeddings().value());
   Tensor v = q->embeddings_.value(), s = q->embeddings_scale_.value();
@@ -78,15 +80,22 @@ nlohmann::json QuantizedEmbedding::get_config() const {
   nlohmann::json c = Layer::get_config();
   c["input_dim"] = input_dim_;
   c["output_dim"] = output_dim_;
+  c["mask_zero"] = mask_zero_;
   c["quantization_mode"] = "int8";
   return c;
+}
+
+Tensor QuantizedEmbedding::compute_mask(const std::vector<Variable>& inputs,
+                                        const Tensor& /*mask*/) const {
+  return mask_zero_ ? nn::nonzero_ids_mask(inputs[0].value()) : Tensor();
 }
 
 std::shared_ptr<nn::Layer> QuantizedEmbedding::from_config(const nlohmann::json& c) {
   detail::check_int8_mode(c, "QuantizedEmbedding");
   return std::make_shared<QuantizedEmbedding>(
       c.at("input_dim").get<int64_t>(), c.at("output_dim").get<int64_t>(),
-      nn::LayerOptions{c.value("name", std::string()), "float32", c.value("trainable", true)});
+      nn::LayerOptions{c.value("name", std::string()), "float32", c.value("trainable", true)},
+      c.value("mask_zero", false));
 }
 
 }  // namespace osprey::quant

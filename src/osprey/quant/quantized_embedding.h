@@ -22,7 +22,9 @@ using autograd::Variable;
 
 class QuantizedEmbedding : public nn::SingleInputLayer, public nn::TiedEmbedding {
  public:
-  QuantizedEmbedding(int64_t input_dim, int64_t output_dim, const nn::LayerOptions& options);
+  // mask_zero: index 0 is padding, as the Embedding it replaces said (its output's mask).
+  QuantizedEmbedding(int64_t input_dim, int64_t output_dim, const nn::LayerOptions& options,
+                     bool mask_zero = false);
   // A built QuantizedEmbedding with emb's name and quantized table; ValueError when emb is not
   // built.
   static std::shared_ptr<QuantizedEmbedding> from_embedding(const nn::Embedding& emb);
@@ -33,7 +35,9 @@ class QuantizedEmbedding : public nn::SingleInputLayer, public nn::TiedEmbedding
   Variable reverse(const Variable& h) override;
 
   Shape compute_output_shape(const std::vector<Shape>& input_shapes) override;
-  // input_dim, output_dim and "quantization_mode": "int8".
+  bool supports_masking() const override { return mask_zero_; }
+  Tensor compute_mask(const std::vector<Variable>& inputs, const Tensor& mask) const override;
+  // input_dim, output_dim, mask_zero and "quantization_mode": "int8".
   nlohmann::json get_config() const override;
   static std::shared_ptr<nn::Layer> from_config(const nlohmann::json& config);
 
@@ -45,6 +49,7 @@ class QuantizedEmbedding : public nn::SingleInputLayer, public nn::TiedEmbedding
 
  private:
   int64_t input_dim_, output_dim_;
+  bool mask_zero_;
   Variable embeddings_, embeddings_scale_;
   // The int8 table transposed to [output_dim, input_dim], contiguous as the int8 product reads
   // it, made on the first reverse() and again whenever the table changes (a load); not a weight.

@@ -68,6 +68,21 @@ TEST(QuantizedEmbeddingTest, LookupDequantizesTheGatheredRowsOnly) {
   EXPECT_EQ((*q)(Variable(ids.to(DType::int32))).value().to_vector<float>(), y.to_vector<float>());
 }
 
+// An Embedding with mask_zero stays one: the int8 form marks index 0 as padding too, and keeps
+// saying so through its config.
+TEST(QuantizedEmbeddingTest, MaskZeroCarriesOverToTheInt8Form) {
+  nn::clear_session();
+  auto e = std::make_shared<nn::Embedding>(10, 4, nn::EmbeddingOptions{.mask_zero = true});
+  e->build({Shape{-1, 3}});
+  auto q = QuantizedEmbedding::from_embedding(*e);
+  const Tensor ids = from_vector<int64_t>({3, 0, 9, 0, 0, 1}, {2, 3});
+  EXPECT_EQ((*q)(Variable(ids)).mask().to(DType::int64).to_vector<int64_t>(),
+            (std::vector<int64_t>{1, 0, 1, 0, 0, 1}));
+  auto again = QuantizedEmbedding::from_config(q->get_config());
+  EXPECT_TRUE(again->supports_masking());
+  EXPECT_FALSE(QuantizedEmbedding::from_embedding(*built_embedding(10, 4))->supports_masking());
+}
+
 TEST(QuantizedEmbeddingTest, OutOfRangeIndicesAndBadConfigsAreValueErrors) {
   nn::clear_session();
   auto q = QuantizedEmbedding::from_embedding(*built_embedding(10, 4));

@@ -47,8 +47,10 @@ Variable Embedding::call_single(const Variable& x, bool training) {
 }
 
 Tensor Embedding::compute_mask(const std::vector<Variable>& inputs, const Tensor& /*mask*/) const {
-  if (!options_.mask_zero) return {};
-  const Tensor& ids = inputs[0].value();
+  return options_.mask_zero ? nonzero_ids_mask(inputs[0].value()) : Tensor();
+}
+
+Tensor nonzero_ids_mask(const Tensor& ids) {
   return ne(ids, full(Shape{}, 0.0, {ids.dtype(), ids.device()}));
 }
 

@@ -43,6 +43,7 @@ class Embedding : public SingleInputLayer, public TiedEmbedding {
   Shape compute_output_shape(const std::vector<Shape>& input_shapes) override;
   nlohmann::json get_config() const override;
   static std::shared_ptr<Layer> from_config(const nlohmann::json& config);
+  bool mask_zero() const { return options_.mask_zero; }
   bool supports_masking() const override { return options_.mask_zero; }
   Tensor compute_mask(const std::vector<Variable>& inputs, const Tensor& mask) const override;
 
@@ -57,6 +58,9 @@ class Embedding : public SingleInputLayer, public TiedEmbedding {
   EmbeddingOptions options_;
   Variable embeddings_;
 };
+
+// The mask of Embedding(mask_zero) for token ids [...]: bool, true where an id is not 0.
+Tensor nonzero_ids_mask(const Tensor& ids);
 
 }  // namespace osprey::nn
 
