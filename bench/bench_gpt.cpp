@@ -35,6 +35,7 @@
 #include "osprey/optim/adam.h"
 #include "osprey/optim/schedules.h"
 #include "osprey/quant/quantize.h"
+#include "osprey/tensor/allocator.h"
 #include "osprey/tensor/factory.h"
 #include "osprey/train/logs.h"
 
@@ -176,9 +177,15 @@ int main(int argc, char** argv) {
       model.train_on_batch(x, y);
     }
     const double dt = seconds_since(t0);
-    fmt::print("{{{}, \"iters\": {}, \"tokens_per_s\": {:.1f}, \"ms_per_step\": {:.2f}}}\n", head,
-               time_iters, static_cast<double>(time_iters * batch * block) / dt,
-               1e3 * dt / static_cast<double>(time_iters));
+    // The tensors' own peak (what a step needs) beside the allocator's cache (what it keeps).
+    const osprey::AllocatorStats mem = osprey::Allocator::instance().stats();
+    fmt::print(
+        "{{{}, \"iters\": {}, \"tokens_per_s\": {:.1f}, \"ms_per_step\": {:.2f}, "
+        "\"peak_tensor_mib\": {:.0f}, \"cached_mib\": {:.0f}}}\n",
+        head, time_iters, static_cast<double>(time_iters * batch * block) / dt,
+        1e3 * dt / static_cast<double>(time_iters),
+        static_cast<double>(mem.peak_bytes_in_use) / (1 << 20),
+        static_cast<double>(mem.bytes_cached) / (1 << 20));
     return 0;
   }
   const auto estimate = [&](Batcher& b) {

@@ -81,19 +81,18 @@ class Engine {
     while (!stack.empty()) {
       Node* n = stack.back();
       stack.pop_back();
-      for (const Variable& v : n->inputs_) {
-        if (!v.defined()) continue;
-        const auto& impl = v.impl();
-        if (!impl->grad_fn) {
-          if (!impl->grad_ready_hooks.empty()) ++leaf_pending_[impl.get()];
+      for (const Node::Edge& e : n->edges_) {
+        if (e.leaf) {
+          if (!e.leaf->grad_ready_hooks.empty()) ++leaf_pending_[e.leaf.get()];
           continue;
         }
-        Node* child = impl->grad_fn.get();
+        if (!e.producer) continue;
+        Node* child = e.producer.get();
         auto [it, inserted] = state_.try_emplace(child);
         ++it->second.dependencies;
         if (inserted) {
           check_alive(*child);
-          nodes_.push_back(impl->grad_fn);
+          nodes_.push_back(e.producer);
           stack.push_back(child);
         }
       }
@@ -118,18 +117,18 @@ class Engine {
       std::vector<Tensor> grads;
       if (g.defined()) grads = n->apply(g);
       g = Tensor();  // the only reference left to the incoming gradient is in `grads`, if any
-      for (size_t i = 0; i < n->inputs_.size(); ++i) {
-        const Variable& v = n->inputs_[i];
-        if (!v.defined()) continue;
+      for (size_t i = 0; i < n->edges_.size(); ++i) {
+        const Node::Edge& e = n->edges_[i];
+        if (!e.producer && !e.leaf) continue;
         Tensor gi = grads.empty() ? Tensor() : std::move(grads[i]);
-        const auto& impl = v.impl();
-        if (impl->grad_fn) {
-          NodeState& s = state_[impl->grad_fn.get()];
+        if (e.producer) {
+          NodeState& s = state_[e.producer.get()];
           if (gi.defined()) s.grad = accumulate(s.grad, std::move(gi));
-          if (--s.dependencies == 0) ready.push(impl->grad_fn.get());
+          if (--s.dependencies == 0) ready.push(e.producer.get());
         } else {
-          if (gi.defined()) accumulate_leaf(*impl, std::move(gi));
-          if (!impl->grad_ready_hooks.empty() && --leaf_pending_[impl.get()] == 0) fire_hooks(impl);
+          if (gi.defined()) accumulate_leaf(*e.leaf, std::move(gi));
+          if (!e.leaf->grad_ready_hooks.empty() && --leaf_pending_[e.leaf.get()] == 0)
+            fire_hooks(e.leaf);
         }
       }
       if (!retain_graph) n->release();

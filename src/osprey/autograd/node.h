@@ -1,6 +1,9 @@
-// Node: one recorded op of the autograd graph. It holds the input Variables that want a gradient
-// (strong references: the graph is a DAG from outputs back to leaves, so there are no cycles) and
-// the backward function, a closure over only the tensors that function needs.
+// Node: one recorded op of the autograd graph. It holds, for each input that wants a gradient, an
+// edge: the node that produced it, or the leaf itself (strong references: the graph is a DAG from
+// outputs back to leaves, so there are no cycles), and the backward function, a closure over only
+// the tensors that function needs. An intermediate input's value is not held: the graph keeps
+// alive what backward needs and nothing else (holding every op's inputs kept every activation of
+// a step, about 40% more memory for a GPT).
 // make_variable() is how every op records itself; the engine (engine.cpp) runs the nodes.
 //
 // Writing a differentiable op (the pattern every file in ops/ follows):
@@ -32,6 +35,12 @@ namespace osprey::autograd {
 using BackwardFn =
     std::function<std::vector<Tensor>(const Tensor& grad_output, const std::vector<bool>& need)>;
 
+enum class KeepInputs { no, yes };
+
+namespace detail {
+struct VariableImpl;
+}
+
 class Node {
  public:
   Node(const char* op, std::vector<Variable> inputs, BackwardFn backward);
@@ -41,8 +50,11 @@ class Node {
   Node& operator=(const Node&) = delete;
 
   const char* op() const noexcept { return op_; }
-  // Inputs in op order; an undefined entry stands for an input that wants no gradient.
-  const std::vector<Variable>& inputs() const noexcept { return inputs_; }
+  size_t num_inputs() const noexcept { return edges_.size(); }
+  // Input i: a leaf, an input the op kept (KeepInputs::yes, while its output lives), or an
+  // intermediate that something else still holds; undefined for an input that wants no gradient
+  // or that only the graph referred to (its value is gone).
+  Variable input(size_t i) const;
   // Creation order: the engine runs ready nodes newest first, which makes gradient sums
   // deterministic.
   uint64_t sequence_nr() const noexcept { return sequence_nr_; }
@@ -55,13 +67,22 @@ class Node {
   // Frees the saved tensors and the references to the inputs.
   void release();
 
+  // Where an input's gradient goes: the producing node, or the leaf. Shape and dtype are what the
+  // returned gradient is checked and cast against.
+  struct Edge {
+    std::shared_ptr<Node> producer;
+    std::shared_ptr<detail::VariableImpl> leaf;
+    Shape shape;
+    DType dtype = DType::float32;
+  };
+
  private:
   friend Variable make_variable(Tensor value, const char* op, std::vector<Variable> inputs,
-                                BackwardFn backward);
+                                BackwardFn backward, KeepInputs keep);
   friend class Engine;
 
   const char* op_;
-  std::vector<Variable> inputs_;
+  std::vector<Edge> edges_;  // one per input; neither pointer set: wants no gradient
   std::vector<bool> need_;
   BackwardFn backward_;
   uint64_t sequence_nr_;
@@ -79,8 +100,11 @@ bool should_record(const std::vector<Variable>& vs) noexcept;
 
 // Records `op`: returns a Variable holding `value` whose grad_fn computes input gradients with
 // `backward`, or a constant Variable when should_record(inputs) is false (then `backward` is
-// dropped unused). `op` must be a string literal (it is kept, not copied).
+// dropped unused). `op` must be a string literal (it is kept, not copied). KeepInputs::yes: the
+// output keeps the input Variables themselves, reachable through grad_fn()->input(i) while the
+// output lives; softmax and sigmoid do, so that a crossentropy loss can start from their logits
+// (Keras's `_keras_logits`), without the graph keeping every softmax's input.
 Variable make_variable(Tensor value, const char* op, std::vector<Variable> inputs,
-                       BackwardFn backward);
+                       BackwardFn backward, KeepInputs keep = KeepInputs::no);
 
 }  // namespace osprey::autograd

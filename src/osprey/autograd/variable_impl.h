@@ -23,6 +23,7 @@ struct VariableImpl {
   std::string creation_scope;  // the strategy scope a layer created it under (creation_scope.h)
   Tensor mask;                 // see Variable::mask()
   std::vector<std::function<void(const Variable&)>> grad_ready_hooks;
+  std::vector<Variable> kept_inputs;  // its op's inputs, for KeepInputs::yes (node.h)
 };
 
 }  // namespace osprey::autograd::detail

@@ -4,6 +4,8 @@
 
 #include <thread>
 
+#include "osprey/autograd/ops.h"
+#include "osprey/autograd/variable_impl.h"
 #include "osprey/testing/test_helpers.h"
 
 namespace osprey::autograd {
@@ -45,10 +47,40 @@ TEST(VariableTest, OpResultRecordsItsNode) {
   ASSERT_NE(y.grad_fn(), nullptr);
   EXPECT_STREQ(y.grad_fn()->op(), "mul");
   // The constant input is not kept by the graph.
-  ASSERT_EQ(y.grad_fn()->inputs().size(), 2u);
-  EXPECT_TRUE(y.grad_fn()->inputs()[0].is_same(a));
-  EXPECT_FALSE(y.grad_fn()->inputs()[1].defined());
+  ASSERT_EQ(y.grad_fn()->num_inputs(), 2u);
+  EXPECT_TRUE(y.grad_fn()->input(0).is_same(a));
+  EXPECT_FALSE(y.grad_fn()->input(1).defined());
   EXPECT_EQ(y.describe(), "Variable(float64[2] on cpu:0, requires_grad, grad_fn=mul)");
+}
+
+TEST(VariableTest, TheGraphDoesNotKeepAnIntermediateValueBackwardDoesNotNeed) {
+  // add saves nothing, so once `h` is dropped its value is freed although the graph still runs
+  // through it; the gradient is unchanged.
+  Variable a(f64({1, 2}, {2}), true);
+  Variable h = add(a, 1.0);
+  const std::weak_ptr<detail::VariableImpl> h_impl = h.impl();
+  const Tensor h_value = h.value();
+  Variable y = add(h, 1.0);
+  EXPECT_TRUE(y.grad_fn()->input(0).is_same(h));  // still held by the test
+  h = Variable();
+  EXPECT_TRUE(h_impl.expired());
+  EXPECT_FALSE(y.grad_fn()->input(0).defined());
+  EXPECT_EQ(h_value.storage().use_count(), 1);  // only this test's handle: the graph let go
+  sum(mul(y, y)).backward();                    // d/da (a + 2)^2 = 2 (a + 2)
+  EXPECT_EQ(values(a.grad()), (std::vector<double>{6, 8}));
+}
+
+TEST(VariableTest, SoftmaxAndSigmoidKeepTheirLogitsWhileTheirOutputLives) {
+  Variable a(f64({1, 2}, {2}), true);
+  Variable p = softmax(mul(a, 2.0), -1);
+  Variable logits = p.grad_fn()->input(0);
+  ASSERT_TRUE(logits.defined());
+  EXPECT_STREQ(logits.grad_fn()->op(), "mul");
+  EXPECT_EQ(values(logits.value()), (std::vector<double>{2, 4}));
+  Variable s = sigmoid(mul(a, 3.0));
+  EXPECT_EQ(values(s.grad_fn()->input(0).value()), (std::vector<double>{3, 6}));
+  Variable e = exp(mul(a, 3.0));  // any other op keeps no intermediate input
+  EXPECT_FALSE(e.grad_fn()->input(0).defined());
 }
 
 TEST(VariableTest, ConstantsRecordNothing) {

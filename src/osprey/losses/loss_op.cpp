@@ -38,9 +38,8 @@ void check_inputs(const Tensor& y_true, const Variable& y_pred, const char* loss
 
 Variable producer_input(const Variable& y, const char* op) {
   const auto& fn = y.grad_fn();
-  if (!fn || fn->released() || std::string_view(fn->op()) != op || fn->inputs().size() != 1)
-    return {};
-  const Variable& x = fn->inputs()[0];
+  if (!fn || fn->released() || std::string_view(fn->op()) != op || fn->num_inputs() != 1) return {};
+  Variable x = fn->input(0);
   if (!x.defined() || x.shape() != y.shape()) return {};
   return x;
 }

@@ -15,7 +15,9 @@ constexpr size_t kHugePage = size_t{2} << 20;
 
 void* system_allocate(size_t bytes) {
   const size_t align = bytes >= kHugePage ? kHugePage : kAlign;
-  void* p = std::aligned_alloc(align, bytes);
+  // posix_memalign, not aligned_alloc: a large block's size need not be a multiple of 2 MiB.
+  void* p = nullptr;
+  if (posix_memalign(&p, align, bytes) != 0) p = nullptr;
   if (p == nullptr) {
     OSPREY_THROW(Error, "out of memory: failed to allocate {} bytes for a tensor", bytes);
   }
@@ -35,14 +37,13 @@ Allocator::~Allocator() { release_cached(); }
 size_t Allocator::round_size(size_t bytes) noexcept {
   if (bytes == 0) bytes = 1;
   if (bytes <= 4096) return (bytes + kAlign - 1) / kAlign * kAlign;
-  if (bytes < kHugePage) {
-    // Classes of 1/8 of a power of two: at most 12.5% waste with few lists.
-    size_t p = 4096;
-    while (p * 2 <= bytes) p *= 2;
-    const size_t step = p / 8;
-    return (bytes + step - 1) / step * step;
-  }
-  return (bytes + kHugePage - 1) / kHugePage * kHugePage;
+  // Classes of 1/8 of a power of two: at most 12.5% waste with few lists. Large blocks too:
+  // rounding them up to whole 2 MiB pages instead wasted a third of a 4.5 MiB activation (a
+  // GPT's [12, 256, 384] float32), and a step holds dozens of them.
+  size_t p = 4096;
+  while (p * 2 <= bytes) p *= 2;
+  const size_t step = p / 8;
+  return (bytes + step - 1) / step * step;
 }
 
 void* Allocator::allocate(size_t bytes) {

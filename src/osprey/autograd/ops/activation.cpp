@@ -17,7 +17,9 @@ Variable fused(const char* name, const Variable& x, UnaryOp op, BinaryOp backwar
       std::move(y), name, {x},
       [saved = std::move(saved), backward_op](const Tensor& g, const std::vector<bool>&) {
         return std::vector<Tensor>{osprey::binary_op(backward_op, g, saved)};
-      });
+      },
+      // The sigmoid's logits stay reachable for binary crossentropy (see make_variable).
+      op == UnaryOp::sigmoid ? KeepInputs::yes : KeepInputs::no);
 }
 }  // namespace
 

@@ -14,12 +14,15 @@ Variable softmax_op(const char* name, const Variable& x_in, int axis, bool log) 
   Tensor y = log ? osprey::log_softmax(x.value(), axis) : osprey::softmax(x.value(), axis);
   if (!should_record(x)) return Variable(std::move(y));
   const int a = normalize_axis(axis, y.ndim(), name);
-  return make_variable(y, name, {x}, [y, a, log](const Tensor& g, const std::vector<bool>&) {
-    Tensor dx = Tensor::empty(y.shape(), {y.dtype(), y.device()});
-    const Tensor dy = g.dtype() == y.dtype() ? g : g.to(y.dtype());
-    backend_for(y.device()).softmax_backward(dy, y, a, log, dx);
-    return std::vector<Tensor>{dx};
-  });
+  return make_variable(
+      y, name, {x},
+      [y, a, log](const Tensor& g, const std::vector<bool>&) {
+        Tensor dx = Tensor::empty(y.shape(), {y.dtype(), y.device()});
+        const Tensor dy = g.dtype() == y.dtype() ? g : g.to(y.dtype());
+        backend_for(y.device()).softmax_backward(dy, y, a, log, dx);
+        return std::vector<Tensor>{dx};
+      },
+      KeepInputs::yes);
 }
 }  // namespace
 
