@@ -116,6 +116,7 @@ TEST(Seq2seqTest, TheModelEqualsCallWithStateByHandTrainsAndItsGradientsReachThe
     const Variable loss = loss_of(y);
     loss.backward();
     std::vector<Tensor> model_grads;
+    model_grads.reserve(vars.size());
     for (const Variable& v : vars) model_grads.push_back(v.grad().clone());
     for (const Variable& v : vars) Variable(v).zero_grad();
     loss_of(hand).backward();
