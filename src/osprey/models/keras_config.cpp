@@ -131,18 +131,61 @@ std::string class_name_of(const nlohmann::json& entry) {
   return cls.is_string() ? cls.get<std::string>() : cls.dump();
 }
 
-// Keras 3 writes a functional model's inbound_nodes as {"args": [...], "kwargs": {...}} calls on
-// keras tensors; osprey reads the layer-name references Model::save writes.
-void check_functional_layout(const nlohmann::json& config, const Place& at) {
+// A Keras tensor in a Keras 3 call ({"class_name": "__keras_tensor__", "config": {"shape": ...,
+// "keras_history": [layer, node, tensor]}}) as the reference osprey's configs use.
+nlohmann::json tensor_reference(const nlohmann::json& x, const std::string& field) {
+  const bool ok =
+      x.is_object() && x.value("class_name", nlohmann::json()) == "__keras_tensor__" &&
+      x.contains("config") && x["config"].is_object() && x["config"].contains("keras_history") &&
+      x["config"]["keras_history"].is_array() && x["config"]["keras_history"].size() == 3;
+  OSPREY_CHECK(ok,
+               "{}: osprey reads Keras tensors here ({{\"class_name\": \"__keras_tensor__\", "
+               "\"config\": {{\"keras_history\": [layer, node, tensor]}}}}). Received: {}",
+               field, x.dump());
+  return x["config"]["keras_history"];
+}
+
+// Keras 3 writes a functional model's calls as {"args": [...], "kwargs": {...}} on Keras
+// tensors; osprey reads Keras 2's layout, which its own configs keep: a list of references
+// [layer, node, tensor], the call's keyword tensors as a fourth element of the first. The
+// positional input is one tensor or a list of them (Concatenate, Add); the keyword tensors read
+// are initial_state (recurrent layers); null keywords (mask=None) are Keras's defaults, and
+// training (Keras records training=False on a recurrent call) is osprey's to choose at run time.
+nlohmann::json legacy_call(const nlohmann::json& node, const std::string& field) {
+  const nlohmann::json args = node.value("args", nlohmann::json::array());
+  const nlohmann::json kwargs = node.value("kwargs", nlohmann::json::object());
+  OSPREY_CHECK(args.is_array() && args.size() == 1 && kwargs.is_object(),
+               "{}: a call reads one positional input (a tensor or a list of tensors) and "
+               "keyword tensors. Received: {}",
+               field, node.dump());
+  nlohmann::json refs = nlohmann::json::array();
+  const nlohmann::json& input = args[0];
+  for (const auto& x : input.is_array() ? input : nlohmann::json::array({input}))
+    refs.push_back(tensor_reference(x, field + ".args"));
+  nlohmann::json keywords = nlohmann::json::object();
+  for (const auto& [key, value] : kwargs.items()) {
+    if (value.is_null() || (key == "training" && value.is_boolean())) continue;
+    OSPREY_CHECK(key == "initial_state",
+                 "{}.kwargs.{}: osprey's layers take initial_state as a keyword tensor and no "
+                 "other. Received: {}",
+                 field, key, value.dump());
+    nlohmann::json states = nlohmann::json::array();
+    for (const auto& x : value.is_array() ? value : nlohmann::json::array({value}))
+      states.push_back(tensor_reference(x, field + ".kwargs.initial_state"));
+    keywords[key] = states;
+  }
+  if (!keywords.empty()) refs[0].push_back(keywords);
+  return refs;
+}
+
+void functional_calls_to_legacy(nlohmann::json& config, const Place& at) {
   for (size_t i = 0; i < config["layers"].size(); ++i) {
-    const nlohmann::json& l = config["layers"][i];
+    nlohmann::json& l = config["layers"][i];
     if (!l.is_object() || !l.contains("inbound_nodes") || !l["inbound_nodes"].is_array()) continue;
-    for (const auto& node : l["inbound_nodes"]) {
-      OSPREY_CHECK(!node.is_object(),
-                   "{}: Keras 3's functional layout ({{\"args\": ..., \"kwargs\": ...}}) is not "
-                   "read; describe the model as a Sequential, or build it in osprey and save it "
-                   "there",
-                   at.layer(i, class_name_of(l)).field("inbound_nodes"));
+    const std::string field = at.layer(i, class_name_of(l)).field("inbound_nodes");
+    for (size_t k = 0; k < l["inbound_nodes"].size(); ++k) {
+      nlohmann::json& node = l["inbound_nodes"][k];
+      if (node.is_object()) node = legacy_call(node, fmt::format("{}[{}]", field, k));
     }
   }
 }
@@ -167,7 +210,7 @@ nlohmann::json entry_from_keras(const nlohmann::json& entry, const Place& at) {
     if (l.is_object() && l.contains("class_name") && l["class_name"].is_string())
       l = entry_from_keras(l, at.layer(i, l["class_name"].get<std::string>()));
   }
-  if (cls == "Functional") check_functional_layout(c, at);
+  if (cls == "Functional") functional_calls_to_legacy(c, at);
   if (cls != "Sequential") return out;
   input_layer_to_build_input_shape(c, at);
   // A Sequential without an InputLayer that Keras built still records its input shape.

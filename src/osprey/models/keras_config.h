@@ -7,8 +7,10 @@
 // Keras 2 wrote "batch_input_shape" there. The rewrite drops the wrapping keys, turns each
 // DTypePolicy into its name and the InputLayer's shape into the Sequential's build_input_shape
 // (the InputLayer entry stays, so errors name layers by their place in the file; Sequential's
-// from_config passes over it). It keeps osprey's own descriptions as they are, so
-// model_from_config runs it on every description:
+// from_config passes over it), and a Functional's calls ({"args", "kwargs"} on Keras tensors)
+// into the references [layer, node, tensor] osprey's functional configs hold, initial_state
+// included, so Keras's seq2seq (LSTMs with return_state) reads. It keeps osprey's own descriptions
+// as they are, so model_from_config runs it on every description:
 //   nlohmann::json net = models::from_keras_config(nlohmann::json::parse(keras_json), "");
 //   // net: {"class_name": "Sequential", "config": {"build_input_shape": [null, 784], ...}}
 // What osprey cannot honour is refused, naming the field, rather than dropped: a sparse, ragged

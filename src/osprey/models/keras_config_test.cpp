@@ -170,7 +170,7 @@ TEST(KerasConfigTest, WhatOspreyCannotHonourIsRefusedNamingTheField) {
             "L2, L1L2");
 }
 
-TEST(KerasConfigTest, Keras3sFunctionalLayoutIsRefusedNamingTheLayer) {
+TEST(KerasConfigTest, Keras3sFunctionalLayoutIsReadAndANonTensorArgumentIsNamed) {
   const nlohmann::json d = nlohmann::json::parse(R"({
     "module": "keras.src.models.functional", "class_name": "Functional", "registered_name": null,
     "config": {"name": "f", "trainable": true, "layers": [
@@ -183,10 +183,20 @@ TEST(KerasConfigTest, Keras3sFunctionalLayoutIsRefusedNamingTheLayer) {
          "shape": [null, 4], "dtype": "float32", "keras_history": ["input_layer", 0, 0]}}],
          "kwargs": {}}]}],
       "input_layers": [["input_layer", 0, 0]], "output_layers": [["dense", 0, 0]]}})");
-  EXPECT_EQ(error_of(d),
-            "keras.json: layers[1] (Dense): inbound_nodes: Keras 3's functional layout "
-            "({\"args\": ..., \"kwargs\": ...}) is not read; describe the model as a "
-            "Sequential, or build it in osprey and save it there");
+  // The calls become the references osprey's functional configs hold (seq2seq_test.cpp reads
+  // Keras's LSTM seq2seq, initial_state and all).
+  const nlohmann::json read = from_keras_config(d, "");
+  EXPECT_EQ(read["config"]["layers"][1]["inbound_nodes"],
+            nlohmann::json::parse(R"([[["input_layer", 0, 0]]])"));
+  const std::shared_ptr<Network> m = model_from_config(d, "keras.json");
+  EXPECT_EQ(m->layers().size(), 1u);
+  EXPECT_EQ(m->compute_output_shape({{-1, 4}}), (Shape{-1, 2}));
+  nlohmann::json bad = d;
+  bad["config"]["layers"][1]["inbound_nodes"][0]["args"][0] = 1.5;
+  EXPECT_EQ(error_of(bad),
+            "keras.json: layers[1] (Dense): inbound_nodes[0].args: osprey reads Keras tensors "
+            "here ({\"class_name\": \"__keras_tensor__\", \"config\": {\"keras_history\": "
+            "[layer, node, tensor]}}). Received: 1.5");
 }
 
 TEST(KerasConfigTest, AnUnknownClassIsNamedWithItsPlace) {

@@ -53,6 +53,12 @@ Variable Network::call(const std::vector<Variable>& inputs, bool training) {
   return out[0];
 }
 
+std::vector<Variable> Network::call_with_args(const std::vector<Variable>& inputs,
+                                              const nn::CallArgs<Variable>& args, bool training) {
+  check_no_call_args(args.initial_state.size());
+  return call_all(inputs, training);
+}
+
 namespace {
 std::string shape_text(const Shape& s) {
   std::string out = "(";

@@ -31,7 +31,7 @@ class Network : public nn::Layer {
   // Runs the model on several inputs and returns every output (one each for Sequential).
   virtual std::vector<Variable> call_all(const std::vector<Variable>& inputs, bool training) = 0;
   virtual size_t num_inputs() const { return 1; }
-  virtual size_t num_outputs() const { return 1; }
+  size_t num_outputs() const override { return 1; }
 
   void set_path_prefix(const std::string& prefix) override;
   // A model's output carries the mask its own layers left on it (none when the last of them
@@ -67,6 +67,9 @@ class Network : public nn::Layer {
                                                const std::shared_ptr<nn::Layer>& layer);
 
   Variable call(const std::vector<Variable>& inputs, bool training) override;
+  // A model nested in a functional graph gives all its outputs (call_all()).
+  std::vector<Variable> call_with_args(const std::vector<Variable>& inputs,
+                                       const nn::CallArgs<Variable>& args, bool training) override;
   // Each layer casts its own inputs, so a float32 first layer sees them unrounded.
   bool autocasts_inputs() const override { return false; }
   // Called by subclasses whenever a layer joins the model.
@@ -110,7 +113,15 @@ class Sequential : public Network {
 //   auto h = layers::Dense(64, "relu")(in);
 //   auto m = std::make_shared<models::Functional>(std::vector{in},
 //   std::vector{layers::Dense(10)(h)});
-// A layer called several times (shared) keeps one set of weights.
+// A layer called several times (shared) keeps one set of weights. A layer call with several
+// outputs (nn::Layer::call_multi: an LSTM with return_state) is one node whose outputs feed later
+// layers or are model outputs each, as in Keras's seq2seq:
+//   auto enc = layers::LSTM(64, {.return_state = true})->call_multi({enc_in});  // [out, h, c]
+//   auto dec = layers::LSTM(64, {.return_sequences = true})->call_multi(
+//       {dec_in}, {.initial_state = {enc[1], enc[2]}});
+// The config names each tensor as Keras does, [layer name, call index, output index], and keeps
+// a call's initial_state as Keras 2's inbound_nodes did: a fourth element of the first input's
+// reference, {"initial_state": [[name, call, output], ...]}.
 class Functional : public Network {
  public:
   Functional(std::vector<nn::SymbolicTensor> inputs, std::vector<nn::SymbolicTensor> outputs,
@@ -120,8 +131,12 @@ class Functional : public Network {
   size_t num_inputs() const override { return inputs_.size(); }
   size_t num_outputs() const override { return outputs_.size(); }
   Shape compute_output_shape(const std::vector<Shape>& input_shapes) override;
+  std::vector<Shape> compute_output_shapes(const std::vector<Shape>& input_shapes,
+                                           const nn::CallArgs<Shape>& args) override;
   std::vector<LayerRow> summary_rows() const override;
   nlohmann::json get_config() const override;
+  // Reads get_config()'s description; without execution_order (Keras's configs) the calls run
+  // in Keras's order: passes over the layers in file order, each call once what it reads exists.
   static std::shared_ptr<nn::Layer> from_config(const nlohmann::json& config);
   // Every call of the layer named `name` runs `layer` instead (same name; it must accept the same
   // inputs). The symbolic graph the model was made from is left as it is, so other models built

@@ -43,8 +43,10 @@ std::string to_snake_case(const std::string& class_name) {
 
 SymbolicTensor Input(const Shape& shape, const std::string& name, DType dtype) {
   for (int i = 0; i < shape.ndim(); ++i) {
-    OSPREY_CHECK(shape[i] > 0,
-                 "Input: sizes must be positive (the batch dimension is implicit). Received: {}",
+    // -1 is Keras's None: a sequence of any length (Input((None, features))).
+    OSPREY_CHECK(shape[i] > 0 || shape[i] == -1,
+                 "Input: sizes must be positive, or -1 for any size (the batch dimension is "
+                 "implicit). Received: {}",
                  shape.to_string());
   }
   Shape s = shape;
@@ -92,20 +94,77 @@ Variable Layer::operator()(const std::vector<Variable>& xs, bool training) {
     build(shapes);
   }
   check_input_masks(xs);
-  if (autocasts_inputs()) {
-    for (size_t i = 0; i < xs.size(); ++i) {
-      if (!xs[i].defined() || !policy_.casts_input(xs[i].dtype())) continue;
-      std::vector<Variable> cast_xs = xs;  // only mixed/16-bit layers pay for the copy
-      for (Variable& x : cast_xs) {
-        if (!x.defined() || !policy_.casts_input(x.dtype())) continue;
-        const Tensor mask = x.mask();
-        x = autograd::cast(x, compute_dtype());
-        x.set_mask(mask);
-      }
-      return with_output_mask(xs, call(cast_xs, training));
+  // Only mixed/16-bit layers pay for the copy of the inputs.
+  if (needs_input_cast(xs)) return with_output_mask(xs, call(cast_inputs(xs), training));
+  return with_output_mask(xs, call(xs, training));
+}
+
+bool Layer::needs_input_cast(const std::vector<Variable>& xs) const {
+  if (!autocasts_inputs()) return false;
+  for (const Variable& x : xs) {
+    if (x.defined() && policy_.casts_input(x.dtype())) return true;
+  }
+  return false;
+}
+
+std::vector<Variable> Layer::cast_inputs(const std::vector<Variable>& xs) const {
+  std::vector<Variable> cast_xs = xs;
+  for (Variable& x : cast_xs) {
+    if (!x.defined() || !policy_.casts_input(x.dtype())) continue;
+    const Tensor mask = x.mask();
+    x = autograd::cast(x, compute_dtype());
+    x.set_mask(mask);
+  }
+  return cast_xs;
+}
+
+std::vector<Variable> Layer::call_multi(const std::vector<Variable>& xs,
+                                        const CallArgs<Variable>& args, bool training) {
+  if (args.empty() && num_outputs() == 1) return {(*this)(xs, training)};
+  if (!built_) {
+    std::vector<Shape> shapes;
+    for (const Variable& x : xs) {
+      OSPREY_CHECK(x.defined(), "{}: received an undefined input", name_);
+      shapes.push_back(x.shape());
+    }
+    build(shapes);
+  }
+  for (const Variable& s : args.initial_state)
+    OSPREY_CHECK(s.defined(), "{}: received an undefined initial_state", name_);
+  check_input_masks(xs);
+  std::vector<Variable> outs =
+      call_with_args(needs_input_cast(xs) ? cast_inputs(xs) : xs, args, training);
+  OSPREY_ASSERT(outs.size() == num_outputs(), "{}: call_with_args gave {} outputs, expected {}",
+                name_, outs.size(), num_outputs());
+  outs[0] = with_output_mask(xs, outs[0]);
+  // A state is one value per sequence: no mask rides on it, even when it shares the sequence
+  // output's handle (the last step's output is the state without return_sequences).
+  for (size_t i = 1; i < outs.size(); ++i) {
+    if (outs[i].mask().defined() || outs[i].is_same(outs[0])) {
+      outs[i] = autograd::reshape(outs[i], outs[i].shape());
+      outs[i].set_mask({});
     }
   }
-  return with_output_mask(xs, call(xs, training));
+  return outs;
+}
+
+void Layer::check_no_call_args(size_t initial_states) const {
+  OSPREY_CHECK(initial_states == 0,
+               "{}: a {} call takes no initial_state (only recurrent layers do). Received: {} "
+               "tensor(s)",
+               name_, class_name_, initial_states);
+}
+
+std::vector<Variable> Layer::call_with_args(const std::vector<Variable>& inputs,
+                                            const CallArgs<Variable>& args, bool training) {
+  check_no_call_args(args.initial_state.size());
+  return {call(inputs, training)};
+}
+
+std::vector<Shape> Layer::compute_output_shapes(const std::vector<Shape>& input_shapes,
+                                                const CallArgs<Shape>& args) {
+  check_no_call_args(args.initial_state.size());
+  return {compute_output_shape(input_shapes)};
 }
 
 Tensor Layer::compute_mask(const std::vector<Variable>& /*inputs*/, const Tensor& mask) const {
@@ -198,17 +257,38 @@ SymbolicTensor Layer::operator()(const SymbolicTensor& x) {
 }
 
 SymbolicTensor Layer::operator()(const std::vector<SymbolicTensor>& xs) {
+  std::vector<SymbolicTensor> out = call_multi(xs);
+  OSPREY_CHECK(out.size() == 1,
+               "{}: the call gives {} outputs (return_state: the output, then the states); use "
+               "call_multi()",
+               name_, out.size());
+  return out[0];
+}
+
+std::vector<SymbolicTensor> Layer::call_multi(const std::vector<SymbolicTensor>& xs,
+                                              const CallArgs<SymbolicTensor>& args) {
   std::vector<Shape> shapes;
   for (const SymbolicTensor& x : xs) {
     OSPREY_CHECK(x.defined(), "{}: received an undefined symbolic input", name_);
     shapes.push_back(x.shape());
   }
+  CallArgs<Shape> shape_args;
+  for (const SymbolicTensor& s : args.initial_state) {
+    OSPREY_CHECK(s.defined(), "{}: received an undefined symbolic initial_state", name_);
+    shape_args.initial_state.push_back(s.shape());
+  }
   build(shapes);
-  const Shape out = compute_output_shape(shapes);
+  const std::vector<Shape> outs = compute_output_shapes(shapes, shape_args);
   auto node = std::make_shared<SymbolicTensor::Node>();
   node->layer = shared_from_this();
   node->inputs = xs;
-  return SymbolicTensor(out, compute_dtype(), std::move(node));
+  node->initial_state = args.initial_state;
+  node->num_outputs = outs.size();
+  const std::shared_ptr<const SymbolicTensor::Node> shared = std::move(node);
+  std::vector<SymbolicTensor> result;
+  result.reserve(outs.size());
+  for (size_t i = 0; i < outs.size(); ++i) result.emplace_back(outs[i], compute_dtype(), shared, i);
+  return result;
 }
 
 Variable Layer::add_weight(const std::string& name, const Shape& shape,

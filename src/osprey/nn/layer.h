@@ -7,6 +7,7 @@
 //   Variable y = dense(x, /*training=*/true);        // builds kernel [in, 64] and bias [64]
 //   for (auto& v : dense->variables()) fmt::print("{}\n", v.name());  // dense/kernel, dense/bias
 //   SymbolicTensor h = dense(Input({784}));          // the functional API (models/functional.h)
+//   auto outs = lstm->call_multi({x}, {.initial_state = {h0, c0}});  // several outputs (below)
 // Subclasses implement build_impl() and call(); single-input layers derive from
 // SingleInputLayer and implement build_single() and call_single().
 #pragma once
@@ -36,29 +37,45 @@ struct LayerOptions {
 };
 
 // A placeholder in the functional API (Keras's KerasTensor): a shape whose batch dimension is
-// -1, and the layer call that produces it.
+// -1, and the layer call that produces it: output index() of that call's node, as Keras's
+// keras_history (layer, node, tensor index). Most calls have one output; a recurrent layer with
+// return_state gives the sequence output and the final states.
 class SymbolicTensor {
  public:
   struct Node {
     std::shared_ptr<Layer> layer;  // null for a model input
     std::vector<SymbolicTensor> inputs;
+    std::vector<SymbolicTensor> initial_state;  // the call's keyword tensors (CallArgs)
+    size_t num_outputs = 1;
     std::string input_name;  // for model inputs
   };
   SymbolicTensor() = default;
-  SymbolicTensor(Shape shape, DType dtype, std::shared_ptr<const Node> node)
-      : shape_(shape), dtype_(dtype), node_(std::move(node)) {}
+  SymbolicTensor(Shape shape, DType dtype, std::shared_ptr<const Node> node, size_t index = 0)
+      : shape_(shape), dtype_(dtype), node_(std::move(node)), index_(index) {}
   const Shape& shape() const { return shape_; }
   DType dtype() const { return dtype_; }
   const std::shared_ptr<const Node>& node() const { return node_; }
+  size_t index() const { return index_; }  // which output of node()
   bool defined() const { return node_ != nullptr; }
 
  private:
   Shape shape_;
   DType dtype_ = DType::float32;
   std::shared_ptr<const Node> node_;
+  size_t index_ = 0;
 };
 
-// A model input: shape without the batch dimension, as keras.Input.
+// The keyword tensor arguments of a layer call beside its inputs, as Keras passes them by name:
+// the recurrent layers' initial_state. T is Variable (eager), SymbolicTensor (graph) or Shape
+// (shape inference).
+template <class T>
+struct CallArgs {
+  std::vector<T> initial_state;
+  bool empty() const { return initial_state.empty(); }
+};
+
+// A model input: shape without the batch dimension, as keras.Input; -1 (Keras's None) for an
+// axis of any size, such as the steps of Input((None, features)) for sequences of any length.
 SymbolicTensor Input(const Shape& shape, const std::string& name = "",
                      DType dtype = DType::float32);
 
@@ -90,6 +107,19 @@ class Layer : public std::enable_shared_from_this<Layer> {
   SymbolicTensor operator()(const SymbolicTensor& x);
   SymbolicTensor operator()(const std::vector<SymbolicTensor>& xs);
 
+  // A call with every output and the keyword tensors (Keras's `outputs = layer(x,
+  // initial_state=...)`). C++ cannot return a tensor or a list from one operator() as Python
+  // does, so the list has its own entry: operator() keeps returning one tensor (and refuses a
+  // layer with several outputs), call_multi() always returns the list, one element for most
+  // layers. Output 0 carries the mask as operator() sets it; the other outputs (states) carry
+  // none. The symbolic form records one node with num_outputs() tensors in the graph.
+  std::vector<Variable> call_multi(const std::vector<Variable>& xs,
+                                   const CallArgs<Variable>& args = {}, bool training = false);
+  std::vector<SymbolicTensor> call_multi(const std::vector<SymbolicTensor>& xs,
+                                         const CallArgs<SymbolicTensor>& args = {});
+  // How many tensors a call returns: 1 but for layers such as LSTM(return_state=true).
+  virtual size_t num_outputs() const { return 1; }
+
   // Creates the weights for inputs of these shapes (batch dimension may be -1). Idempotent.
   void build(const std::vector<Shape>& input_shapes);
   bool built() const { return built_; }
@@ -97,6 +127,10 @@ class Layer : public std::enable_shared_from_this<Layer> {
   // Output shape for inputs of these shapes (batch -1 allowed). The default runs call() once on
   // a zero batch of one, without gradients; layers override it when that is wasteful.
   virtual Shape compute_output_shape(const std::vector<Shape>& input_shapes);
+  // Every output's shape for a call with these inputs and keyword tensors. The default: the
+  // one output of compute_output_shape(), and ValueError when given keyword tensors.
+  virtual std::vector<Shape> compute_output_shapes(const std::vector<Shape>& input_shapes,
+                                                   const CallArgs<Shape>& args);
 
   // This layer's weights and those of its sublayers, in creation order.
   virtual std::vector<Variable> variables() const;
@@ -150,6 +184,12 @@ class Layer : public std::enable_shared_from_this<Layer> {
  protected:
   virtual void build_impl(const std::vector<Shape>& input_shapes) {}
   virtual Variable call(const std::vector<Variable>& inputs, bool training) = 0;
+  // call_multi()'s computation, num_outputs() tensors; the inputs are already cast. The default:
+  // call()'s one output, and ValueError when given keyword tensors.
+  virtual std::vector<Variable> call_with_args(const std::vector<Variable>& inputs,
+                                               const CallArgs<Variable>& args, bool training);
+  // The ValueError of a layer that takes no keyword tensors, unless there are none.
+  void check_no_call_args(size_t initial_states) const;
   // Creates a weight at path()/name, initialized with a seed drawn from the global seed.
   Variable add_weight(const std::string& name, const Shape& shape, const Initializer& initializer,
                       bool trainable = true, Regularizer regularizer = {});
@@ -188,6 +228,9 @@ class Layer : public std::enable_shared_from_this<Layer> {
 
   // operator()'s masking: the output's mask set (see supports_masking()).
   Variable with_output_mask(const std::vector<Variable>& xs, Variable out);
+  // Whether operator() casts any of xs, and the inputs cast (masks kept).
+  bool needs_input_cast(const std::vector<Variable>& xs) const;
+  std::vector<Variable> cast_inputs(const std::vector<Variable>& xs) const;
 };
 
 // A layer with one input and one output.

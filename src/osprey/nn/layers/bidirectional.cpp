@@ -98,6 +98,56 @@ Shape Bidirectional::compute_output_shape(const std::vector<Shape>& input_shapes
   return out;
 }
 
+size_t Bidirectional::num_outputs() const {
+  const size_t outputs = options_.merge_mode ? 1 : 2;
+  if (!forward_->options().return_state) return outputs;
+  return outputs + forward_->num_states() + backward_->num_states();
+}
+
+void Bidirectional::check_initial_state(const std::vector<Shape>& states, int64_t batch) const {
+  OSPREY_CHECK(states.size() % 2 == 0,
+               "{}: initial_state must hold the forward layer's states then the backward "
+               "layer's (an even count). Received: {}",
+               name(), states.size());
+  const auto half = states.begin() + static_cast<std::ptrdiff_t>(states.size() / 2);
+  forward_->check_initial_state({states.begin(), half}, batch);
+  backward_->check_initial_state({half, states.end()}, batch);
+}
+
+std::vector<Shape> Bidirectional::compute_output_shapes(const std::vector<Shape>& input_shapes,
+                                                        const CallArgs<Shape>& args) {
+  check_num_inputs(input_shapes.size(), 1);
+  const int64_t batch = input_shapes[0][0];
+  check_initial_state(args.initial_state, batch);
+  std::vector<Shape> out;
+  if (options_.merge_mode) {
+    out.push_back(compute_output_shape(input_shapes));
+  } else {
+    out.push_back(forward_->compute_output_shape(input_shapes));
+    out.push_back(backward_->compute_output_shape(input_shapes));
+  }
+  if (!forward_->options().return_state) return out;
+  for (const auto& layer : {forward_, backward_}) {
+    for (size_t i = 0; i < layer->num_states(); ++i) out.push_back({batch, layer->units()});
+  }
+  return out;
+}
+
+std::vector<Variable> Bidirectional::call_with_args(const std::vector<Variable>& inputs,
+                                                    const CallArgs<Variable>& args, bool training) {
+  check_num_inputs(inputs.size(), 1);
+  BidirectionalOutputs r = call_with_state(inputs[0], args.initial_state, training);
+  std::vector<Variable> out;
+  if (options_.merge_mode) {
+    out.push_back(r.output);
+  } else {
+    out.push_back(r.forward);
+    out.push_back(r.backward);
+  }
+  if (forward_->options().return_state) out.insert(out.end(), r.states.begin(), r.states.end());
+  return out;
+}
+
 Variable Bidirectional::merge(const Variable& forward, const Variable& backward) const {
   const std::string& mode = *options_.merge_mode;
   if (mode == "concat") return autograd::concat({forward, backward}, -1);
@@ -111,10 +161,12 @@ BidirectionalOutputs Bidirectional::call_with_state(const Variable& x,
                                                     bool training) {
   OSPREY_CHECK(x.defined(), "{}: received an undefined input", name());
   if (!built()) build({x.shape()});
-  OSPREY_CHECK(initial_state.size() % 2 == 0,
-               "{}: initial_state must hold the forward layer's states then the backward "
-               "layer's (an even count). Received: {}",
-               name(), initial_state.size());
+  std::vector<Shape> state_shapes;
+  for (const Variable& s : initial_state) {
+    OSPREY_CHECK(s.defined(), "{}: received an undefined initial_state", name());
+    state_shapes.push_back(s.shape());
+  }
+  check_initial_state(state_shapes, x.shape()[0]);
   const auto half = initial_state.begin() + static_cast<std::ptrdiff_t>(initial_state.size() / 2);
   const autograd::RnnOutputs f =
       forward_->call_with_state(x, {initial_state.begin(), half}, training);
@@ -139,8 +191,12 @@ BidirectionalOutputs Bidirectional::call_with_state(const Variable& x,
 Variable Bidirectional::call_single(const Variable& x, bool training) {
   OSPREY_CHECK(options_.merge_mode.has_value(),
                "{}: merge_mode none gives two outputs, which a layer call cannot return; use "
-               "call_with_state()",
+               "call_multi() or call_with_state()",
                name());
+  OSPREY_CHECK(!forward_->options().return_state,
+               "{}: return_state=true gives {} outputs (the output, then the forward and "
+               "backward states); use call_multi() or call_with_state()",
+               name(), num_outputs());
   return call_with_state(x, {}, training).output;
 }
 

@@ -6,6 +6,9 @@
 //   auto bi = layers::Bidirectional(layers::LSTM(32, {.return_sequences = true}));
 //   Variable y = bi(x);                        // [8, 20, 16] -> [8, 20, 64] (concat)
 //   auto both = bi->call_with_state(x);        // both.forward, both.backward, both.states
+// When the layer has return_state, call_multi() gives Keras's list: the merged output (or the
+// forward then the backward output for merge_mode none), the forward layer's final states, then
+// the backward layer's; initial_state is split the same way (forward half, backward half).
 #pragma once
 
 #include <memory>
@@ -54,6 +57,9 @@ class Bidirectional : public SingleInputLayer {
   std::vector<std::shared_ptr<Layer>> sublayers() const override { return {forward_, backward_}; }
   void set_path_prefix(const std::string& prefix) override;
   Shape compute_output_shape(const std::vector<Shape>& input_shapes) override;
+  std::vector<Shape> compute_output_shapes(const std::vector<Shape>& input_shapes,
+                                           const CallArgs<Shape>& args) override;
+  size_t num_outputs() const override;
   nlohmann::json get_config() const override;
   static std::shared_ptr<Layer> from_config(const nlohmann::json& config);
   // The input's mask reaches both layers; the output keeps it with return_sequences.
@@ -63,8 +69,13 @@ class Bidirectional : public SingleInputLayer {
  protected:
   void build_single(const Shape& input_shape) override;
   Variable call_single(const Variable& x, bool training) override;
+  std::vector<Variable> call_with_args(const std::vector<Variable>& inputs,
+                                       const CallArgs<Variable>& args, bool training) override;
 
  private:
+  // ValueError unless initial_state is empty or an even count, each half fitting its layer.
+  void check_initial_state(const std::vector<Shape>& states, int64_t batch) const;
+
   Variable merge(const Variable& forward, const Variable& backward) const;
 
   BidirectionalOptions options_;

@@ -299,7 +299,12 @@ TEST(BidirectionalTest, EachMergeModeIsTheHandComposition) {
   EXPECT_EQ(both.backward.shape(), (Shape{kB, kT, 3}));
   EXPECT_EQ(test::value_error([&] { none(x); }),
             "bi_none: merge_mode none gives two outputs, which a layer call cannot return; use "
-            "call_with_state()");
+            "call_multi() or call_with_state()");
+  // call_multi gives the two apart, as Keras's list.
+  const std::vector<Variable> two = none->call_multi({x});
+  ASSERT_EQ(two.size(), 2u);
+  EXPECT_EQ(two[0].value().to_vector<double>(), both.forward.value().to_vector<double>());
+  EXPECT_EQ(two[1].value().to_vector<double>(), both.backward.value().to_vector<double>());
 }
 
 TEST(BidirectionalTest, WeightsAreNamedAsKerasNamesThem) {

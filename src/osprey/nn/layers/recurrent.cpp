@@ -86,16 +86,51 @@ Shape Recurrent::compute_output_shape(const std::vector<Shape>& input_shapes) {
   return options_.return_sequences ? Shape{s[0], s[1], units_} : Shape{s[0], units_};
 }
 
+void Recurrent::check_initial_state(const std::vector<Shape>& states, int64_t batch) const {
+  const size_t want = num_states();
+  OSPREY_CHECK(states.empty() || states.size() == want,
+               "{}: initial_state must hold {} state(s) ({}). Received: {}", name(), want,
+               want == 2 ? "h and c" : "h", states.size());
+  for (size_t i = 0; i < states.size(); ++i) {
+    const Shape& s = states[i];
+    const bool ok = s.ndim() == 2 && s[1] == units_ && (batch < 0 || s[0] < 0 || s[0] == batch);
+    OSPREY_CHECK(ok, "{}: initial_state[{}] ({}) must have shape [{}, {}]. Received: {}", name(), i,
+                 i == 0 ? "h" : "c", batch < 0 ? std::string("batch") : std::to_string(batch),
+                 units_, s.to_string());
+  }
+}
+
+std::vector<Shape> Recurrent::compute_output_shapes(const std::vector<Shape>& input_shapes,
+                                                    const CallArgs<Shape>& args) {
+  std::vector<Shape> out{compute_output_shape(input_shapes)};
+  const int64_t batch = input_shapes[0][0];
+  check_initial_state(args.initial_state, batch);
+  if (options_.return_state) out.resize(1 + num_states(), Shape{batch, units_});
+  return out;
+}
+
+std::vector<Variable> Recurrent::call_with_args(const std::vector<Variable>& inputs,
+                                                const CallArgs<Variable>& args, bool training) {
+  check_num_inputs(inputs.size(), 1);
+  autograd::RnnOutputs out = call_with_state(inputs[0], args.initial_state, training);
+  if (!options_.return_state) return {out.outputs};
+  std::vector<Variable> all{out.outputs, out.h};
+  if (out.c.defined()) all.push_back(out.c);
+  return all;
+}
+
 autograd::RnnOutputs Recurrent::call_with_state(const Variable& x_in,
                                                 const std::vector<Variable>& initial_state,
                                                 bool training) {
   OSPREY_CHECK(x_in.defined(), "{}: received an undefined input", name());
   check_input_shape(x_in.shape());
   if (!built()) build({x_in.shape()});
-  const size_t states = cell_ == RnnCell::lstm ? 2 : 1;
-  OSPREY_CHECK(initial_state.empty() || initial_state.size() == states,
-               "{}: initial_state must hold {} state(s) ({}). Received: {}", name(), states,
-               states == 2 ? "h and c" : "h", initial_state.size());
+  std::vector<Shape> state_shapes;
+  for (const Variable& s : initial_state) {
+    OSPREY_CHECK(s.defined(), "{}: received an undefined initial_state", name());
+    state_shapes.push_back(s.shape());
+  }
+  check_initial_state(state_shapes, x_in.shape()[0]);
   const auto cast = [&](const Variable& v) {
     return v.defined() && dtype_policy().casts_input(v.dtype()) ? autograd::cast(v, compute_dtype())
                                                                 : v;
@@ -205,6 +240,10 @@ Tensor Recurrent::compute_mask(const std::vector<Variable>& /*inputs*/, const Te
 }
 
 Variable Recurrent::call_single(const Variable& x, bool training) {
+  OSPREY_CHECK(!options_.return_state,
+               "{}: return_state=true gives {} outputs (the output, then the states); use "
+               "call_multi() or call_with_state()",
+               name(), 1 + num_states());
   return call_with_state(x, {}, training).outputs;
 }
 
@@ -219,7 +258,7 @@ nlohmann::json Recurrent::get_config() const {
   if (cell_ == RnnCell::lstm) c["unit_forget_bias"] = options_.unit_forget_bias;
   if (cell_ == RnnCell::gru) c["reset_after"] = options_.reset_after;
   c["return_sequences"] = options_.return_sequences;
-  c["return_state"] = false;
+  c["return_state"] = options_.return_state;
   c["go_backwards"] = options_.go_backwards;
   c["stateful"] = options_.stateful;
   c["unroll"] = false;
@@ -234,12 +273,7 @@ RecurrentOptions Recurrent::read_options(const nlohmann::json& c) {
   RecurrentOptions o;
   read_base_options(c, o);
   read_kernel_bias_config(c, o);
-  // What a Keras config may ask for that these layers do not do: refused, not ignored. A layer
-  // call has one output, so a model cannot take the states from it.
-  OSPREY_CHECK_T(NotImplementedError, !c.value("return_state", false),
-                 "{}: return_state=true is not supported in a config (call_with_state gives the "
-                 "states)",
-                 c.value("name", std::string("recurrent layer")));
+  o.return_state = c.value("return_state", false);
   o.dropout = c.value("dropout", 0.0);
   o.recurrent_dropout = c.value("recurrent_dropout", 0.0);
   o.stateful = c.value("stateful", false);

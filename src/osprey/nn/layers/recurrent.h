@@ -13,10 +13,15 @@
 //     zero_output_for_mask; with return_sequences the output keeps the mask (reversed in time
 //     with go_backwards, as the outputs are; Keras leaves it unreversed), without it the mask
 //     ends here. Padded and unpadded sequences give the same outputs at the real steps.
-// Keras's return_state and initial_state are call_with_state(): a layer call returns one tensor.
+// Keras's return_state and initial_state: with return_state a call gives [output, h] ([output,
+// h, c] for LSTM) through Layer::call_multi(), eager or in the functional graph, where the
+// states can feed other layers (initial_state of a decoder) or be model outputs;
+// call_with_state() gives the same as a struct. The states carry no mask.
 //   auto lstm = layers::LSTM(64, {.return_sequences = true});
 //   Variable y = lstm(x);                                   // [32, 100, 16] -> [32, 100, 64]
 //   auto [seq, h, c] = lstm->call_with_state(x, {h0, c0});  // states in, final states out
+//   auto enc = layers::LSTM(64, {.return_state = true})->call_multi({Input({100, 16})});
+//   auto dec = layers::LSTM(64)->call_multi({dec_in}, {.initial_state = {enc[1], enc[2]}});
 #pragma once
 
 #include <optional>
@@ -40,6 +45,7 @@ struct RecurrentOptions {
   Regularizer recurrent_regularizer{};
   Regularizer bias_regularizer{};
   bool return_sequences = false;
+  bool return_state = false;  // a call gives the output then the final states (call_multi)
   bool go_backwards = false;
   double dropout = 0.0;            // of the inputs, in [0, 1); training only
   double recurrent_dropout = 0.0;  // of the state entering each step, in [0, 1); training only
@@ -68,7 +74,16 @@ class Recurrent : public SingleInputLayer {
   autograd::RnnOutputs call_with_state(const Variable& x,
                                        const std::vector<Variable>& initial_state = {},
                                        bool training = false);
+  // The output's shape (the first output's with return_state).
   Shape compute_output_shape(const std::vector<Shape>& input_shapes) override;
+  // The output's, then with return_state each state's [batch, units]. ValueError naming the
+  // layer for initial_state of the wrong count or shape.
+  std::vector<Shape> compute_output_shapes(const std::vector<Shape>& input_shapes,
+                                           const CallArgs<Shape>& args) override;
+  size_t num_outputs() const override { return options_.return_state ? 1 + num_states() : 1; }
+  size_t num_states() const { return cell_ == RnnCell::lstm ? 2 : 1; }
+  // ValueError unless `states` is empty or num_states() shapes [batch, units] (batch -1: any).
+  void check_initial_state(const std::vector<Shape>& states, int64_t batch) const;
   nlohmann::json get_config() const override;
   bool supports_masking() const override { return true; }
   Tensor compute_mask(const std::vector<Variable>& inputs, const Tensor& mask) const override;
@@ -86,6 +101,9 @@ class Recurrent : public SingleInputLayer {
   Recurrent(std::string class_name, RnnCell cell, int64_t units, RecurrentOptions options);
   void build_single(const Shape& input_shape) override;
   Variable call_single(const Variable& x, bool training) override;
+  // [output] or, with return_state, [output, h] / [output, h, c], from initial_state when given.
+  std::vector<Variable> call_with_args(const std::vector<Variable>& inputs,
+                                       const CallArgs<Variable>& args, bool training) override;
   static RecurrentOptions read_options(const nlohmann::json& c);
 
  private:

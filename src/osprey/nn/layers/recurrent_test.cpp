@@ -99,6 +99,44 @@ TEST(RecurrentTest, PassTheLayerConformanceCheck) {
        .weights = {{"kernel", {2, 3}}, {"recurrent_kernel", {3, 3}}}});
 }
 
+TEST(RecurrentTest, ReturnStateGivesTheOutputThenTheStatesFromCallMulti) {
+  // Keras's [output, h, c] (LSTM) and [output, h] (GRU, SimpleRNN): call_with_state's values,
+  // from the given initial_state; the sequence output keeps the input's mask, the states none.
+  Tensor xv = test::wave({2, 5, 3}, 1);
+  Variable x(xv);
+  Tensor mask = ones({2, 5}, {DType::boolean});
+  mask.slice(1, 4, 5).fill_(0.0);
+  x.set_mask(mask);
+  const Variable h0(test::wave({2, 4}, 2)), c0(test::wave({2, 4}, 3));
+  for (const char* cls : {"LSTM", "GRU", "SimpleRNN"}) {
+    const RecurrentOptions o{.return_sequences = true, .return_state = true, .dtype = "float64"};
+    std::shared_ptr<Recurrent> rnn =
+        std::string(cls) == "LSTM"  ? std::shared_ptr<Recurrent>(std::make_shared<LSTM>(4, o))
+        : std::string(cls) == "GRU" ? std::shared_ptr<Recurrent>(std::make_shared<GRU>(4, o))
+                                    : std::make_shared<SimpleRNN>(4, o);
+    const bool lstm = std::string(cls) == "LSTM";
+    const std::vector<Variable> init = lstm ? std::vector{h0, c0} : std::vector{h0};
+    const std::vector<Variable> outs = rnn->call_multi({x}, {.initial_state = init});
+    const autograd::RnnOutputs want = rnn->call_with_state(x, init);
+    ASSERT_EQ(outs.size(), lstm ? 3u : 2u) << cls;
+    EXPECT_EQ(outs[0].value().to_vector<double>(), want.outputs.value().to_vector<double>());
+    EXPECT_EQ(outs[1].value().to_vector<double>(), want.h.value().to_vector<double>());
+    if (lstm) {
+      EXPECT_EQ(outs[2].value().to_vector<double>(), want.c.value().to_vector<double>());
+    }
+    ASSERT_TRUE(outs[0].mask().defined()) << cls;
+    EXPECT_EQ(outs[0].mask().to_vector<bool>(), mask.to_vector<bool>());
+    for (size_t i = 1; i < outs.size(); ++i) EXPECT_FALSE(outs[i].mask().defined()) << cls;
+  }
+  // Without return_sequences the output is the state h itself, as two handles: the output's
+  // mask (none here, the sequence ends) and the state's are apart.
+  auto last = layers::GRU(4, {.return_state = true, .dtype = "float64"});
+  const std::vector<Variable> two = last->call_multi({x});
+  EXPECT_EQ(two[0].value().to_vector<double>(), two[1].value().to_vector<double>());
+  EXPECT_FALSE(two[0].mask().defined());
+  EXPECT_FALSE(two[1].mask().defined());
+}
+
 TEST(RecurrentTest, ConfigsAreKerasAndWhatIsNotSupportedIsRefused) {
   const nlohmann::json c = layers::LSTM(16, {.return_sequences = true})->get_config();
   EXPECT_EQ(c["units"], 16);
@@ -113,16 +151,21 @@ TEST(RecurrentTest, ConfigsAreKerasAndWhatIsNotSupportedIsRefused) {
   EXPECT_EQ(gru["reset_after"], false);
   EXPECT_FALSE(
       std::dynamic_pointer_cast<GRU>(layer_from_config("GRU", gru))->options().reset_after);
-  nlohmann::json with_state = c;
-  with_state["return_state"] = true;
-  try {
-    layer_from_config("LSTM", with_state);
-    FAIL() << "no error";
-  } catch (const NotImplementedError& e) {
-    EXPECT_EQ(std::string(e.what()),
-              c["name"].get<std::string>() +
-                  ": return_state=true is not supported in a config (call_with_state gives the "
-                  "states)");
+  // return_state round-trips (Keras's key), for each of the three layers.
+  EXPECT_EQ(c["return_state"], false);
+  for (const nlohmann::json& with_state :
+       {layers::LSTM(3, {.return_state = true})->get_config(),
+        layers::GRU(3, {.return_state = true})->get_config(),
+        layers::SimpleRNN(3, {.return_state = true})->get_config()}) {
+    EXPECT_EQ(with_state["return_state"], true);
+    const std::string cls = with_state.contains("unit_forget_bias") ? "LSTM"
+                            : with_state.contains("reset_after")    ? "GRU"
+                                                                    : "SimpleRNN";
+    auto layer = std::dynamic_pointer_cast<Recurrent>(layer_from_config(cls, with_state));
+    ASSERT_NE(layer, nullptr);
+    EXPECT_TRUE(layer->options().return_state);
+    EXPECT_EQ(layer->num_outputs(), cls == "LSTM" ? 3u : 2u);
+    EXPECT_EQ(layer->get_config(), with_state);
   }
   EXPECT_EQ(test::value_error([] { layers::LSTM(4, {.activation = "relu"}); }),
             "LSTM: only activation='tanh' with recurrent_activation='sigmoid' runs on the RNN "
