@@ -152,8 +152,7 @@ void add_ensemble(CLI::App& app) {
   cmd->add_option("--models", a->models, "Folders of saved models");
   cmd->add_option("--from-tuner", a->from_tuner,
                   "A study folder written by osprey tune --hypermodel (DIRECTORY/PROJECT)");
-  cmd->add_option("--hypermodel", a->hypermodel, "The study's hypermodel: mlp or cnn")
-      ->check(CLI::IsMember({"mlp", "cnn"}));
+  cmd->add_option("--hypermodel", a->hypermodel, "The study's hypermodel: mlp or cnn");
   cmd->add_option("--top-k", a->top_k, "Best trials to take from the study")->check(kPositive);
   cmd->add_option("--combiner", a->combiner, "How weights are fitted")
       ->check(CLI::IsMember(ensemble::combiner_names()));
@@ -172,6 +171,14 @@ void add_ensemble(CLI::App& app) {
     OSPREY_CHECK_T(cli::UsageError, a->from_tuner.empty() || !a->hypermodel.empty(),
                    "osprey ensemble: --from-tuner needs --hypermodel (mlp or cnn), the model the "
                    "study tuned");
+    // The text hypermodels' studies are language models, which a Fashion-MNIST ensemble cannot
+    // score: refused by name, as any other.
+    OSPREY_CHECK_T(
+        cli::UsageError, a->hypermodel.empty() || a->hypermodel == "mlp" || a->hypermodel == "cnn",
+        "osprey ensemble: --hypermodel {}: ensembles are of Fashion-MNIST classifiers, "
+        "from a study of mlp or cnn (a transformer or lstm study tunes a language model; "
+        "sample its best_model with osprey generate)",
+        a->hypermodel);
     run(*a);
   });
 }

@@ -27,7 +27,6 @@
 #include "osprey/core/rng.h"
 #include "osprey/data/fashion_mnist.h"
 #include "osprey/data/labeled_files.h"
-#include "osprey/data/text/tokenizer.h"
 #include "osprey/distribute/data_parallel/mirrored_strategy.h"
 #include "osprey/distribute/data_parallel/multi_worker_mirrored_strategy.h"
 #include "osprey/distribute/devices.h"
@@ -200,21 +199,7 @@ void add_train(CLI::App& app) {
                    text + "' (no such file or folder)";
           },
           "mlp|cnn|gpt|lstm|FILE"));
-  cmd->add_option("--tokenizer", args->tokenizer,
-                  "--model gpt|lstm: char (the text's characters, fitted on it), byte (256 ids), "
-                  "or bpe:N or unigram:N (N SentencePiece subwords, trained on the text, N > "
-                  "258); saved with the model as tokenizer.json")
-      ->check(CLI::Validator(
-          [](const std::string& spec) {
-            try {
-              data::text::parse_tokenizer_spec(spec);
-              return std::string();
-            } catch (const ValueError& e) {
-              // CLI11 puts the option's name first: "--tokenizer: expected char, byte, ...".
-              return std::string(e.what()).substr(std::string_view("tokenizer: ").size());
-            }
-          },
-          "char|byte|bpe:N|unigram:N"));
+  add_tokenizer_option(*cmd, args->tokenizer, "--model gpt|lstm");
   cmd->add_option("--block-size", args->block_size,
                   "--model gpt|lstm: tokens per training window (the GPT's context length)")
       ->check(kPositive);

@@ -8,6 +8,13 @@
 // of the same names). The study lives in DIRECTORY/PROJECT; rerunning with the same directory
 // resumes it (finished trials are kept).
 // --train-samples / --val-samples cut the data down for quick runs and tests.
+// --hypermodel transformer|lstm tunes a text hypermodel (tune/hyper_transformer.h,
+// tune/hyper_lstm.h) as a language model of the text file --data names, read as `osprey train
+// --model gpt|lstm` reads it (cli/train_text.h: --tokenizer, --block-size windows, the last
+// --validation-split of the tokens held out); the objective defaults to val_loss, the study to
+// text_hyper_NAME, and the best model is saved with its tokenizer in DIRECTORY/PROJECT/best_model
+// for `osprey generate`. There --train-samples is the random training windows per epoch (default
+// 250 batches' worth, as osprey train) and --val-samples the held-out windows (default: all).
 // --command "PROGRAM {name} ..." tunes any program's metric instead (cli/tune_command.h): no
 // model and no data, a --space file is required, and --metric names what the program reports.
 //
@@ -23,12 +30,14 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "cli/managed_job.h"
-#include "cli/saved_model_command.h"
 #include "cli/subcommands.h"
+#include "cli/train_text.h"
 #include "cli/tune_command.h"
 #include "cli/usage_error.h"
 #include "cli/validators.h"
@@ -39,7 +48,9 @@
 #include "osprey/train/callbacks/tensorboard.h"
 #include "osprey/tune/builtin_tuners.h"
 #include "osprey/tune/hyper_cnn.h"
+#include "osprey/tune/hyper_lstm.h"
 #include "osprey/tune/hyper_mlp.h"
+#include "osprey/tune/hyper_transformer.h"
 #include "osprey/tune/oracle_service.h"
 #include "osprey/tune/random_search.h"
 #include "osprey/tune/search_space_toml.h"
@@ -53,19 +64,23 @@ struct TuneArgs {
   int max_trials = 10;
   int epochs = 3;
   std::string directory = "osprey_tune";
-  std::string project = "fmnist_mlp";  // with --hypermodel NAME: fmnist_hyper_NAME
+  std::string project = "fmnist_mlp";  // with --hypermodel NAME: fmnist_hyper_NAME, text_hyper_NAME
   std::string space;
-  std::string hypermodel;  // empty: the built-in MLP
-  std::string objective = "val_accuracy";
-  std::string direction;  // min or max; "" infers it from the objective's name
+  std::string hypermodel;                  // empty: the built-in MLP
+  std::string objective = "val_accuracy";  // text hypermodels: val_loss
+  std::string direction;                   // min or max; "" infers it from the objective's name
   int executions_per_trial = 1;
   int factor = 3;
   std::string sampler = "random";  // Hyperband's: tune::parse_hyperband_sampler
-  int64_t batch_size = 128;
+  int64_t batch_size = 128;        // text hypermodels: 12 windows, as osprey train
   uint64_t seed = 42;
   std::string data;
-  int64_t train_samples = 0;  // 0: all 50,000
-  int64_t val_samples = 0;    // 0: all 10,000 (or train_samples / 5 when that is set)
+  int64_t train_samples = 0;  // 0: all 50,000 (text: windows per epoch, 250 batches' worth)
+  int64_t val_samples = 0;    // 0: all 10,000 (or train_samples / 5 when that is set; text: all)
+  // --hypermodel transformer|lstm (cli/train_text.h)
+  std::string tokenizer = "char";
+  int64_t block_size = 64;
+  double validation_split = 0.1;
   bool overwrite = false;
   std::string pruner = "none";  // or "median" (tune/oracle.h PrunerOptions)
   int max_consecutive_failed_trials = 3;
@@ -80,12 +95,30 @@ struct TuneArgs {
 // The built-in space: what `osprey tune` searches without --space.
 tune::HyperParameters builtin_space() { return applications::fashion_mnist_mlp_space(); }
 
+// --hypermodel values that tune a language model of a text file.
+bool is_text_hypermodel(const std::string& name) { return name == "transformer" || name == "lstm"; }
+
 // The prebuilt hypermodel --hypermodel names, with the --space file's declarations as its
-// `fixed` hyperparameters; a file or name it cannot use is a usage error.
-std::shared_ptr<tune::HyperModel> prebuilt_hypermodel(const TuneArgs& a) {
+// `fixed` hyperparameters; a file or name it cannot use is a usage error. A text hypermodel is a
+// language model over the tokenizer's vocabulary.
+std::shared_ptr<tune::HyperModel> prebuilt_hypermodel(const TuneArgs& a, int64_t vocab_size) {
   return as_usage_error([&]() -> std::shared_ptr<tune::HyperModel> {
     std::optional<tune::HyperParameters> fixed;
     if (!a.space.empty()) fixed = tune::hyperparameters_from_toml(a.space);
+    if (a.hypermodel == "transformer") {
+      return std::make_shared<tune::HyperTransformer>(
+          tune::HyperTransformerOptions{.vocab_size = vocab_size,
+                                        .sequence_length = a.block_size,
+                                        .task = "language_model",
+                                        .fixed = fixed});
+    }
+    if (a.hypermodel == "lstm") {
+      return std::make_shared<tune::HyperLSTM>(
+          tune::HyperLSTMOptions{.vocab_size = vocab_size,
+                                 .sequence_length = a.block_size,
+                                 .task = "language_model",
+                                 .fixed = fixed});
+    }
     if (a.hypermodel == "cnn") {
       return std::make_shared<tune::HyperCNN>(
           tune::HyperCNNOptions{.input_shape = {28, 28}, .num_classes = 10, .fixed = fixed});
@@ -174,15 +207,58 @@ void run_command(const TuneArgs& a) {
                             .verbose = !a.quiet});
 }
 
+// What a search prints before its first trial: the trials a rerun resumes from, and the space.
+void resume_and_summarize(tune::Tuner& tuner) {
+  const size_t already = tuner.oracle().trials().size();
+  if (already > 0)
+    fmt::print("resuming {}: {} trials already there\n", tuner.project_dir().string(), already);
+  tuner.search_space_summary();
+}
+
+void print_best(tune::Tuner& tuner) {
+  const auto best = tuner.get_best_hyperparameters(1);
+  if (!best.empty())
+    fmt::print("\nbest hyperparameters: {}\n", best[0].to_json().at("values").dump());
+}
+
+// The best trial's model (its best epoch's weights) with the tokenizer beside it, as `osprey
+// train --model gpt|lstm --output` saves one, in PROJECT/best_model for `osprey generate`.
+void save_best_text_model(tune::Tuner& tuner, const data::text::Tokenizer& tokenizer) {
+  std::vector<Model> best = tuner.get_best_models(1);
+  if (best.empty()) return;
+  const std::string dir = (tuner.project_dir() / "best_model").string();
+  best[0].save(dir, {.json_files = {{"tokenizer.json", tokenizer.to_json()}}});
+  fmt::print(
+      "best model saved to {}/ (config.json, model.safetensors, tokenizer.json); sample it "
+      "with `osprey generate {}`\n",
+      dir, dir);
+}
+
 void run(const TuneArgs& a) {
   set_global_seed(a.seed);
   const tune::PrunerOptions pruner{.kind = tune::parse_pruner_kind(a.pruner, "--pruner")};
+  // A text hypermodel's vocabulary is the tokenizer's, so the text is read first (by the chief of
+  // a distributed study too, which builds the best model at the end).
+  const bool text = is_text_hypermodel(a.hypermodel);
+  std::optional<TextData> text_data;
+  if (text) {
+    text_data =
+        load_text_data({.command = "osprey tune",
+                        .path = a.data,
+                        .tokenizer = a.tokenizer,
+                        .block_size = a.block_size,
+                        .validation_split = a.validation_split,
+                        .batch_size = a.batch_size,
+                        .train_windows = a.train_samples > 0 ? a.train_samples : 250 * a.batch_size,
+                        .val_windows = a.val_samples,
+                        .seed = a.seed});
+  }
   // A --space file the command cannot use is a usage error, as an option value would be. With
   // --hypermodel the file goes to the hypermodel, and the oracle starts from no space.
   std::shared_ptr<tune::HyperModel> prebuilt;
   tune::HyperParameters space;
   if (!a.hypermodel.empty()) {
-    prebuilt = prebuilt_hypermodel(a);
+    prebuilt = prebuilt_hypermodel(a, text ? text_data->tokenizer->vocab_size() : 0);
   } else {
     space = a.space.empty() ? builtin_space() : as_usage_error([&] {
       return tune::hyperparameters_from_toml(a.space, builtin_space());
@@ -237,6 +313,28 @@ void run(const TuneArgs& a) {
     tuner->search(Tensor(), Tensor(), {.callbacks = fit_callbacks});
     fmt::print("\n");
     tuner->results_summary(3);
+    if (text) save_best_text_model(*tuner, *text_data->tokenizer);
+    return;
+  }
+  if (text) {
+    fmt::print(
+        "{}osprey tune: {} of the {} hypermodel on {} training windows of {} tokens per "
+        "epoch / {} validation windows, objective {} ({})\n",
+        text_data->summary, a.tuner, a.hypermodel,
+        a.train_samples > 0 ? a.train_samples : 250 * a.batch_size, a.block_size,
+        (text_data->val_tokens - 1) / a.block_size, objective.name(), objective.direction());
+    resume_and_summarize(*tuner);
+    const tune::StudyEnd end = tuner->search(text_data->train, {.epochs = a.epochs,
+                                                                .verbose = 0,
+                                                                .callbacks = fit_callbacks,
+                                                                .validation_data = text_data->val,
+                                                                .seed = a.seed});
+    if (end == tune::StudyEnd::share_done) throw ExitCode{tune::kExitNextTrial};
+    fmt::print("\n");
+    tuner->results_summary(3);
+    print_best(*tuner);
+    // A worker of a distributed study leaves the best model to the chief.
+    if (!tuner->role().distributed()) save_best_text_model(*tuner, *text_data->tokenizer);
     return;
   }
   auto data = datasets::fashion_mnist::load({.directory = a.data});
@@ -249,10 +347,7 @@ void run(const TuneArgs& a) {
   fmt::print("osprey tune: {}{} on {} training / {} validation images, objective {}\n", a.tuner,
              a.hypermodel.empty() ? "" : fmt::format(" of the {} hypermodel", a.hypermodel),
              train.size(), val.size(), objective.name() + " (" + objective.direction() + ")");
-  const size_t already = tuner->oracle().trials().size();
-  if (already > 0)
-    fmt::print("resuming {}: {} trials already there\n", tuner->project_dir().string(), already);
-  tuner->search_space_summary();
+  resume_and_summarize(*tuner);
   const tune::StudyEnd end = tuner->search(train.x, train.y,
                                            {.batch_size = a.batch_size,
                                             .epochs = a.epochs,
@@ -264,16 +359,15 @@ void run(const TuneArgs& a) {
   if (end == tune::StudyEnd::share_done) throw ExitCode{tune::kExitNextTrial};
   fmt::print("\n");
   tuner->results_summary(3);
-  const auto best = tuner->get_best_hyperparameters(1);
-  if (!best.empty())
-    fmt::print("\nbest hyperparameters: {}\n", best[0].to_json().at("values").dump());
+  print_best(*tuner);
 }
 
 }  // namespace
 
 void add_tune(CLI::App& app) {
   auto a = std::make_shared<TuneArgs>();
-  auto* cmd = app.add_subcommand("tune", "Tune a Fashion-MNIST model's hyperparameters");
+  auto* cmd = app.add_subcommand(
+      "tune", "Tune a Fashion-MNIST model's hyperparameters, or a language model's on a text file");
   cmd->add_option("--tuner", a->tuner, "random, bayesian, hyperband or asha")
       ->check(CLI::IsMember({"random", "bayesian", "hyperband", "asha"}));
   cmd->add_option("--max-trials", a->max_trials,
@@ -286,17 +380,19 @@ void add_tune(CLI::App& app) {
                   "Where the study lives; rerun with the same one to resume");
   cmd->add_option("--project-name", a->project,
                   "The study's folder inside --directory (default fmnist_mlp; with --hypermodel "
-                  "NAME, fmnist_hyper_NAME)");
+                  "NAME, fmnist_hyper_NAME, or text_hyper_NAME for transformer and lstm)");
   cmd->add_option("--space", a->space,
                   "A TOML file describing the search space, one table per hyperparameter "
                   "(docs/guide/search_space.md; with --hypermodel: hyperparameters it fixes or "
                   "narrows)")
       ->check(CLI::ExistingFile);
   cmd->add_option("--hypermodel", a->hypermodel,
-                  "Tune a prebuilt hypermodel over its own space: mlp or cnn")
-      ->check(CLI::IsMember({"mlp", "cnn"}));
+                  "Tune a prebuilt hypermodel over its own space: mlp or cnn on Fashion-MNIST, or "
+                  "transformer or lstm as a language model of the text file --data names")
+      ->check(CLI::IsMember({"mlp", "cnn", "transformer", "lstm"}));
   cmd->add_option("--objective", a->objective,
-                  "The metric to optimize (val_accuracy, val_loss, ...)");
+                  "The metric to optimize (val_accuracy, val_loss, ...; default val_accuracy, or "
+                  "val_loss for transformer and lstm)");
   cmd->add_option("--direction", a->direction,
                   "min or max (default: inferred from --objective: losses and errors are "
                   "minimized, accuracies and AUC maximized)")
@@ -310,15 +406,30 @@ void add_tune(CLI::App& app) {
                   "Hyperband's new configurations: random (Li et al.) or bayesian (BOHB, from a "
                   "Gaussian process)")
       ->check(CLI::IsMember({"random", "bayesian"}));
-  cmd->add_option("--batch-size", a->batch_size, "Batch size")->check(kPositive);
+  cmd->add_option("--batch-size", a->batch_size,
+                  "Batch size (default 128; transformer and lstm: 12 windows, as osprey train)")
+      ->check(kPositive);
   cmd->add_option("--seed", a->seed, "Random seed (sampling and training)")->check(kNonNegative);
-  add_data_option(*cmd, a->data);
+  cmd->add_option("--data", a->data,
+                  "Directory with the Fashion-MNIST IDX files; with --hypermodel transformer|lstm, "
+                  "the text file to learn from")
+      ->check(CLI::ExistingPath);
   cmd->add_option("--train-samples", a->train_samples,
-                  "Use only the first N training images (quick runs, tests)")
+                  "Use only the first N training images (quick runs, tests); transformer and "
+                  "lstm: N random training windows per epoch (default 250 batches' worth)")
       ->check(kNonNegative);
   cmd->add_option("--val-samples", a->val_samples,
-                  "Use only N validation images (default: train-samples / 5)")
+                  "Use only N validation images (default: train-samples / 5); transformer and "
+                  "lstm: the first N held-out windows (default: all)")
       ->check(kNonNegative);
+  add_tokenizer_option(*cmd, a->tokenizer, "--hypermodel transformer|lstm");
+  cmd->add_option("--block-size", a->block_size,
+                  "--hypermodel transformer|lstm: tokens per window (the model's sequence length)")
+      ->check(kPositive);
+  cmd->add_option("--validation-split", a->validation_split,
+                  "--hypermodel transformer|lstm: the last fraction of the tokens, held out for "
+                  "the validation metrics (default 0.1)")
+      ->check(CLI::Range(0.0, 1.0));
   cmd->add_flag("--overwrite", a->overwrite, "Start the study over instead of resuming it");
   cmd->add_option("--pruner", a->pruner,
                   "Stop unpromising trials early: median (a trial worse than the median of the "
@@ -349,9 +460,34 @@ void add_tune(CLI::App& app) {
   auto* project = cmd->get_option("--project-name");
   auto* objective = cmd->get_option("--objective");
   cmd->callback([a, cmd, project, objective] {
+    const bool text = is_text_hypermodel(a->hypermodel);
     if (!a->hypermodel.empty() && project->count() == 0)
-      a->project = "fmnist_hyper_" + a->hypermodel;
+      a->project = (text ? "text_hyper_" : "fmnist_hyper_") + a->hypermodel;
     const auto given = [cmd](const char* flag) { return cmd->get_option(flag)->count() > 0; };
+    // The text hypermodels read --data as a text file and have options of their own (--command's
+    // checks are below).
+    if (a->command.empty() && text) {
+      OSPREY_CHECK_T(cli::UsageError, !a->data.empty() && !std::filesystem::is_directory(a->data),
+                     "osprey tune: --hypermodel {} needs --data FILE, a text file to learn from{}",
+                     a->hypermodel,
+                     a->data.empty() ? "" : fmt::format("; {} is a folder", a->data));
+      OSPREY_CHECK_T(cli::UsageError, a->validation_split > 0 && a->validation_split < 1,
+                     "osprey tune: --validation-split must be in (0, 1). Received: {}",
+                     a->validation_split);
+      if (objective->count() == 0) a->objective = "val_loss";
+      if (!given("--batch-size")) a->batch_size = 12;
+    } else if (a->command.empty()) {
+      for (const char* flag : {"--tokenizer", "--block-size", "--validation-split"}) {
+        OSPREY_CHECK_T(cli::UsageError, !given(flag),
+                       "osprey tune: {} is for the text hypermodels (--hypermodel transformer or "
+                       "lstm)",
+                       flag);
+      }
+      OSPREY_CHECK_T(cli::UsageError, a->data.empty() || std::filesystem::is_directory(a->data),
+                     "osprey tune: --data {} is a file; the Fashion-MNIST models read a folder of "
+                     "IDX files (a text file is for --hypermodel transformer or lstm)",
+                     a->data);
+    }
     // Managed jobs (Vertex AI): the platform's TensorBoard folder unless the flag says otherwise.
     if (a->command.empty())
       default_from_managed_job(*cmd, "--tensorboard", "AIP_TENSORBOARD_LOG_DIR", a->tensorboard);
@@ -364,7 +500,8 @@ void add_tune(CLI::App& app) {
       }
     } else {
       for (const char* flag : {"--hypermodel", "--executions-per-trial", "--batch-size", "--data",
-                               "--train-samples", "--val-samples", "--tensorboard"}) {
+                               "--train-samples", "--val-samples", "--tensorboard", "--tokenizer",
+                               "--block-size", "--validation-split"}) {
         OSPREY_CHECK_T(cli::UsageError, !given(flag),
                        "osprey tune: {} is for tuning a model; with --command the program trains "
                        "its own",

@@ -3,10 +3,11 @@
 # vendored Tiny Shakespeare: the GPT learns (its validation loss falls below the uniform guess,
 # ln 65 = 4.17), is saved with its tokenizer, and generates the same text with and without the
 # key/value cache, and so does its int8 form (osprey quantize keeps the tokenizer); the LSTM
-# trains too; two mirrored replicas match one device and mixed_bfloat16 trains; a GPT on a
-# SentencePiece BPE vocabulary generates from its saved folder alone; and each bad input gets its
+# trains and generates too (its window re-run each step); two mirrored replicas match one device
+# and mixed_bfloat16 trains; a GPT on a SentencePiece BPE vocabulary generates from its saved
+# folder alone; and each bad input gets its
 # error (a bad --tokenizer spec among them):
-#   --model gpt without --data; an empty text file; generate on a model that is not a GPT;
+#   --model gpt without --data; an empty text file;
 #   a tokenizer.json that does not fit the model; a prompt with a character the tokenizer lacks.
 # Usage: text_models_test.sh path/to/osprey path/to/tinyshakespeare.txt
 set -u
@@ -106,8 +107,11 @@ expect 2 "osprey train: --model gpt needs --data FILE, a text file to learn from
 : >"$tmp/empty.txt"
 expect 1 "$tmp/empty.txt: the text file is empty" "empty text" -- \
   train --model gpt --data "$tmp/empty.txt" --output ""
-expect 2 "osprey generate: $tmp/lstm holds a Sequential model; generate samples from a GPT" \
-  "not a GPT" -- generate "$tmp/lstm"
+# The LSTM is a causal language model over windows too: generate samples from it, each step
+# re-running the window.
+expect 0 "ROMEO:" "lstm generates" -- generate "$tmp/lstm" --prompt "ROMEO:" --max-new-tokens 40
+head -c 6 "$tmp/out" | grep -qF "ROMEO:" || fail "lstm generate: the prompt is not echoed"
+[ "$(wc -c <"$tmp/out")" -ge 46 ] || fail "lstm generate: fewer than 40 characters"
 echo '{"kind": "byte"}' >"$tmp/gpt/tokenizer.json"
 expect 1 "osprey generate: $tmp/gpt/tokenizer.json has 256 tokens; the model's vocabulary has 65" \
   "tokenizer mismatch" -- generate "$tmp/gpt"

@@ -5,19 +5,13 @@
 #include <numeric>
 
 #include "osprey/core/error.h"
+#include "osprey/core/error_of_test.h"
 #include "osprey/tensor/factory.h"
 
 namespace osprey::data {
 namespace {
 
-std::string error_of(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const ValueError& e) {
-    return e.what();
-  }
-  return "";
-}
+using osprey::testing::error_of;
 
 Tensor steps(int64_t n) {
   std::vector<double> v(static_cast<size_t>(n));
@@ -39,7 +33,7 @@ TEST(PadSequencesTest, KerasDocumentationExamples) {
   EXPECT_EQ(two.to_vector<int64_t>(), (std::vector<int64_t>{0, 1, 2, 3, 5, 6}));
   EXPECT_EQ(pad_sequences(seqs, {.maxlen = 2, .truncating = "post"}).to_vector<int64_t>(),
             (std::vector<int64_t>{0, 1, 2, 3, 4, 5}));
-  EXPECT_EQ(error_of([&] { pad_sequences(seqs, {.padding = "left"}); }),
+  EXPECT_EQ(error_of<ValueError>([&] { pad_sequences(seqs, {.padding = "left"}); }),
             "pad_sequences: padding must be 'pre' or 'post'. Received: padding='left'");
 }
 
@@ -98,15 +92,16 @@ TEST(TimeseriesDatasetTest, ShuffledWindowsAreTheSameSetInAnotherOrderEachEpoch)
 }
 
 TEST(TimeseriesDatasetTest, BadArgumentsAreNamed) {
-  EXPECT_EQ(
-      error_of([] { timeseries_dataset_from_array(steps(10), Tensor(), {.sequence_length = 20}); }),
-      "timeseries_dataset_from_array: no window of 20 steps (sampling_rate 1) fits in the "
-      "10 steps from start_index 0 to end_index 10");
-  EXPECT_EQ(
-      error_of([] { timeseries_dataset_from_array(steps(10), steps(9), {.sequence_length = 2}); }),
-      "timeseries_dataset_from_array: targets must have one row per step of data (10). "
-      "Received: [9]");
-  EXPECT_EQ(error_of([] {
+  EXPECT_EQ(error_of<ValueError>([] {
+              timeseries_dataset_from_array(steps(10), Tensor(), {.sequence_length = 20});
+            }),
+            "timeseries_dataset_from_array: no window of 20 steps (sampling_rate 1) fits in the "
+            "10 steps from start_index 0 to end_index 10");
+  EXPECT_EQ(error_of<ValueError>(
+                [] { timeseries_dataset_from_array(steps(10), steps(9), {.sequence_length = 2}); }),
+            "timeseries_dataset_from_array: targets must have one row per step of data (10). "
+            "Received: [9]");
+  EXPECT_EQ(error_of<ValueError>([] {
               timeseries_dataset_from_array(steps(10), Tensor(),
                                             {.sequence_length = 2, .end_index = 11});
             }),

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "osprey/core/error_of_test.h"
 #include "osprey/io/io_test_util.h"
 #include "osprey/tensor/factory.h"
 
@@ -18,23 +19,9 @@
 namespace osprey::ensemble {
 namespace {
 
-using io::testing::TempDir;
+using osprey::testing::error_of;
 
-// The message of the E that fn throws ("" plus a test failure when it throws nothing or another
-// type), so tests can compare whole messages.
-template <class E, class F>
-std::string error_of(F&& fn) {
-  try {
-    fn();
-  } catch (const E& e) {
-    return e.what();
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "wrong exception type: " << e.what();
-    return "";
-  }
-  ADD_FAILURE() << "expected an exception";
-  return "";
-}
+using io::testing::TempDir;
 
 TEST(BoostedTreesOptionsTest, JsonRoundTripKeepsEveryField) {
   BoostedTreesOptions o;

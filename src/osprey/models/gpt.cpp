@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <numeric>
 
 #include "osprey/autograd/ops.h"
@@ -284,16 +285,17 @@ int64_t sample(std::vector<float> logits, const GenerateOptions& o, double u) {
   return order[keep - 1];
 }
 
-}  // namespace
-
-Tensor generate(GPT& model, const Tensor& prompt, const GenerateOptions& o) {
-  const GPTConfig& c = model.config();
+// The checks and the loop both generate()s share: logits(out, begin, t) gives the logits
+// [batch, steps, vocab] whose last step predicts token t from the context out[:, begin:t].
+Tensor sample_tokens(
+    const Tensor& prompt, int64_t block_size, const GenerateOptions& o,
+    const std::function<Tensor(const Tensor& out, int64_t begin, int64_t t)>& logits_of) {
   OSPREY_CHECK(prompt.ndim() == 2 && prompt.size(1) >= 1 && prompt.size(0) >= 1,
                "generate: prompt must be token ids [batch, T] with T >= 1. Received: {}",
                prompt.shape().to_string());
-  OSPREY_CHECK(prompt.size(1) <= c.block_size,
+  OSPREY_CHECK(prompt.size(1) <= block_size,
                "generate: the prompt has {} tokens; the model takes at most {} (block_size)",
-               prompt.size(1), c.block_size);
+               prompt.size(1), block_size);
   OSPREY_CHECK(o.max_new_tokens >= 0, "generate: max_new_tokens must be >= 0. Received: {}",
                o.max_new_tokens);
   OSPREY_CHECK(o.temperature >= 0, "generate: temperature must be >= 0. Received: {}",
@@ -307,19 +309,9 @@ Tensor generate(GPT& model, const Tensor& prompt, const GenerateOptions& o) {
   out.narrow(1, 0, t0).copy_(prompt.to(DType::int64));
   auto* ids = out.data<int64_t>();
   const Philox rng(o.seed);
-  GPT::Cache cache;
   for (int64_t t = t0; t < total; ++t) {
-    // The context is the last block_size tokens; with the cache, only the ones it lacks run.
-    const int64_t begin = std::max<int64_t>(0, t - c.block_size);
-    Tensor logits;
-    if (o.use_cache && begin == 0) {
-      if (cache.blocks.empty()) cache = model.make_cache(batch);
-      logits =
-          model.next_logits(out.narrow(1, cache.length(), t - cache.length()).contiguous(), cache);
-    } else {
-      const Variable context(out.narrow(1, begin, t - begin).contiguous());
-      logits = model.call_all({context}, false)[0].value().to(DType::float32);
-    }
+    // The context is the last block_size tokens.
+    const Tensor logits = logits_of(out, std::max<int64_t>(0, t - block_size), t);
     const int64_t steps = logits.size(1), v = logits.size(2);
     const auto* l = logits.contiguous().data<float>();
     for (int64_t b = 0; b < batch; ++b) {
@@ -330,6 +322,38 @@ Tensor generate(GPT& model, const Tensor& prompt, const GenerateOptions& o) {
     }
   }
   return out;
+}
+
+}  // namespace
+
+Tensor generate(GPT& model, const Tensor& prompt, const GenerateOptions& o) {
+  GPT::Cache cache;
+  return sample_tokens(
+      prompt, model.config().block_size, o, [&](const Tensor& out, int64_t begin, int64_t t) {
+        // With the cache, only the tokens it lacks run.
+        if (o.use_cache && begin == 0) {
+          if (cache.blocks.empty()) cache = model.make_cache(out.size(0));
+          return model.next_logits(out.narrow(1, cache.length(), t - cache.length()).contiguous(),
+                                   cache);
+        }
+        const Variable context(out.narrow(1, begin, t - begin).contiguous());
+        return model.call_all({context}, false)[0].value().to(DType::float32);
+      });
+}
+
+Tensor generate(Network& model, int64_t block_size, const Tensor& prompt,
+                const GenerateOptions& o) {
+  OSPREY_CHECK(block_size >= 1, "generate: block_size must be >= 1. Received: {}", block_size);
+  return sample_tokens(prompt, block_size, o, [&](const Tensor& out, int64_t begin, int64_t t) {
+    Tensor window = zeros({out.size(0), block_size}, {.dtype = DType::int64});
+    window.narrow(1, 0, t - begin).copy_(out.narrow(1, begin, t - begin));
+    const Tensor logits = model.call_all({Variable(window)}, false)[0].value();
+    OSPREY_CHECK(logits.ndim() == 3 && logits.size(1) == block_size,
+                 "generate: a language model gives logits [batch, {}, vocab] for {} tokens. "
+                 "Received: {}",
+                 block_size, block_size, logits.shape().to_string());
+    return logits.narrow(1, 0, t - begin).to(DType::float32);
+  });
 }
 
 }  // namespace osprey::models

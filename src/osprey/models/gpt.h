@@ -88,4 +88,13 @@ struct GenerateOptions {
 // followed by the sampled tokens. ValueError naming the argument for a bad prompt or options.
 Tensor generate(GPT& model, const Tensor& prompt, const GenerateOptions& options = {});
 
+// The same sampling from any causal language model over windows of block_size tokens: `model`
+// maps token ids [batch, block_size] to logits [batch, block_size, vocab] where position t
+// depends on tokens 0..t only (tune::HyperTransformer's and HyperLSTM's language models,
+// applications::rnn_language_model). Each step runs the last block_size tokens right-padded with
+// token 0 to block_size, which changes nothing before the padding, and reads the logits of the
+// last real one; no cache (options.use_cache is ignored). Same prompt and option checks.
+Tensor generate(Network& model, int64_t block_size, const Tensor& prompt,
+                const GenerateOptions& options = {});
+
 }  // namespace osprey::models

@@ -123,6 +123,28 @@ TEST(GptTest, GenerationWithTheCacheEqualsGenerationWithout) {
   }
 }
 
+// The window form, for any causal language model: the GPT run as a plain Network on windows
+// right-padded to block_size draws the very tokens of its own generate(), since no position sees
+// the padding after it; so the padding changes nothing, the window slides past block_size as it
+// should, and each row reads its last real position.
+TEST(GptTest, WindowGenerationOfACausalNetworkEqualsTheGpts) {
+  GPT gpt(small_config());
+  const Tensor prompt = reference_tokens(2, 2, 3);
+  for (const GenerateOptions& o :
+       {GenerateOptions{.max_new_tokens = 12, .temperature = 0.0},
+        GenerateOptions{.max_new_tokens = 12, .temperature = 0.8, .top_k = 5, .seed = 7}}) {
+    const Tensor a = generate(gpt, prompt, o);
+    const Tensor b = generate(static_cast<Network&>(gpt), 8, prompt, o);
+    EXPECT_EQ(a.to_vector<int64_t>(), b.to_vector<int64_t>()) << "temperature " << o.temperature;
+  }
+  EXPECT_EQ(
+      value_error([&] { generate(static_cast<Network&>(gpt), 4, reference_tokens(0, 1, 5)); }),
+      "generate: the prompt has 5 tokens; the model takes at most 4 (block_size)");
+  EXPECT_EQ(
+      value_error([&] { generate(static_cast<Network&>(gpt), 0, reference_tokens(0, 1, 2)); }),
+      "generate: block_size must be >= 1. Received: 0");
+}
+
 TEST(GptTest, SamplingFollowsTheSeedAndTopKOfOneIsGreedy) {
   GPT gpt(small_config());
   const Tensor prompt = reference_tokens(3, 1, 2);

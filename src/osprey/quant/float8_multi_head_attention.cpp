@@ -21,14 +21,9 @@ Float8MultiHeadAttention::Float8MultiHeadAttention(int64_t num_heads, int64_t nu
 
 std::shared_ptr<Float8MultiHeadAttention> Float8MultiHeadAttention::from_attention(
     const nn::MultiHeadAttention& attention, const precision::DelayedScaling& scaling) {
-  OSPREY_CHECK(attention.built(),
-               "quantize: layer '{}' is not built yet; call the model on data (or build it) first",
-               attention.name());
-  nn::MultiHeadAttentionOptions o = attention.options();
-  o.name = attention.name();
-  o.trainable = attention.trainable();
   auto f = std::make_shared<Float8MultiHeadAttention>(
-      attention.num_heads(), attention.num_key_value_heads(), attention.key_dim(), o, scaling);
+      attention.num_heads(), attention.num_key_value_heads(), attention.key_dim(),
+      options_of_built(attention), scaling);
   f->build(attention.build_input_shapes());
   // The attention's weights come first in both, in one order: copy them one for one.
   const std::vector<nn::Weight>& from = attention.own_weights();

@@ -1,5 +1,7 @@
 #include "osprey/quant/quantized_multi_head_attention.h"
 
+#include <array>
+
 #include "osprey/core/error.h"
 #include "osprey/quant/int8_config.h"
 #include "osprey/tensor/factory.h"
@@ -30,14 +32,9 @@ QuantizedMultiHeadAttention::QuantizedMultiHeadAttention(int64_t num_heads,
 
 std::shared_ptr<QuantizedMultiHeadAttention> QuantizedMultiHeadAttention::from_attention(
     const nn::MultiHeadAttention& attention) {
-  OSPREY_CHECK(attention.built(),
-               "quantize: layer '{}' is not built yet; call the model on data (or build it) first",
-               attention.name());
-  nn::MultiHeadAttentionOptions o = attention.options();
-  o.name = attention.name();
-  o.trainable = attention.trainable();
   auto q = std::make_shared<QuantizedMultiHeadAttention>(
-      attention.num_heads(), attention.num_key_value_heads(), attention.key_dim(), o);
+      attention.num_heads(), attention.num_key_value_heads(), attention.key_dim(),
+      options_of_built(attention));
   q->build(attention.build_input_shapes());
   // The float weights by name ("query/kernel", ...), as the attention made them.
   const auto weight = [&](const std::string& name) {
@@ -66,26 +63,14 @@ std::shared_ptr<QuantizedMultiHeadAttention> QuantizedMultiHeadAttention::from_a
 }
 
 void QuantizedMultiHeadAttention::build_impl(const std::vector<Shape>& shapes) {
-  OSPREY_CHECK(shapes.size() == 2 || shapes.size() == 3,
-               "{}: expected [query, value] or [query, value, key]. Received {} inputs", name(),
-               shapes.size());
-  const Shape& q = shapes[0];
-  const Shape& v = shapes[1];
-  const Shape& k = shapes.size() == 3 ? shapes[2] : shapes[1];
-  check_shapes(q, v, k);
-  const int64_t heads = num_heads(), kv = num_key_value_heads(), out = output_dim(q[2]);
-  const Shape kernels[] = {{q[2], heads, key_dim()},
-                           {k[2], kv, key_dim()},
-                           {v[2], kv, value_dim()},
-                           {heads, value_dim(), out}};
+  const std::array<Shape, kNumProjections> kernels = kernel_shapes(shapes);
   for (int i = 0; i < kNumProjections; ++i) {
     const auto p = static_cast<Projection>(i);
-    const Shape& kernel = kernels[static_cast<int>(p)];
-    // One scale per output column: the kernel's trailing axes ([heads, width] or [out]).
-    const Shape scale = p == Projection::output ? Shape{out} : Shape{kernel[1], kernel[2]};
+    // One scale per output column: the kernel's trailing axes, the float bias's shape.
+    const Shape scale = bias_shape(p, kernels[i]);
     const std::string prefix = projection_name(p);
-    Int8Projection& w = projections_[static_cast<int>(p)];
-    w.kernel = add_weight(prefix + "/kernel", zeros(kernel, {DType::int8}), false);
+    Int8Projection& w = projections_[i];
+    w.kernel = add_weight(prefix + "/kernel", zeros(kernels[i], {DType::int8}), false);
     w.kernel_scale = add_weight(prefix + "/kernel_scale", ones(scale, {DType::float32}), false);
     if (options().use_bias)
       w.bias = add_weight(prefix + "/bias", zeros(scale, {DType::float32}), false);

@@ -4,22 +4,16 @@
 
 #include <cmath>
 
+#include "osprey/core/error.h"
+#include "osprey/core/error_of_test.h"
 #include "osprey/tensor/factory.h"
 
 namespace osprey {
 namespace {
 
-std::vector<double> values(const Tensor& t) { return t.to_vector<double>(); }
+using osprey::testing::error_of;
 
-template <class Fn>
-std::string error_of(Fn&& fn) {
-  try {
-    fn();
-  } catch (const ValueError& e) {
-    return e.what();
-  }
-  return "no error";
-}
+std::vector<double> values(const Tensor& t) { return t.to_vector<double>(); }
 
 TEST(OpsTest, BinaryOpsBroadcastLikeNumPy) {
   Tensor a = from_vector<float>({1, 2, 3, 4, 5, 6}, {2, 3});
@@ -74,7 +68,7 @@ TEST(OpsTest, WhereSelectsWithBroadcasting) {
   Tensor c = from_vector<bool>({true, false, true});
   EXPECT_EQ(values(where(c, from_vector<float>({1, 2, 3}), full({}, -1.0))),
             (std::vector<double>{1, -1, 3}));
-  EXPECT_NE(error_of([&] {
+  EXPECT_NE(error_of<ValueError>([&] {
               where(from_vector<float>({1}), c, c);
             }).find("where: cond must be a bool tensor"),
             std::string::npos);
@@ -98,19 +92,19 @@ TEST(OpsTest, ReductionsOverAxesWithKeepdims) {
 }
 
 TEST(OpsTest, ReductionErrorsNameTheProblem) {
-  EXPECT_EQ(error_of([] {
+  EXPECT_EQ(error_of<ValueError>([] {
               max(zeros({2, 0}), {1});
             }),
             "max: cannot reduce over axis 1 of size 0 (shape [2, 0]): the reduction is empty");
-  EXPECT_EQ(error_of([] {
+  EXPECT_EQ(error_of<ValueError>([] {
               sum(zeros({2, 3}), {2});
             }),
             "sum: axis 2 is out of range for a tensor of rank 2 (expected an axis in [-2, 1])");
-  EXPECT_EQ(error_of([] {
+  EXPECT_EQ(error_of<ValueError>([] {
               argmax(zeros({2, 0}), 1);
             }),
             "argmax: cannot reduce over axis 1 of size 0 (shape [2, 0]): the reduction is empty");
-  EXPECT_EQ(error_of([] { sum(zeros({2, 3}), {1, -1}); }), "sum: axis -1 is repeated");
+  EXPECT_EQ(error_of<ValueError>([] { sum(zeros({2, 3}), {1, -1}); }), "sum: axis -1 is repeated");
 }
 
 TEST(OpsTest, SumToUndoesBroadcasting) {
@@ -129,15 +123,17 @@ TEST(OpsTest, MatmulBatchesAndBroadcasts) {
   EXPECT_EQ(values(matmul(from_vector<float>({1, 2, 3}), b)), (std::vector<double>{16, 22}));
   EXPECT_EQ(values(matmul(b.transpose(0, 1), from_vector<float>({1, 1, 1}))),
             (std::vector<double>{6, 9}));
-  EXPECT_EQ(error_of([] {
+  EXPECT_EQ(error_of<ValueError>([] {
               matmul(zeros({128, 784}), zeros({512, 256}));
             }),
             "matmul: inner dimensions differ: [128, 784] x [512, 256]");
-  EXPECT_EQ(error_of([] {
+  EXPECT_EQ(error_of<ValueError>([] {
               matmul(zeros({2, 2, 3}), zeros({3, 3, 1}));
             }),
             "matmul: shapes [2] and [3] cannot be broadcast together (dimension 0: 2 vs 3)");
-  EXPECT_NE(error_of([] { matmul(zeros({2}, {DType::int32}), zeros({2})); }).find("floating-point"),
+  EXPECT_NE(error_of<ValueError>([] {
+              matmul(zeros({2}, {DType::int32}), zeros({2}));
+            }).find("floating-point"),
             std::string::npos);
 }
 
@@ -148,7 +144,7 @@ TEST(OpsTest, LinearFusesBiasAndActivation) {
   EXPECT_EQ(values(linear(x, w, &b)), (std::vector<double>{1, -2, -13, 3, 4, -9}));
   EXPECT_EQ(values(linear(x, w, &b, Activation::relu)), (std::vector<double>{1, 0, 0, 3, 4, 0}));
   Tensor bad = zeros({2});
-  EXPECT_EQ(error_of([&] { linear(x, w, &bad); }),
+  EXPECT_EQ(error_of<ValueError>([&] { linear(x, w, &bad); }),
             "linear: bias must have shape [3] to match kernel [2, 3]. Received: bias [2]");
 }
 
@@ -161,11 +157,11 @@ TEST(OpsTest, ConcatStackSplitPad) {
   auto parts = split(arange(0.0, 5.0), {2, 3});
   EXPECT_EQ(values(parts[1]), (std::vector<double>{2, 3, 4}));
   EXPECT_EQ(values(pad(b, {{1, 0}, {0, 1}}, -1)), (std::vector<double>{-1, -1, 5, -1, 6, -1}));
-  EXPECT_EQ(error_of([&] {
+  EXPECT_EQ(error_of<ValueError>([&] {
               concat({a, b}, 0);
             }),
             "concat: shapes differ outside axis 0: tensor 0 is [2, 2], tensor 1 is [2, 1]");
-  EXPECT_EQ(error_of([] {
+  EXPECT_EQ(error_of<ValueError>([] {
               split(zeros({5}), {2, 2});
             }),
             "split: sizes add up to 4 but axis 0 of shape [5] has size 5");
@@ -182,16 +178,16 @@ TEST(OpsTest, ConvAndPoolOptionsResolveLikeKeras) {
       resolve_conv2d({8, 3, 10, 10}, {3, 3, 1, 6},
                      {.padding = "valid", .dilation = {2, 2}, .groups = 3, .data_format = "NCHW"});
   EXPECT_EQ(conv2d_output_shape({8, 3, 10, 10}, {3, 3, 1, 6}, q), (Shape{8, 6, 6, 6}));
-  EXPECT_EQ(error_of([] {
+  EXPECT_EQ(error_of<ValueError>([] {
               resolve_conv2d({1, 5, 5, 4}, {3, 3, 3, 8}, {});
             }),
             "conv2d: the kernel expects 3 input channels per group (3 in all) but the input [1, 5, "
             "5, 4] has 4");
-  EXPECT_EQ(error_of([] {
+  EXPECT_EQ(error_of<ValueError>([] {
               resolve_conv2d({1, 5, 5, 4}, {3, 3, 4, 8}, {.padding = "full"});
             }),
             "conv2d: padding must be 'valid', 'same' or 'explicit'. Received: 'full'");
-  EXPECT_EQ(error_of([] {
+  EXPECT_EQ(error_of<ValueError>([] {
               resolve_conv2d({1, 2, 2, 1}, {3, 3, 1, 1}, {});
             }),
             "conv2d: the output would be empty: input [1, 2, 2, 1] with kernel [3, 3, 1, 1] "
@@ -222,7 +218,7 @@ TEST(OpsTest, SoftmaxIsStableForLargeLogits) {
 
 TEST(OpsTest, DeviceMismatchIsAnError) {
   // Only cpu:0 exists unless OSPREY_CPU_DEVICES says otherwise.
-  EXPECT_NE(error_of([] {
+  EXPECT_NE(error_of<ValueError>([] {
               Tensor::empty({2}, {DType::float32, Device::cpu(5)});
             }).find("cpu:5 does not exist"),
             std::string::npos);

@@ -16,27 +16,19 @@
 #include <string>
 
 #include "osprey/core/error.h"
+#include "osprey/core/error_of_test.h"
 
 namespace osprey::tune {
 namespace {
 
-// The message of the ValueError `f` throws; "no error" when it throws none.
-template <class F>
-std::string error_of(F f) {
-  try {
-    f();
-  } catch (const ValueError& e) {
-    return e.what();
-  }
-  return "no error";
-}
+using osprey::testing::error_of;
 
 std::string line_error(const std::string& line) {
-  return error_of([&] { parse_metric_line(line); });
+  return error_of<ValueError>([&] { parse_metric_line(line); });
 }
 
 std::string json_error(const std::string& line) {
-  return error_of([&] { parse_metric_json(line); });
+  return error_of<ValueError>([&] { parse_metric_json(line); });
 }
 
 TEST(ParseMetricLineTest, ReadsOneValueAndItsEpochCountedFromOneAsOspreyStoresItFromZero) {
@@ -202,9 +194,9 @@ TEST(ParseMetricJsonTest, AMalformedLineIsAValueErrorQuotingTheLine) {
 // report_metric writes what the parsers read: the same doubles, NaN and infinities included.
 TEST(ReportMetricTest, ItsStdoutLineReadsBackAsTheValuesReported) {
   ASSERT_EQ(unsetenv("OSPREY_METRIC_FILE"), 0);
-  testing::internal::CaptureStdout();
+  ::testing::internal::CaptureStdout();
   report_metrics({{"loss", 1.0 / 3}, {"acc", std::numeric_limits<double>::infinity()}}, 4);
-  const std::string out = testing::internal::GetCapturedStdout();
+  const std::string out = ::testing::internal::GetCapturedStdout();
   EXPECT_EQ(out, "osprey-metric loss=0.33333333333333331 acc=inf epoch=5\n");  // 0-based 4
   const auto r = parse_metric_line(out);
   ASSERT_TRUE(r.has_value());
@@ -238,7 +230,7 @@ TEST(ReportMetricTest, ItsMetricFileLinesReadBackAsTheValuesReported) {
 
 TEST(ReportMetricTest, RefusesANameTheParsersWouldNotReadAsAMetric) {
   for (const char* key : kReportKeys) {
-    EXPECT_EQ(error_of([&] { report_metric(key, 1.0); }),
+    EXPECT_EQ(error_of<ValueError>([&] { report_metric(key, 1.0); }),
               std::string("report_metric: '") + key +
                   "' is a key osprey reads itself, not a metric; name the metric otherwise");
   }

@@ -5,24 +5,18 @@
 #include <set>
 
 #include "osprey/core/error.h"
+#include "osprey/core/error_of_test.h"
 #include "osprey/tensor/factory.h"
 
 namespace osprey::data::text {
 namespace {
 
+using osprey::testing::error_of;
+
 Tensor stream(int64_t n) {
   std::vector<int64_t> v(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) v[static_cast<size_t>(i)] = 100 + i;
   return from_vector<int64_t>(v, {n});
-}
-
-std::string error_of(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const ValueError& e) {
-    return e.what();
-  }
-  return "";
 }
 
 TEST(LanguageModelDatasetTest, WindowsInOrderWithTheNextTokenAsTarget) {
@@ -73,16 +67,16 @@ TEST(LanguageModelDatasetTest, RandomWindowsAreReproducibleAndDifferEachEpoch) {
 }
 
 TEST(LanguageModelDatasetTest, BadArgumentsAreNamed) {
-  EXPECT_EQ(error_of([] { language_model_dataset(stream(4), {.block_size = 4}); }),
+  EXPECT_EQ(error_of<ValueError>([] { language_model_dataset(stream(4), {.block_size = 4}); }),
             "language_model_dataset: the stream of 4 tokens is too short for block_size 4 (a "
             "window needs block_size + 1 tokens)");
-  EXPECT_EQ(error_of([] { language_model_dataset(stream(9), {.block_size = 0}); }),
+  EXPECT_EQ(error_of<ValueError>([] { language_model_dataset(stream(9), {.block_size = 0}); }),
             "language_model_dataset: block_size must be positive. Received: 0");
-  EXPECT_EQ(error_of([] {
+  EXPECT_EQ(error_of<ValueError>([] {
               language_model_dataset(zeros({3, 3}, {DType::int64}), {.block_size = 1});
             }),
             "language_model_dataset: tokens must be an int64 stream [n]. Received: int64 [3, 3]");
-  EXPECT_EQ(error_of([] { split_tokens(stream(9), 1.0); }),
+  EXPECT_EQ(error_of<ValueError>([] { split_tokens(stream(9), 1.0); }),
             "split_tokens: fraction must be between 0 and 1. Received: 1");
 }
 

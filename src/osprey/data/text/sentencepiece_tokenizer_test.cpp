@@ -3,21 +3,14 @@
 #include <gtest/gtest.h>
 
 #include "osprey/core/error.h"
+#include "osprey/core/error_of_test.h"
 
 namespace osprey::data::text {
 namespace {
 
-const std::string kShakespeare = std::string(OSPREY_SOURCE_DIR) + "/data/tinyshakespeare.txt";
+using osprey::testing::error_of;
 
-template <class E = ValueError, class F>
-std::string error_of(F&& fn) {
-  try {
-    fn();
-  } catch (const E& e) {
-    return e.what();
-  }
-  return "";
-}
+const std::string kShakespeare = std::string(OSPREY_SOURCE_DIR) + "/data/tinyshakespeare.txt";
 
 const std::string& shakespeare() {
   static const std::string text = read_text_file(kShakespeare);
@@ -130,40 +123,41 @@ TEST(SentencePieceTokenizerTest, LinesPastSentencePiecesLimitAreCutNotSkipped) {
 TEST(SentencePieceTokenizerTest, BadSpecsNameTheSpec) {
   const std::string& text = shakespeare();
   for (const std::string spec : {"bpe:", "bpe:x", "bpe:0", "bpe:12x", "bpe:99999999999"}) {
-    EXPECT_EQ(error_of([&] { make_tokenizer(spec, text); }),
+    EXPECT_EQ(error_of<ValueError>([&] { make_tokenizer(spec, text); }),
               "tokenizer: the vocabulary size N of bpe:N must be a positive integer. Received: '" +
                   spec + "'");
   }
-  EXPECT_EQ(error_of([&] { make_tokenizer("unigram:-5", text); }),
+  EXPECT_EQ(error_of<ValueError>([&] { make_tokenizer("unigram:-5", text); }),
             "tokenizer: the vocabulary size N of unigram:N must be a positive integer. Received: "
             "'unigram:-5'");
-  EXPECT_EQ(error_of([&] { make_tokenizer("wordpiece:100", text); }),
+  EXPECT_EQ(error_of<ValueError>([&] { make_tokenizer("wordpiece:100", text); }),
             "tokenizer: expected char, byte, bpe:N or unigram:N (N: the vocabulary size). "
             "Received: 'wordpiece:100'");
-  EXPECT_EQ(error_of([&] { make_tokenizer("bpe100", text); }),
+  EXPECT_EQ(error_of<ValueError>([&] { make_tokenizer("bpe100", text); }),
             "tokenizer: expected char, byte, bpe:N or unigram:N (N: the vocabulary size). "
             "Received: 'bpe100'");
-  EXPECT_EQ(error_of([&] { make_tokenizer("bpe:100", text); }),
+  EXPECT_EQ(error_of<ValueError>([&] { make_tokenizer("bpe:100", text); }),
             "tokenizer 'bpe:100': SentencePieceTokenizer (bpe): vocab_size must be more than 258: "
             "<unk>, the newline and the 256 bytes come first, then the text's characters and "
             "subwords. Received: 100");
   // Tiny Shakespeare's 64 characters besides the newline need 258 + 64 ids.
-  EXPECT_EQ(error_of([&] { make_tokenizer("bpe:300", text); }),
+  EXPECT_EQ(error_of<ValueError>([&] { make_tokenizer("bpe:300", text); }),
             "tokenizer 'bpe:300': SentencePieceTokenizer (bpe): SentencePiece cannot train 300 "
             "pieces on this text: Vocabulary size is smaller than required_chars. 300 vs 322. "
             "Increase vocab_size or decrease character_coverage with --character_coverage "
             "option.");
-  EXPECT_EQ(error_of([&] { make_tokenizer("unigram:5000", "hello world\nhello there\n"); }),
-            "tokenizer 'unigram:5000': SentencePieceTokenizer (unigram): SentencePiece cannot "
-            "train 5000 pieces on this text: Vocabulary size too high (5000). Please set it to a "
-            "value <= 268.");
-  EXPECT_EQ(error_of([&] { make_tokenizer("bpe:300", "\n\n\n"); }),
+  EXPECT_EQ(
+      error_of<ValueError>([&] { make_tokenizer("unigram:5000", "hello world\nhello there\n"); }),
+      "tokenizer 'unigram:5000': SentencePieceTokenizer (unigram): SentencePiece cannot "
+      "train 5000 pieces on this text: Vocabulary size too high (5000). Please set it to a "
+      "value <= 268.");
+  EXPECT_EQ(error_of<ValueError>([&] { make_tokenizer("bpe:300", "\n\n\n"); }),
             "tokenizer 'bpe:300': SentencePieceTokenizer (bpe): the text has nothing but newlines "
             "to learn from");
-  EXPECT_EQ(error_of([&] { make_tokenizer("bpe:300", "ab\xC3\n"); }),
+  EXPECT_EQ(error_of<ValueError>([&] { make_tokenizer("bpe:300", "ab\xC3\n"); }),
             "tokenizer 'bpe:300': SentencePieceTokenizer (bpe): the text is not valid UTF-8 at "
             "byte 2");
-  EXPECT_EQ(error_of([&] { SentencePieceTokenizer::fit(text, 512, "word"); }),
+  EXPECT_EQ(error_of<ValueError>([&] { SentencePieceTokenizer::fit(text, 512, "word"); }),
             "SentencePieceTokenizer: model_type must be bpe or unigram. Received: 'word'");
   EXPECT_EQ(parse_tokenizer_spec("unigram:512").kind, "unigram");
   EXPECT_EQ(parse_tokenizer_spec("unigram:512").vocab_size, 512);
@@ -173,14 +167,14 @@ TEST(SentencePieceTokenizerTest, BadSpecsNameTheSpec) {
 TEST(SentencePieceTokenizerTest, BadIdsAndTextNameThePosition) {
   const SentencePieceTokenizer& tok = fitted("bpe");
   const std::vector<int64_t> ids{5, 512};
-  EXPECT_EQ(error_of([&] { tok.decode(ids); }),
+  EXPECT_EQ(error_of<ValueError>([&] { tok.decode(ids); }),
             "SentencePieceTokenizer (bpe): token id 512 at position 1 is outside the vocabulary "
             "[0, 512)");
   const std::vector<int64_t> negative{-1};
-  EXPECT_EQ(error_of([&] { fitted("unigram").decode(negative); }),
+  EXPECT_EQ(error_of<ValueError>([&] { fitted("unigram").decode(negative); }),
             "SentencePieceTokenizer (unigram): token id -1 at position 0 is outside the "
             "vocabulary [0, 512)");
-  EXPECT_EQ(error_of([&] { tok.encode("ab\xC3 x"); }),
+  EXPECT_EQ(error_of<ValueError>([&] { tok.encode("ab\xC3 x"); }),
             "SentencePieceTokenizer (bpe): the text is not valid UTF-8 at byte 2");
 }
 
@@ -197,27 +191,27 @@ TEST(SentencePieceTokenizerTest, CorruptedJsonNamesTheField) {
     j.erase(key);
     return j;
   };
-  EXPECT_EQ(error_of([&] { tokenizer_from_json(without("model")); }),
+  EXPECT_EQ(error_of<ValueError>([&] { tokenizer_from_json(without("model")); }),
             "tokenizer: a bpe tokenizer needs its 'model' as a string (the SentencePiece model "
             "in base64)");
-  EXPECT_EQ(error_of([&] { tokenizer_from_json(with("model", 7)); }),
+  EXPECT_EQ(error_of<ValueError>([&] { tokenizer_from_json(with("model", 7)); }),
             "tokenizer: a bpe tokenizer needs its 'model' as a string (the SentencePiece model "
             "in base64)");
-  EXPECT_EQ(error_of([&] { tokenizer_from_json(without("vocab_size")); }),
+  EXPECT_EQ(error_of<ValueError>([&] { tokenizer_from_json(without("vocab_size")); }),
             "tokenizer: a bpe tokenizer needs its 'vocab_size' as an integer");
-  EXPECT_EQ(error_of([&] { tokenizer_from_json(with("model", model.substr(0, 10))); }),
+  EXPECT_EQ(error_of<ValueError>([&] { tokenizer_from_json(with("model", model.substr(0, 10))); }),
             "tokenizer: the bpe tokenizer's 'model' is not base64: its length 10 is not a "
             "multiple of 4");
-  EXPECT_EQ(error_of([&] { tokenizer_from_json(with("model", "AAA!" + model)); }),
+  EXPECT_EQ(error_of<ValueError>([&] { tokenizer_from_json(with("model", "AAA!" + model)); }),
             "tokenizer: the bpe tokenizer's 'model' is not base64: '!' at character 3");
   // Cut short: the protocol buffer does not parse.
-  EXPECT_EQ(
-      error_of([&] { tokenizer_from_json(with("model", model.substr(0, model.size() / 8 * 4))); }),
-      "tokenizer: the bpe tokenizer's 'model' is not a SentencePiece model");
-  EXPECT_EQ(error_of([&] { tokenizer_from_json(with("vocab_size", 500)); }),
+  EXPECT_EQ(error_of<ValueError>(
+                [&] { tokenizer_from_json(with("model", model.substr(0, model.size() / 8 * 4))); }),
+            "tokenizer: the bpe tokenizer's 'model' is not a SentencePiece model");
+  EXPECT_EQ(error_of<ValueError>([&] { tokenizer_from_json(with("vocab_size", 500)); }),
             "tokenizer: the bpe tokenizer's 'model' holds 512 pieces; its 'vocab_size' says 500");
   // The unigram kind reads the same fields.
-  EXPECT_EQ(error_of([&] {
+  EXPECT_EQ(error_of<ValueError>([&] {
               tokenizer_from_json({{"kind", "unigram"}, {"vocab_size", 512}});
             }),
             "tokenizer: a unigram tokenizer needs its 'model' as a string (the SentencePiece "

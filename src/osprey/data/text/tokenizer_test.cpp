@@ -6,22 +6,15 @@
 #include <fstream>
 
 #include "osprey/core/error.h"
+#include "osprey/core/error_of_test.h"
 #include "osprey/data/text/language_model_dataset.h"
 
 namespace osprey::data::text {
 namespace {
 
-const std::string kShakespeare = std::string(OSPREY_SOURCE_DIR) + "/data/tinyshakespeare.txt";
+using osprey::testing::error_of;
 
-template <class E = ValueError, class F>
-std::string error_of(F&& fn) {
-  try {
-    fn();
-  } catch (const E& e) {
-    return e.what();
-  }
-  return "";
-}
+const std::string kShakespeare = std::string(OSPREY_SOURCE_DIR) + "/data/tinyshakespeare.txt";
 
 // nanoGPT's data/shakespeare_char/prepare.py on the same file prints the 65 characters, and
 // Karpathy's "Let's build GPT" encodes "hii there" as below; its 90/10 split gives 1,003,854
@@ -56,30 +49,31 @@ TEST(CharTokenizerTest, CodePointsNotBytesAndTheJsonRoundTrip) {
 
 TEST(CharTokenizerTest, BadInputNamesWhatAndWhere) {
   const CharTokenizer tok = CharTokenizer::fit("abc\n");
-  EXPECT_EQ(error_of([&] { tok.encode("cab!"); }),
+  EXPECT_EQ(error_of<ValueError>([&] { tok.encode("cab!"); }),
             "CharTokenizer: '!' (U+0021) at byte 3 is not in the vocabulary of 4 characters "
             "fitted on the training text");
-  EXPECT_EQ(error_of([&] { tok.encode("a\tb"); }),
+  EXPECT_EQ(error_of<ValueError>([&] { tok.encode("a\tb"); }),
             "CharTokenizer: U+0009 at byte 1 is not in the vocabulary of 4 characters fitted on "
             "the training text");
-  EXPECT_EQ(error_of([&] { tok.encode("ab\xC3"); }),
+  EXPECT_EQ(error_of<ValueError>([&] { tok.encode("ab\xC3"); }),
             "CharTokenizer: the text is not valid UTF-8 at byte 2");
   const std::vector<int64_t> ids{0, 4};
-  EXPECT_EQ(error_of([&] { tok.decode(ids); }),
+  EXPECT_EQ(error_of<ValueError>([&] { tok.decode(ids); }),
             "CharTokenizer: token id 4 at position 1 is outside the vocabulary [0, 4)");
-  EXPECT_EQ(error_of([] { CharTokenizer::fit(""); }),
+  EXPECT_EQ(error_of<ValueError>([] { CharTokenizer::fit(""); }),
             "CharTokenizer: cannot fit a vocabulary on an empty text");
-  EXPECT_EQ(error_of([] { CharTokenizer::fit("ok \xED\xA0\x80"); }),  // a UTF-8 surrogate
-            "CharTokenizer: the text is not valid UTF-8 at byte 3");
-  EXPECT_EQ(error_of([] {
+  EXPECT_EQ(
+      error_of<ValueError>([] { CharTokenizer::fit("ok \xED\xA0\x80"); }),  // a UTF-8 surrogate
+      "CharTokenizer: the text is not valid UTF-8 at byte 3");
+  EXPECT_EQ(error_of<ValueError>([] {
               CharTokenizer(std::vector<char32_t>{'a', 'b', 'a'});
             }),
             "CharTokenizer: the vocabulary holds 'a' (U+0061) twice");
-  EXPECT_EQ(error_of([] {
+  EXPECT_EQ(error_of<ValueError>([] {
               tokenizer_from_json({{"kind", "words"}});
             }),
             "tokenizer: unknown kind 'words'; the kinds are char, byte, bpe and unigram");
-  EXPECT_EQ(error_of([] { make_tokenizer("words", "x"); }),
+  EXPECT_EQ(error_of<ValueError>([] { make_tokenizer("words", "x"); }),
             "tokenizer: expected char, byte, bpe:N or unigram:N (N: the vocabulary size). "
             "Received: 'words'");
 }
@@ -92,7 +86,7 @@ TEST(ByteTokenizerTest, Utf8BytesAndAReplacementForCutCharacters) {
   EXPECT_EQ(tok.decode(ids), "hé\xEF\xBF\xBD");
   EXPECT_EQ(tokenizer_from_json(tok.to_json())->kind(), "byte");
   const std::vector<int64_t> bad{104, 256};
-  EXPECT_EQ(error_of([&] { tok.decode(bad); }),
+  EXPECT_EQ(error_of<ValueError>([&] { tok.decode(bad); }),
             "ByteTokenizer: token id 256 at position 1 is outside the vocabulary [0, 256)");
 }
 
@@ -102,7 +96,9 @@ TEST(ReadTextFileTest, MissingAndEmptyFilesAreClearErrors) {
   const std::string empty = (dir / "empty.txt").string();
   std::ofstream(empty).close();
   EXPECT_EQ(error_of<IoError>([&] { read_text_file(empty); }), empty + ": the text file is empty");
-  EXPECT_NE(error_of<IoError>([&] { read_text_file((dir / "missing.txt").string()); }), "");
+  const std::string missing = (dir / "missing.txt").string();
+  EXPECT_EQ(error_of<IoError>([&] { read_text_file(missing); }),
+            "text file '" + missing + "': no such file");
   std::filesystem::remove_all(dir);
 }
 

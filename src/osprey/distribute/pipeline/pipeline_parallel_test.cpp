@@ -11,6 +11,7 @@
 #include <algorithm>
 
 #include "osprey/autograd/ops.h"
+#include "osprey/core/error_of_test.h"
 #include "osprey/distribute/strategy_fixture.h"
 #include "osprey/distribute/weights_difference.h"
 #include "osprey/nn/layers/all.h"
@@ -22,6 +23,7 @@
 namespace osprey::distribute {
 namespace {
 
+using osprey::testing::error_of;
 using testing::data_x;
 using testing::data_y;
 using ::testing::ElementsAre;
@@ -258,20 +260,12 @@ TEST(PipelineParallelTest, BalancedStagesComeFromMeasuredLayerTimes) {
 }
 
 TEST(PipelineParallelTest, BadConfigurationsAreErrorsNamingWhatIsWrong) {
-  auto error_of = [](auto&& f) -> std::string {
-    try {
-      f();
-    } catch (const Error& e) {
-      return e.what();
-    }
-    return "no error";
-  };
-  EXPECT_EQ(error_of([] { PipelineParallel({.stages = 3, .split_points = {1}}); }),
+  EXPECT_EQ(error_of<Error>([] { PipelineParallel({.stages = 3, .split_points = {1}}); }),
             "PipelineParallel: 3 stages need 2 split points. Received: 1");
-  EXPECT_EQ(error_of([] { train_mlp(pipeline({.stages = 2, .split_points = {3}}), "sgd"); }),
+  EXPECT_EQ(error_of<Error>([] { train_mlp(pipeline({.stages = 2, .split_points = {3}}), "sgd"); }),
             "PipelineParallel: split point 0 (3) must be above 0 and below the layer count 3: "
             "every stage needs a layer");
-  EXPECT_THAT(error_of([] {
+  EXPECT_THAT(error_of<Error>([] {
                 train_mlp(pipeline({.stages = 2, .micro_batches = 3, .split_points = {1}}), "sgd");
               }),
               HasSubstr("PipelineParallel (micro-batches)"));
@@ -280,7 +274,7 @@ TEST(PipelineParallelTest, BadConfigurationsAreErrorsNamingWhatIsWrong) {
   auto out = layers::Dense(2)(layers::Dense(4)(in));
   Model functional(std::make_shared<models::Functional>(std::vector{in}, std::vector{out}));
   functional.compile("sgd", "mse", {}, {.strategy = pipeline({.stages = 2})});
-  EXPECT_THAT(error_of([&] {
+  EXPECT_THAT(error_of<Error>([&] {
                 functional.fit(data_x().narrow(0, 0, 8), data_y().narrow(0, 0, 8).narrow(1, 0, 2),
                                {.batch_size = 8, .verbose = 0});
               }),

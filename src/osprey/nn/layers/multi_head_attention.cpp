@@ -48,7 +48,8 @@ void MultiHeadAttention::check_shapes(const Shape& q, const Shape& v, const Shap
                name(), v.to_string(), k.to_string());
 }
 
-void MultiHeadAttention::build_impl(const std::vector<Shape>& shapes) {
+std::array<Shape, MultiHeadAttention::kNumProjections> MultiHeadAttention::kernel_shapes(
+    const std::vector<Shape>& shapes) const {
   OSPREY_CHECK(shapes.size() == 2 || shapes.size() == 3,
                "{}: expected [query, value] or [query, value, key]. Received {} inputs", name(),
                shapes.size());
@@ -56,23 +57,42 @@ void MultiHeadAttention::build_impl(const std::vector<Shape>& shapes) {
   const Shape& v = shapes[1];
   const Shape& k = shapes.size() == 3 ? shapes[2] : shapes[1];
   check_shapes(q, v, k);
-  const int64_t heads = num_heads_, out = output_dim(q[2]);
-  const auto kernel = [&](const char* name, const Shape& shape) {
-    return add_weight(name, shape, options_.kernel_initializer, true, options_.kernel_regularizer);
-  };
-  const auto bias = [&](const char* name, const Shape& shape) {
-    return options_.use_bias
-               ? add_weight(name, shape, options_.bias_initializer, true, options_.bias_regularizer)
-               : Variable();
-  };
-  query_kernel_ = kernel("query/kernel", {q[2], heads, key_dim_});
-  query_bias_ = bias("query/bias", {heads, key_dim_});
-  key_kernel_ = kernel("key/kernel", {k[2], num_kv_heads_, key_dim_});
-  key_bias_ = bias("key/bias", {num_kv_heads_, key_dim_});
-  value_kernel_ = kernel("value/kernel", {v[2], num_kv_heads_, value_dim()});
-  value_bias_ = bias("value/bias", {num_kv_heads_, value_dim()});
-  output_kernel_ = kernel("attention_output/kernel", {heads, value_dim(), out});
-  output_bias_ = bias("attention_output/bias", {out});
+  return {Shape{q[2], num_heads_, key_dim_}, Shape{k[2], num_kv_heads_, key_dim_},
+          Shape{v[2], num_kv_heads_, value_dim()},
+          Shape{num_heads_, value_dim(), output_dim(q[2])}};
+}
+
+Shape MultiHeadAttention::bias_shape(Projection p, const Shape& kernel) {
+  return p == Projection::output ? Shape{kernel[2]} : Shape{kernel[1], kernel[2]};
+}
+
+MultiHeadAttentionOptions MultiHeadAttention::options_of_built(
+    const MultiHeadAttention& attention) {
+  OSPREY_CHECK(attention.built(),
+               "quantize: layer '{}' is not built yet; call the model on data (or build it) first",
+               attention.name());
+  MultiHeadAttentionOptions o = attention.options();
+  o.name = attention.name();
+  o.trainable = attention.trainable();
+  return o;
+}
+
+void MultiHeadAttention::build_impl(const std::vector<Shape>& shapes) {
+  const std::array<Shape, kNumProjections> kernels = kernel_shapes(shapes);
+  Variable* weights[kNumProjections][2] = {{&query_kernel_, &query_bias_},
+                                           {&key_kernel_, &key_bias_},
+                                           {&value_kernel_, &value_bias_},
+                                           {&output_kernel_, &output_bias_}};
+  for (int i = 0; i < kNumProjections; ++i) {
+    const auto p = static_cast<Projection>(i);
+    const std::string prefix = projection_name(p);
+    *weights[i][0] = add_weight(prefix + "/kernel", kernels[i], options_.kernel_initializer, true,
+                                options_.kernel_regularizer);
+    *weights[i][1] = options_.use_bias
+                         ? add_weight(prefix + "/bias", bias_shape(p, kernels[i]),
+                                      options_.bias_initializer, true, options_.bias_regularizer)
+                         : Variable();
+  }
 }
 
 Shape MultiHeadAttention::compute_output_shape(const std::vector<Shape>& shapes) {

@@ -17,6 +17,7 @@
 //   Variable z = mha->attend(x, memory, {}, {.use_causal_mask = true}, /*training=*/true);
 #pragma once
 
+#include <array>
 #include <optional>
 
 #include "osprey/nn/layer.h"
@@ -124,6 +125,17 @@ class MultiHeadAttention : public Layer {
   int64_t output_dim(int64_t query_dim) const;
   // The options a config describes (MultiHeadAttention's fields), for from_config.
   static MultiHeadAttentionOptions read_options(const nlohmann::json& config);
+  // The [query, value] or [query, value, key] shapes build() gets, checked, as the four
+  // projections' kernel shapes in Projection order: [q_dim, heads, key_dim], [k_dim, kv_heads,
+  // key_dim], [v_dim, kv_heads, value_dim], [heads, value_dim, out]. quant/'s forms build their
+  // own kernels in these shapes.
+  std::array<Shape, kNumProjections> kernel_shapes(const std::vector<Shape>& input_shapes) const;
+  // A projection's bias shape for its kernel: [heads, width] for query, key and value, [out] for
+  // the output (one value per output column).
+  static Shape bias_shape(Projection p, const Shape& kernel);
+  // The options of a layer made to take a built attention's place (quant/'s from_attention), its
+  // name and trainable flag included. ValueError when `attention` is not built yet.
+  static MultiHeadAttentionOptions options_of_built(const MultiHeadAttention& attention);
 
  private:
   Result run(const Variable& query, const Variable& value, const Variable& key,
