@@ -29,6 +29,7 @@ struct Buffer {
   std::vector<int64_t> open;  // indices of the open spans, innermost last
   int64_t mark_us = 0;
   int64_t mark_depth = -1;  // open.size() when the op mark was set; -1: no mark
+  Args mark_args;           // annotations made while the marked op ran (its kernel)
   std::atomic<bool> writing{false};
   std::atomic<bool> closed{true};
 };
@@ -228,23 +229,30 @@ void add_span_arg(int64_t handle, std::string key, std::string value) {
   leave(b);
 }
 
-void record_counter(const char* name, double value) {
+void record_counter(const char* name, double value) noexcept {
   Buffer& b = this_buffer();
   if (!enter(b)) return;
-  Event e;
-  e.is_counter = true;
-  e.name = name;
-  e.start_us = now_us();
-  e.dur_us = 0;
-  e.value = value;
-  b.events.push_back(std::move(e));
+  try {  // the allocator counts from noexcept paths: a sample that cannot be stored is dropped
+    Event e;
+    e.is_counter = true;
+    e.name = name;
+    e.start_us = now_us();
+    e.dur_us = 0;
+    e.value = value;
+    b.events.push_back(std::move(e));
+  } catch (...) {
+  }
   leave(b);
 }
 
 void annotate_innermost(const char* key, std::string value) {
   Buffer& b = this_buffer();
   if (!enter(b)) return;
-  if (!b.open.empty()) b.events[b.open.back()].args.emplace_back(key, std::move(value));
+  if (b.mark_depth == static_cast<int64_t>(b.open.size())) {
+    b.mark_args.emplace_back(key, std::move(value));  // the marked op is the innermost
+  } else if (!b.open.empty()) {
+    b.events[b.open.back()].args.emplace_back(key, std::move(value));
+  }
   leave(b);
 }
 
@@ -253,6 +261,7 @@ void mark_op_start_slow() {
   if (!enter(b)) return;
   b.mark_us = now_us();
   b.mark_depth = static_cast<int64_t>(b.open.size());
+  b.mark_args.clear();
   leave(b);
 }
 
@@ -277,9 +286,11 @@ void end_marked_op_slow(const char* name, Args args) {
     e.start_us = b.mark_us;
     e.dur_us = end - b.mark_us;
     e.args = std::move(args);
+    for (auto& a : b.mark_args) e.args.push_back(std::move(a));
     b.events.push_back(std::move(e));
   }
   b.mark_depth = -1;
+  b.mark_args.clear();
   leave(b);
 }
 

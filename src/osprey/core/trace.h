@@ -100,10 +100,10 @@ Session stop();
 void set_thread_name(std::string name);
 
 namespace detail {
-void record_counter(const char* name, double value);
+void record_counter(const char* name, double value) noexcept;
 }
 // A counter sample ("bytes_in_use" = 1.5e6) at now on this thread; nothing while off.
-inline void counter(const char* name, double value) {
+inline void counter(const char* name, double value) noexcept {
   if (enabled()) detail::record_counter(name, value);
 }
 

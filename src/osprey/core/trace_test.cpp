@@ -99,6 +99,7 @@ TEST_F(TraceTest, SpansStillOpenAtStopAreDroppedAndLaterEndsAreHarmless) {
 TEST_F(TraceTest, AnOpMarkedAtItsStartIsRecordedWhenItEnds) {
   start();
   mark_op_start();
+  annotate("kernel", [] { return std::string("brg:avx512_core"); });  // goes to the marked op
   fake_now = 1004;
   end_marked_op("linear", [](Args& a) { a.emplace_back("dtype", "float32"); });
   // An end without a mark (an op that did not check its inputs) records nothing.
@@ -108,6 +109,7 @@ TEST_F(TraceTest, AnOpMarkedAtItsStartIsRecordedWhenItEnds) {
   EXPECT_EQ(e.category, Category::op);
   EXPECT_EQ(e.start_us, 1000);
   EXPECT_EQ(e.dur_us, 4);
+  EXPECT_EQ(e.args, (Args{{"dtype", "float32"}, {"kernel", "brg:avx512_core"}}));
   EXPECT_EQ(only_thread(s).events.size(), 1U);
 }
 
