@@ -185,20 +185,21 @@ int64_t begin_span(Category c, const char* name, std::string* dynamic_name, Fill
                    void* context) {
   Buffer& b = this_buffer();
   if (!enter(b)) return -1;
-  Event e;
-  e.category = c;
-  e.name = dynamic_name ? std::move(*dynamic_name) : std::string(name);
-  if (fill) {
-    try {
-      fill(context, e.args);
-    } catch (...) {
-      leave(b);
-      throw;
-    }
+  // A span that cannot be stored (no memory, arguments that fail to build) is dropped: the
+  // profiler never fails the work it watches.
+  try {
+    Event e;
+    e.category = c;
+    e.name = dynamic_name ? std::move(*dynamic_name) : std::string(name);
+    if (fill) fill(context, e.args);
+    e.start_us = now_us();  // after the arguments, so building them is not counted
+    b.open.reserve(b.open.size() + 1);
+    b.events.push_back(std::move(e));
+    b.open.push_back(static_cast<int64_t>(b.events.size() - 1));
+  } catch (...) {
+    leave(b);
+    return -1;
   }
-  e.start_us = now_us();  // after the arguments, so building them is not counted
-  b.events.push_back(std::move(e));
-  b.open.push_back(static_cast<int64_t>(b.events.size() - 1));
   const int64_t handle = make_handle(b.generation, b.events.size() - 1);
   leave(b);
   return handle;
@@ -225,7 +226,10 @@ void end_span(int64_t handle) {
 void add_span_arg(int64_t handle, std::string key, std::string value) {
   Buffer& b = this_buffer();
   if (!enter(b)) return;
-  if (Event* e = lookup(b, handle)) e->args.emplace_back(std::move(key), std::move(value));
+  try {
+    if (Event* e = lookup(b, handle)) e->args.emplace_back(std::move(key), std::move(value));
+  } catch (...) {  // dropped, as in begin_span
+  }
   leave(b);
 }
 
@@ -248,10 +252,13 @@ void record_counter(const char* name, double value) noexcept {
 void annotate_innermost(const char* key, std::string value) {
   Buffer& b = this_buffer();
   if (!enter(b)) return;
-  if (b.mark_depth == static_cast<int64_t>(b.open.size())) {
-    b.mark_args.emplace_back(key, std::move(value));  // the marked op is the innermost
-  } else if (!b.open.empty()) {
-    b.events[b.open.back()].args.emplace_back(key, std::move(value));
+  try {
+    if (b.mark_depth == static_cast<int64_t>(b.open.size())) {
+      b.mark_args.emplace_back(key, std::move(value));  // the marked op is the innermost
+    } else if (!b.open.empty()) {
+      b.events[b.open.back()].args.emplace_back(key, std::move(value));
+    }
+  } catch (...) {  // dropped, as in begin_span
   }
   leave(b);
 }
@@ -286,8 +293,11 @@ void end_marked_op_slow(const char* name, Args args) {
     e.start_us = b.mark_us;
     e.dur_us = end - b.mark_us;
     e.args = std::move(args);
-    for (auto& a : b.mark_args) e.args.push_back(std::move(a));
-    b.events.push_back(std::move(e));
+    try {
+      for (auto& a : b.mark_args) e.args.push_back(std::move(a));
+      b.events.push_back(std::move(e));
+    } catch (...) {  // dropped, as in begin_span
+    }
   }
   b.mark_depth = -1;
   b.mark_args.clear();

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <stdexcept>
 #include <thread>
 
 #include "osprey/core/error.h"
@@ -155,6 +156,18 @@ TEST_F(TraceTest, EachThreadRecordsIntoItsOwnNamedBuffer) {
   ASSERT_NE(it, s.threads.end());
   ASSERT_EQ(it->events.size(), 1U);
   EXPECT_EQ(it->events[0].name, "decode");
+}
+
+TEST_F(TraceTest, ASpanWhoseArgumentsFailToBuildIsDroppedNotThrown) {
+  start();
+  {
+    Span s(Category::op, "bad", [](Args&) { throw std::runtime_error("no shapes"); });
+    EXPECT_FALSE(s.recording());
+    Span fine(Category::op, "fine");
+  }
+  const Session s = stop();
+  ASSERT_EQ(only_thread(s).events.size(), 1U);
+  EXPECT_EQ(only_thread(s).events[0].name, "fine");
 }
 
 TEST_F(TraceTest, ANewSessionStartsEmpty) {
