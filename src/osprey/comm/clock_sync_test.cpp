@@ -21,6 +21,7 @@ int64_t skewed_clock() { return ticks.fetch_add(7) + skew; }
 
 void run_ranks(InProcessGroup& g, const std::function<void(Communicator&)>& body) {
   std::vector<std::thread> threads;
+  threads.reserve(static_cast<size_t>(g.size()));
   for (int r = 0; r < g.size(); ++r) threads.emplace_back([&, r] { body(g.rank(r)); });
   for (auto& t : threads) t.join();
 }
