@@ -39,6 +39,7 @@
 #include "osprey/train/callbacks/backup_and_restore.h"
 #include "osprey/train/callbacks/checkpoint_csv.h"
 #include "osprey/train/callbacks/early_stopping.h"
+#include "osprey/train/callbacks/profiler.h"
 #include "osprey/train/callbacks/tensorboard.h"
 #include "osprey/train/model.h"
 
@@ -94,6 +95,12 @@ void run(const TrainArgs& a, const CLI::App& cmd) {
         callbacks::TensorBoard(a.tensorboard, {.histogram_freq = a.histogram_freq}));
   }
   if (!a.csv_log.empty()) fit_callbacks.push_back(callbacks::CSVLogger(a.csv_log));
+  if (!a.profile.empty()) {
+    const train::ProfileSteps steps = as_usage_error([&] {
+      return train::parse_profile_steps(a.profile_steps, "osprey train: --profile-steps");
+    });
+    fit_callbacks.push_back(callbacks::Profiler(a.profile, {.steps = steps}));
+  }
   std::shared_ptr<train::EarlyStopping> early_stopping;
   const std::string monitor = a.validation_split > 0 ? "val_loss" : "loss";
   if (a.early_stopping) {
@@ -360,6 +367,13 @@ void add_train(CLI::App& app) {
                   "With --tensorboard: weight histograms every N epochs (0: none)")
       ->check(kNonNegative);
   cmd->add_option("--csv-log", args->csv_log, "CSVLogger: one row of logs per epoch in FILE");
+  cmd->add_option("--profile", args->profile,
+                  "Profiler: record the steps of --profile-steps and write DIR/trace.json (open "
+                  "it in ui.perfetto.dev) and DIR/summary.txt (ops by self time)");
+  cmd->add_option("--profile-steps", args->profile_steps,
+                  "With --profile: the steps recorded, FIRST-LAST counted from 0 across epochs, "
+                  "or one step")
+      ->capture_default_str();
   cmd->add_option("--early-stopping", args->early_stopping,
                   "EarlyStopping: stop after PATIENCE epochs without improvement of val_loss "
                   "(loss without --validation-split)")
@@ -368,6 +382,13 @@ void add_train(CLI::App& app) {
     apply_managed_job_environment(*args, *cmd);
     OSPREY_CHECK_T(cli::UsageError, args->histogram_freq == 0 || !args->tensorboard.empty(),
                    "osprey train: --histogram-freq needs --tensorboard DIR");
+    OSPREY_CHECK_T(cli::UsageError, cmd->count("--profile-steps") == 0 || !args->profile.empty(),
+                   "osprey train: --profile-steps needs --profile DIR");
+    if (!args->profile.empty()) {  // a bad range is bad usage, before any data is read
+      as_usage_error([&] {
+        train::parse_profile_steps(args->profile_steps, "osprey train: --profile-steps");
+      });
+    }
     run(*args, *cmd);
   });
 }

@@ -43,6 +43,8 @@ struct TrainArgs {
   std::string tensorboard;            // TensorBoard log folder ('' off)
   int histogram_freq = 0;             // epochs between weight histograms in it
   std::string csv_log;                // CSVLogger file ('' off)
+  std::string profile;                // Profiler log folder ('' off)
+  std::string profile_steps = "2-4";  // the profiled steps, FIRST-LAST
   std::optional<int> early_stopping;  // EarlyStopping's patience
   // --strategy parameter_server
   std::string ps_mode = "sync";

@@ -6,6 +6,7 @@
 #   --early-stopping 0 with a learning rate that cannot improve: stops after epoch 2 and says so;
 #   AIP_MODEL_DIR, AIP_CHECKPOINT_DIR, AIP_TENSORBOARD_LOG_DIR: the model, checkpoints and logs go
 #   there when no flag says otherwise, and a flag wins;
+#   --profile DIR --profile-steps 1-2: DIR/trace.json with the window's spans, DIR/summary.txt;
 #   --histogram-freq without --tensorboard: bad usage.
 # Usage: train_callbacks_test.sh path/to/osprey
 set -u
@@ -32,6 +33,19 @@ assert {"loss", "accuracy", "val_loss", "val_accuracy"} <= set(h["epochs"][1]["m
   "$tmp/model/history.json" || fail "history.json: not 2 epochs of the fit's logs"
 "$osprey" report "$tmp/model" --output "$tmp/model.html" >"$tmp/out" 2>&1 &&
   grep -q '<svg' "$tmp/model.html" || fail "osprey report of the trained model: no plot"
+
+# --profile DIR --profile-steps 1-2: a Chrome trace of steps 1 and 2 (one per epoch here is 3)
+# with op, backward, layer, optimizer and data spans, and the summary table.
+"$osprey" train "${small[@]}" --profile "$tmp/prof" --profile-steps 1-2 --output "$tmp/pm" \
+  >"$tmp/out" 2>&1 || fail "profile run: exit code $?"
+/usr/bin/python3 -c 'import json, sys; t = json.load(open(sys.argv[1]))
+x = [e for e in t["traceEvents"] if e["ph"] == "X"]
+cats = {e["cat"] for e in x}
+assert {"op", "op_backward", "layer", "optimizer", "data", "step"} <= cats, cats
+assert sorted(e["args"]["step"] for e in x if e["cat"] == "step") == ["1", "2"], "steps"
+assert any(e["ph"] == "C" and e["name"] == "bytes_in_use" for e in t["traceEvents"]), "memory"' \
+  "$tmp/prof/trace.json" || fail "profile: trace.json lacks the spans of steps 1-2"
+grep -q "^Self time total: " "$tmp/prof/summary.txt" || fail "profile: no summary.txt table"
 
 # SGD with a learning rate of 1e-9 leaves the loss where it is: no epoch improves on the first.
 "$osprey" train --epochs 10 --steps-per-epoch 2 --batch-size 32 --optimizer sgd --lr 1e-9 \

@@ -3,12 +3,14 @@
 // (Gloo; run_config_job.sh). Each rank also trains the single-process references itself
 // (OneDevice, and MirroredStrategy on 2 virtual devices) from the same initial weights and data,
 // and checks that its multi-worker weights match them and are bitwise the other rank's.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <map>
 
 #include "osprey/comm/mpi.h"
@@ -19,12 +21,15 @@
 #include "osprey/distribute/one_device_strategy.h"
 #include "osprey/distribute/strategy_fixture.h"
 #include "osprey/distribute/weights_difference.h"
+#include "osprey/io/json.h"
+#include "osprey/io/temporary_directory.h"
 #include "osprey/nn/layers/all.h"
 #include "osprey/optim/loss_scale_optimizer.h"
 #include "osprey/precision/dtype_policy.h"
 #include "osprey/tensor/factory.h"
 #include "osprey/tensor/ops.h"
 #include "osprey/train/callback.h"
+#include "osprey/train/callbacks/profiler.h"
 #include "osprey/train/model.h"
 #include "osprey/train/trainer.h"
 
@@ -168,6 +173,44 @@ TEST(MultiWorkerTest, LogsAreTheWholeGlobalBatchsOnEveryWorker) {
       EXPECT_NEAR(hm.history.at(key)[e], h1.history.at(key)[e], 1e-5) << key;
   }
   expect_same_on_every_worker(*mw, {static_cast<float>(hm.history.at("loss")[1])}, "loss");
+}
+
+// The profiler on every worker: each writes its own trace (trace.rank<r>.json); the chief gathers
+// them over the communicator and merges them into one trace.json on its clock, with the clock
+// offset and its uncertainty per rank, and every rank's all-reduce spans with their bytes.
+TEST(MultiWorkerTest, TheProfilersMergedTraceHoldsEveryWorkersCollectives) {
+  auto mw = strategy();
+  const int rank = mw->worker_rank();
+  io::TemporaryDirectory dir("osprey-mw-profile");  // one per process: no shared files needed
+  train_20_steps(mw, "sgd", data_x(), nullptr,
+                 {callbacks::Profiler(dir.path(), {.steps = {3, 5}})});
+  EXPECT_TRUE(std::filesystem::exists(dir.path() / fmt::format("trace.rank{}.json", rank)));
+  if (rank != 0) {
+    EXPECT_FALSE(std::filesystem::exists(dir.path() / "trace.json"));
+    return;
+  }
+  const nlohmann::json t = io::read_json_file(dir.path() / "trace.json");
+  std::map<int, int> all_reduces;  // pid -> all-reduce spans with bytes
+  std::map<int, int> steps;
+  for (const auto& e : t["traceEvents"]) {
+    if (e["ph"] != "X") continue;
+    const int pid = e["pid"];
+    if (e["cat"] == "step") ++steps[pid];
+    if (e["cat"] == "collective" && e["name"].get<std::string>().rfind("all_reduce", 0) == 0 &&
+        std::stoll(e["args"]["bytes"].get<std::string>()) > 0) {
+      ++all_reduces[pid];
+    }
+  }
+  EXPECT_EQ(steps, (std::map<int, int>{{0, 3}, {1, 3}}));
+  EXPECT_EQ(all_reduces.size(), 2U);
+  EXPECT_GT(all_reduces[0], 0);
+  EXPECT_EQ(all_reduces[0], all_reduces[1]);
+  const auto& sync = t["otherData"]["clock_sync"];
+  ASSERT_EQ(sync.size(), 2U);
+  EXPECT_EQ(sync[0]["pid"], 0);
+  EXPECT_EQ(sync[0]["offset_us"], 0);
+  EXPECT_EQ(sync[1]["pid"], 1);
+  EXPECT_GT(sync[1]["uncertainty_us"].get<double>(), 0.0);
 }
 
 // A sequence model whose outputs carry a mask (Embedding(mask_zero)): every worker's metrics see

@@ -13,6 +13,7 @@
 
 #include "osprey/autograd/node.h"
 #include "osprey/autograd/variable_impl.h"
+#include "osprey/core/trace.h"
 #include "osprey/tensor/factory.h"
 #include "osprey/tensor/ops.h"
 
@@ -115,7 +116,13 @@ class Engine {
       }
       // A node whose consumers all sent "zero" contributes nothing, but still releases its inputs.
       std::vector<Tensor> grads;
-      if (g.defined()) grads = n->apply(g);
+      if (g.defined()) {
+        const trace::Span span(trace::Category::op_backward, n->op(), [&](trace::Args& a) {
+          a.emplace_back("grad_shape", g.shape().to_string());
+          a.emplace_back("dtype", dtype_name(g.dtype()));
+        });
+        grads = n->apply(g);
+      }
       g = Tensor();  // the only reference left to the incoming gradient is in `grads`, if any
       for (size_t i = 0; i < n->edges_.size(); ++i) {
         const Node::Edge& e = n->edges_[i];

@@ -3,6 +3,7 @@
 #include <atomic>
 
 #include "osprey/autograd/variable_impl.h"
+#include "osprey/core/trace.h"
 
 namespace osprey::autograd {
 
@@ -106,6 +107,17 @@ bool should_record(const std::vector<Variable>& vs) noexcept {
 
 Variable make_variable(Tensor value, const char* op, std::vector<Variable> inputs,
                        BackwardFn backward, KeepInputs keep) {
+  // The op's forward span, begun when it checked its inputs (ops/common.cpp).
+  trace::end_marked_op(op, [&](trace::Args& a) {
+    std::string shapes;
+    for (const Variable& v : inputs) {
+      if (!shapes.empty()) shapes += ' ';
+      shapes += v.defined() ? v.shape().to_string() : std::string("None");
+    }
+    a.emplace_back("input_shapes", std::move(shapes));
+    a.emplace_back("output_shape", value.shape().to_string());
+    a.emplace_back("dtype", dtype_name(value.dtype()));
+  });
   if (!should_record(inputs)) return Variable(std::move(value));
   // Inputs that want no gradient are not kept: the graph must not extend their lifetime.
   for (Variable& v : inputs) {

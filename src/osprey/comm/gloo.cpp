@@ -20,11 +20,16 @@
 
 #include "osprey/comm/bf16_blocks.h"
 #include "osprey/comm/call_check.h"
+#include "osprey/comm/collective_span.h"
 #include "osprey/comm/deadline.h"
 #include "osprey/comm/tcp_store.h"
 #include "osprey/core/error.h"
 
 namespace osprey::comm {
+
+namespace {
+constexpr const char* kGlooBackend = "gloo";  // in the profiler's collective spans
+}  // namespace
 
 namespace {
 
@@ -88,6 +93,7 @@ class GlooCommunicator final : public Communicator {
   int size() const noexcept override { return ctx_->size; }
 
   void all_reduce(float* data, int64_t count, ReduceOp op) override {
+    const trace::Span span = collective_span("all_reduce", count * 4, *this, kGlooBackend);
     if (!check(CallKind::all_reduce, count, op, 0) || count == 0) return;
     collective_fault_point("all_reduce", rank());
     run("all_reduce", [&] {
@@ -104,6 +110,7 @@ class GlooCommunicator final : public Communicator {
 
   // As MpiCommunicator's: an all-to-all of bf16 blocks, f32 sums in rank order, an all-gather.
   void all_reduce_bf16(float* data, int64_t count, ReduceOp op) override {
+    const trace::Span span = collective_span("all_reduce_bf16", count * 2, *this, kGlooBackend);
     if (!check(CallKind::all_reduce_bf16, count, op, 0) || count == 0) return;
     collective_fault_point("all_reduce_bf16", rank());
     blocks_.pack(data, count, size());
@@ -127,6 +134,8 @@ class GlooCommunicator final : public Communicator {
 
   // An all-to-all hands rank r every rank's block r; sums in rank order (deterministic).
   void reduce_scatter(const float* send, float* recv, int64_t recv_count, ReduceOp op) override {
+    const trace::Span span =
+        collective_span("reduce_scatter", recv_count * size() * 4, *this, kGlooBackend);
     if (!check(CallKind::reduce_scatter, recv_count, op, 0) || recv_count == 0) return;
     const int n = size();
     const auto total = static_cast<size_t>(recv_count * n);
@@ -146,6 +155,7 @@ class GlooCommunicator final : public Communicator {
   }
 
   void all_gather(const float* send, float* recv, int64_t send_count) override {
+    const trace::Span span = collective_span("all_gather", send_count * 4, *this, kGlooBackend);
     if (!check(CallKind::all_gather, send_count, ReduceOp::sum, 0) || send_count == 0) return;
     if (size() == 1) {
       std::copy(send, send + send_count, recv);
@@ -161,6 +171,7 @@ class GlooCommunicator final : public Communicator {
   }
 
   void broadcast(float* data, int64_t count, int root) override {
+    const trace::Span span = collective_span("broadcast", count * 4, *this, kGlooBackend, root);
     if (!check(CallKind::broadcast, count, ReduceOp::sum, root) || count == 0) return;
     run("broadcast", [&] {
       gloo::BroadcastOptions opts(ctx_);
@@ -172,6 +183,7 @@ class GlooCommunicator final : public Communicator {
   }
 
   void barrier() override {
+    const trace::Span span = collective_span("barrier", 0, *this, kGlooBackend);
     if (!check(CallKind::barrier, 0, ReduceOp::sum, 0)) return;
     run("barrier", [&] {
       gloo::BarrierOptions opts(ctx_);
@@ -183,6 +195,7 @@ class GlooCommunicator final : public Communicator {
   // Two messages per send: the count, then the data, so a receiver expecting another count
   // learns it before reading (and reports it) instead of reading past its buffer.
   void send(const float* data, int64_t count, int destination, int tag) override {
+    const trace::Span span = collective_span("send", count * 4, *this, kGlooBackend, destination);
     check_peer(destination, "send", "destination");
     ++sequence_;
     OSPREY_CHECK(count >= 0, "Communicator::send: count must be non-negative. Received: {}", count);
@@ -204,6 +217,7 @@ class GlooCommunicator final : public Communicator {
   }
 
   void recv(float* data, int64_t count, int source, int tag) override {
+    const trace::Span span = collective_span("recv", count * 4, *this, kGlooBackend, source);
     check_peer(source, "recv", "source");
     ++sequence_;
     OSPREY_CHECK(tag >= 0, "Communicator::recv: tag must be non-negative. Received: {}", tag);

@@ -5,9 +5,14 @@
 #include <string>
 
 #include "osprey/comm/call_check.h"
+#include "osprey/comm/collective_span.h"
 #include "osprey/core/error.h"
 
 namespace osprey::comm {
+
+namespace {
+constexpr const char* kInProcessBackend = "in_process";  // in the profiler's collective spans
+}  // namespace
 
 class InProcessGroup::Rank final : public Communicator {
  public:
@@ -16,6 +21,7 @@ class InProcessGroup::Rank final : public Communicator {
   int size() const noexcept override { return g_.size_; }
 
   void all_reduce(float* data, int64_t count, ReduceOp op) override {
+    const trace::Span span = collective_span("all_reduce", count * 4, *this, kInProcessBackend);
     if (g_.size_ == 1) {  // the sum and the mean of one buffer are the buffer
       OSPREY_CHECK(count >= 0, "Communicator::all_reduce: count must be non-negative. Received: {}",
                    count);
@@ -30,6 +36,8 @@ class InProcessGroup::Rank final : public Communicator {
   }
 
   void reduce_scatter(const float* send, float* recv, int64_t recv_count, ReduceOp op) override {
+    const trace::Span span =
+        collective_span("reduce_scatter", recv_count * size() * 4, *this, kInProcessBackend);
     arrive(CallKind::reduce_scatter, recv_count, op, 0, send, recv);
     // Each rank reduces its own block: element i of rank r's result is sum_q send_q[r * n + i].
     const int64_t off = static_cast<int64_t>(r_) * recv_count;
@@ -43,6 +51,8 @@ class InProcessGroup::Rank final : public Communicator {
   }
 
   void all_gather(const float* send, float* recv, int64_t send_count) override {
+    const trace::Span span =
+        collective_span("all_gather", send_count * 4, *this, kInProcessBackend);
     arrive(CallKind::all_gather, send_count, ReduceOp::sum, 0, send, recv);
     for (int q = 0; q < g_.size_; ++q) {
       std::memcpy(recv + static_cast<int64_t>(q) * send_count,
@@ -53,6 +63,8 @@ class InProcessGroup::Rank final : public Communicator {
   }
 
   void broadcast(float* data, int64_t count, int root) override {
+    const trace::Span span =
+        collective_span("broadcast", count * 4, *this, kInProcessBackend, root);
     arrive(CallKind::broadcast, count, ReduceOp::sum, root, data, data);
     if (r_ != root)
       std::memcpy(data, g_.posts_[static_cast<size_t>(root)].send,
@@ -61,11 +73,14 @@ class InProcessGroup::Rank final : public Communicator {
   }
 
   void barrier() override {
+    const trace::Span span = collective_span("barrier", 0, *this, kInProcessBackend);
     arrive(CallKind::barrier, 0, ReduceOp::sum, 0, nullptr, nullptr);
     g_.wait_all();  // nobody republishes until everyone has checked the posts
   }
 
   void send(const float* data, int64_t count, int destination, int tag) override {
+    const trace::Span span =
+        collective_span("send", count * 4, *this, kInProcessBackend, destination);
     check_peer(destination, "send", "destination");
     OSPREY_CHECK(count >= 0, "Communicator::send: count must be non-negative. Received: {}", count);
     std::vector<float> msg(data, data + count);
@@ -77,6 +92,7 @@ class InProcessGroup::Rank final : public Communicator {
   }
 
   void recv(float* data, int64_t count, int source, int tag) override {
+    const trace::Span span = collective_span("recv", count * 4, *this, kInProcessBackend, source);
     check_peer(source, "recv", "source");
     std::unique_lock<std::mutex> lock(g_.mailbox_mutex_);
     auto& queue = g_.mailbox_[{source, r_, tag}];

@@ -12,10 +12,15 @@
 
 #include "osprey/comm/bf16_blocks.h"
 #include "osprey/comm/call_check.h"
+#include "osprey/comm/collective_span.h"
 #include "osprey/comm/deadline.h"
 #include "osprey/core/error.h"
 
 namespace osprey::comm {
+
+namespace {
+constexpr const char* kMpiBackend = "mpi";  // in the profiler's collective spans
+}  // namespace
 
 namespace {
 
@@ -190,6 +195,7 @@ class MpiCommunicator final : public Communicator {
   int size() const noexcept override { return size_; }
 
   void all_reduce(float* data, int64_t count, ReduceOp op) override {
+    const trace::Span span = collective_span("all_reduce", count * 4, *this, kMpiBackend);
     const auto deadline = check(CallKind::all_reduce, count, op, 0);
     if (size_ > 1) collective_fault_point("all_reduce", rank_);
     // MPI counts are ints: reduce in pieces of at most 2^30 elements.
@@ -207,6 +213,7 @@ class MpiCommunicator final : public Communicator {
   // block r (as bf16), rank r sums them in float32 in rank order, rounds, and an all-gather
   // returns the blocks (as bf16). The bytes on the wire are those of a ring all-reduce in bf16.
   void all_reduce_bf16(float* data, int64_t count, ReduceOp op) override {
+    const trace::Span span = collective_span("all_reduce_bf16", count * 2, *this, kMpiBackend);
     const auto deadline = check(CallKind::all_reduce_bf16, count, op, 0);
     if (size_ > 1) collective_fault_point("all_reduce_bf16", rank_);
     blocks_.pack(data, count, size_);
@@ -227,6 +234,8 @@ class MpiCommunicator final : public Communicator {
   }
 
   void reduce_scatter(const float* send, float* recv, int64_t recv_count, ReduceOp op) override {
+    const trace::Span span =
+        collective_span("reduce_scatter", recv_count * size() * 4, *this, kMpiBackend);
     const auto deadline = check(CallKind::reduce_scatter, recv_count, op, 0);
     MPI_Request request = MPI_REQUEST_NULL;
     ok(MPI_Ireduce_scatter_block(send, recv, as_int(recv_count, "reduce_scatter"), MPI_FLOAT,
@@ -237,6 +246,7 @@ class MpiCommunicator final : public Communicator {
   }
 
   void all_gather(const float* send, float* recv, int64_t send_count) override {
+    const trace::Span span = collective_span("all_gather", send_count * 4, *this, kMpiBackend);
     const auto deadline = check(CallKind::all_gather, send_count, ReduceOp::sum, 0);
     const int n = as_int(send_count, "all_gather");
     MPI_Request request = MPI_REQUEST_NULL;
@@ -245,6 +255,7 @@ class MpiCommunicator final : public Communicator {
   }
 
   void broadcast(float* data, int64_t count, int root) override {
+    const trace::Span span = collective_span("broadcast", count * 4, *this, kMpiBackend, root);
     const auto deadline = check(CallKind::broadcast, count, ReduceOp::sum, root);
     MPI_Request request = MPI_REQUEST_NULL;
     ok(MPI_Ibcast(data, as_int(count, "broadcast"), MPI_FLOAT, root, comm_, &request), "broadcast");
@@ -252,6 +263,7 @@ class MpiCommunicator final : public Communicator {
   }
 
   void barrier() override {
+    const trace::Span span = collective_span("barrier", 0, *this, kMpiBackend);
     const auto deadline = check(CallKind::barrier, 0, ReduceOp::sum, 0);
     MPI_Request request = MPI_REQUEST_NULL;
     ok(MPI_Ibarrier(comm_, &request), "barrier");
@@ -261,6 +273,7 @@ class MpiCommunicator final : public Communicator {
   // The message is copied and sent without waiting for the receiver (the interface's promise,
   // which a plain MPI_Send breaks above the eager limit); finished sends are reaped on later calls.
   void send(const float* data, int64_t count, int destination, int tag) override {
+    const trace::Span span = collective_span("send", count * 4, *this, kMpiBackend, destination);
     check_usable();
     check_peer(destination, "send", "destination");
     check_tag(tag, "send");
@@ -273,6 +286,7 @@ class MpiCommunicator final : public Communicator {
   }
 
   void recv(float* data, int64_t count, int source, int tag) override {
+    const trace::Span span = collective_span("recv", count * 4, *this, kMpiBackend, source);
     check_usable();
     check_peer(source, "recv", "source");
     check_tag(tag, "recv");

@@ -4,6 +4,7 @@
 #include "osprey/autograd/grad_mode.h"
 #include "osprey/autograd/ops.h"
 #include "osprey/core/rng.h"
+#include "osprey/core/trace.h"
 #include "osprey/nn/build_limits.h"
 #include "osprey/tensor/factory.h"
 
@@ -85,6 +86,19 @@ Variable Layer::operator()(const Variable& x, bool training) {
 }
 
 Variable Layer::operator()(const std::vector<Variable>& xs, bool training) {
+  // One span per call, named by the weights' path prefix (sequential/dense_1), for the profiler.
+  const trace::Span span(
+      trace::Category::layer, [this] { return path(); },
+      [&](trace::Args& a) {
+        std::string shapes;
+        for (const Variable& x : xs) {
+          if (!shapes.empty()) shapes += ' ';
+          shapes += x.defined() ? x.shape().to_string() : std::string("None");
+        }
+        a.emplace_back("class", class_name());
+        a.emplace_back("input_shapes", std::move(shapes));
+      },
+      0);
   if (!built_) {
     std::vector<Shape> shapes;
     for (const Variable& x : xs) {

@@ -10,6 +10,7 @@
 #include "osprey/autograd/ops/elementwise.h"
 #include "osprey/core/error.h"
 #include "osprey/core/parallel.h"
+#include "osprey/core/trace.h"
 #include "osprey/optim/config_reader.h"
 #include "osprey/tensor/factory.h"
 
@@ -131,6 +132,9 @@ Optimizer::SlotSet& Optimizer::slots_for(const Variable& v, int64_t call) {
 
 void Optimizer::apply(const std::vector<Variable>& variables) {
   if (variables.empty()) return;
+  const trace::Span span(trace::Category::optimizer, class_name_.c_str(), [&](trace::Args& a) {
+    a.emplace_back("variables", std::to_string(variables.size()));
+  });
   const int64_t call = apply_calls_++;
   const double lr = learning_rate();
   const double inv_scale = o_.loss_scale_factor ? 1.0 / *o_.loss_scale_factor : 1.0;

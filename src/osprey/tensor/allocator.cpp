@@ -6,6 +6,7 @@
 #include <new>
 
 #include "osprey/core/error.h"
+#include "osprey/core/trace.h"
 
 namespace osprey {
 
@@ -52,6 +53,12 @@ void* Allocator::allocate(size_t bytes) {
     std::lock_guard<std::mutex> lock(mutex_);
     ++stats_.allocations;
     stats_.bytes_in_use += static_cast<int64_t>(size);
+    if (trace::enabled()) {  // the profiler's memory counters
+      trace::counter("bytes_in_use", static_cast<double>(stats_.bytes_in_use));
+      if (stats_.bytes_in_use > stats_.peak_bytes_in_use) {
+        trace::counter("peak_bytes_in_use", static_cast<double>(stats_.bytes_in_use));
+      }
+    }
     stats_.peak_bytes_in_use = std::max(stats_.peak_bytes_in_use, stats_.bytes_in_use);
     auto it = free_.find(size);
     if (it != free_.end() && !it->second.empty()) {
@@ -78,6 +85,7 @@ void Allocator::deallocate(void* p, size_t bytes) noexcept {
   const size_t size = round_size(bytes);
   std::lock_guard<std::mutex> lock(mutex_);
   stats_.bytes_in_use -= static_cast<int64_t>(size);
+  trace::counter("bytes_in_use", static_cast<double>(stats_.bytes_in_use));
   stats_.bytes_cached += static_cast<int64_t>(size);
   try {
     free_[size].push_back(p);

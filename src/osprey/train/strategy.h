@@ -101,6 +101,16 @@ class Strategy {
   virtual int num_workers() const noexcept { return 1; }
   virtual int worker_rank() const noexcept { return 0; }
   bool is_chief() const noexcept { return worker_rank() == 0; }
+  // For the profiler (train/callbacks/profiler.h); collectives over the workers, called by every
+  // worker between steps. This worker's steady-clock offset to the chief's (trace::now_us), and
+  // every worker's text gathered on the chief in rank order (empty elsewhere). One process:
+  // no offset, and its own text.
+  struct TraceClockOffset {
+    int64_t offset_us = 0;
+    double uncertainty_us = 0;
+  };
+  virtual TraceClockOffset trace_clock_offset() const { return {}; }
+  virtual std::vector<std::string> gather_on_chief(const std::string& text) const { return {text}; }
   // The executor of one model: `network` is the primary copy (the one predict, save and
   // get_weights see), `optimizer` the compiled optimizer.
   virtual std::unique_ptr<StepExecutor> make_executor(

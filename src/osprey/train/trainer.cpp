@@ -10,6 +10,7 @@
 #include "osprey/autograd/grad_mode.h"
 #include "osprey/autograd/ops.h"
 #include "osprey/core/rng.h"
+#include "osprey/core/trace.h"
 #include "osprey/tensor/ops.h"
 #include "osprey/train/model.h"
 #include "osprey/train/progbar.h"
@@ -399,12 +400,23 @@ Logs Trainer::run_epochs(Model& model, const BatchSource& train, const FitOption
     // shorter. Nothing is read back between the steps of a group.
     const int64_t k = options_.steps_per_execution;
     bool group_open = false;
-    while ((limit < 0 || step < limit) && stream(bx, by)) {
+    // The profiler's data span: the time this thread waits for the pipeline's next batch.
+    auto next_batch = [&] {
+      const trace::Span span(trace::Category::data, "next_batch");
+      return stream(bx, by);
+    };
+    while ((limit < 0 || step < limit) && next_batch()) {
       if (step % k == 0) {
         callbacks.each([&](Callback& c) { c.on_train_batch_begin(step, {}); });
         group_open = true;
       }
-      train_step(bx, by);
+      {
+        const trace::Span span(trace::Category::step, "train_step", [&](trace::Args& a) {
+          a.emplace_back("step", std::to_string(step));
+          a.emplace_back("batch_shape", bx.shape().to_string());
+        });
+        train_step(bx, by);
+      }
       ++step;
       if (step % k == 0) {
         group_open = false;

@@ -1,8 +1,12 @@
 #include "osprey/autograd/ops/common.h"
 
+#include "osprey/core/trace.h"
+
 namespace osprey::autograd::detail {
 
 void check_input(const Variable& v, const char* op, const char* name) {
+  // Every op checks its inputs first: the start of its forward span (make_variable ends it).
+  trace::mark_op_start();
   OSPREY_CHECK(v.defined(), "{}: {} is an undefined Variable", op, name);
 }
 

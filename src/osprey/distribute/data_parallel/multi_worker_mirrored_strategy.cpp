@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "osprey/comm/clock_sync.h"
 #include "osprey/core/error.h"
 #include "osprey/core/parallel.h"
 #include "osprey/distribute/data_parallel/mirrored_executor.h"
@@ -123,6 +124,20 @@ std::string MultiWorkerMirroredStrategy::describe() const {
       fmt::format("MultiWorkerMirroredStrategy(worker {} of {}", worker_rank(), num_workers());
   for (const Device& d : devices_) s += ", " + d.to_string();
   return s + ")";
+}
+
+train::Strategy::TraceClockOffset MultiWorkerMirroredStrategy::trace_clock_offset() const {
+  comm::Communicator* c = group_->outputs();
+  if (c == nullptr) return {};
+  const comm::ClockOffset o = comm::estimate_clock_offset(*c);
+  return {.offset_us = o.offset_us, .uncertainty_us = o.uncertainty_us};
+}
+
+std::vector<std::string> MultiWorkerMirroredStrategy::gather_on_chief(
+    const std::string& text) const {
+  comm::Communicator* c = group_->outputs();
+  if (c == nullptr) return {text};
+  return comm::gather_strings(*c, text);
 }
 
 std::unique_ptr<train::StepExecutor> MultiWorkerMirroredStrategy::make_executor(

@@ -68,6 +68,9 @@ class MultiWorkerMirroredStrategy final : public StrategyBase {
   // The workers' connection (its communicators are idle between steps: a program may use
   // outputs() for its own collectives then, e.g. to check or gather results).
   const std::shared_ptr<WorkerGroup>& worker_group() const noexcept { return group_; }
+  // Over the outputs communicator (comm/clock_sync.h), for the profiler.
+  TraceClockOffset trace_clock_offset() const override;
+  std::vector<std::string> gather_on_chief(const std::string& text) const override;
   // The gradient bucket size in use (measured or given).
   int64_t bucket_bytes() const noexcept { return bucket_bytes_; }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "osprey/core/trace.h"
 #include "osprey/tensor/allocator.h"
 #include "osprey/tensor/cpu/dnnl_info.h"
 
@@ -169,6 +170,8 @@ void DnnlOp::execute(std::initializer_list<void*> ptrs) const {
   constexpr size_t kMaxArgs = 24;  // an LSTM backward binds 19
   OSPREY_ASSERT(ptrs.size() == args_.size() && ptrs.size() < kMaxArgs,
                 "DnnlOp::execute: {} pointers for {} arguments", ptrs.size(), args_.size());
+  // The profiler shows which implementation oneDNN chose ("brg:avx512_core") on the op's span.
+  trace::annotate("kernel", [this] { return impl_; });
   dnnl_exec_arg_t exec[kMaxArgs + 1];
   dnnl::memory temps[kMaxArgs + 1];
   const bool mine = !busy_.exchange(true, std::memory_order_acquire);

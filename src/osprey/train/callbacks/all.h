@@ -14,4 +14,5 @@
 #include "osprey/train/callbacks/history_recorder.h"
 #include "osprey/train/callbacks/hparams.h"
 #include "osprey/train/callbacks/lr_callbacks.h"
+#include "osprey/train/callbacks/profiler.h"
 #include "osprey/train/callbacks/tensorboard.h"

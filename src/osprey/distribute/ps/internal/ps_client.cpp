@@ -11,6 +11,7 @@
 #include "osprey/comm/rpc/rpc.h"
 #include "osprey/core/error.h"
 #include "osprey/core/thread_sanitizer.h"
+#include "osprey/core/trace.h"
 #include "osprey/distribute/ps/internal/wire.h"
 
 namespace osprey::distribute::ps {
@@ -74,6 +75,19 @@ void PsClient::bind(ShardingPlan plan, std::vector<autograd::Variable> trainable
 template <class Request, class Reply, class Start>
 void PsClient::call_all(const char* method, const std::vector<Request>& requests,
                         std::vector<Reply>& replies, Start start) {
+  // The profiler's span of one round of RPCs to every parameter server: bytes sent, the peers.
+  trace::Span span(trace::Category::collective, method, [&](trace::Args& a) {
+    size_t bytes = 0;
+    for (const Request& r : requests) bytes += r.ByteSizeLong();
+    std::string peers;
+    for (int i = 0; i < num_ps(); ++i) {
+      if (!peers.empty()) peers += ", ";
+      peers += describe(i);
+    }
+    a.emplace_back("bytes", std::to_string(bytes));
+    a.emplace_back("peer", std::move(peers));
+    a.emplace_back("backend", "grpc");
+  });
   const auto deadline = Clock::now() + options_.timeout;
   std::vector<int> pending(static_cast<size_t>(num_ps()));
   for (int i = 0; i < num_ps(); ++i) pending[static_cast<size_t>(i)] = i;
@@ -121,6 +135,11 @@ void PsClient::call_all(const char* method, const std::vector<Request>& requests
       backoff = std::min(backoff * 2, std::chrono::milliseconds(1000));
     }
     pending = std::move(retry);
+  }
+  if (span.recording()) {
+    size_t bytes = 0;
+    for (const Reply& r : replies) bytes += r.ByteSizeLong();
+    span.add_arg("reply_bytes", std::to_string(bytes));
   }
 }
 
