@@ -99,7 +99,7 @@ void run(const TrainArgs& a, const CLI::App& cmd) {
     const train::ProfileSteps steps = as_usage_error([&] {
       return train::parse_profile_steps(a.profile_steps, "osprey train: --profile-steps");
     });
-    fit_callbacks.push_back(callbacks::Profiler(a.profile, {.steps = steps}));
+    fit_callbacks.push_back(callbacks::Profiler(a.profile, {.steps = steps, .verbose = true}));
   }
   std::shared_ptr<train::EarlyStopping> early_stopping;
   const std::string monitor = a.validation_split > 0 ? "val_loss" : "loss";

@@ -20,6 +20,17 @@ precision::DTypePolicy policy_from_option(const std::string& dtype, const std::s
                  precision::valid_policy_names());
   }
 }
+
+// The shapes a first call builds a layer for; an undefined input is an error naming the layer.
+std::vector<Shape> input_shapes_of(const std::vector<Variable>& xs, const std::string& layer) {
+  std::vector<Shape> shapes;
+  shapes.reserve(xs.size());
+  for (const Variable& x : xs) {
+    OSPREY_CHECK(x.defined(), "{}: received an undefined input", layer);
+    shapes.push_back(x.shape());
+  }
+  return shapes;
+}
 }  // namespace
 
 std::string to_snake_case(const std::string& class_name) {
@@ -99,14 +110,7 @@ Variable Layer::operator()(const std::vector<Variable>& xs, bool training) {
         a.emplace_back("input_shapes", std::move(shapes));
       },
       0);
-  if (!built_) {
-    std::vector<Shape> shapes;
-    for (const Variable& x : xs) {
-      OSPREY_CHECK(x.defined(), "{}: received an undefined input", name_);
-      shapes.push_back(x.shape());
-    }
-    build(shapes);
-  }
+  if (!built_) build(input_shapes_of(xs, name_));
   check_input_masks(xs);
   // Only mixed/16-bit layers pay for the copy of the inputs.
   if (needs_input_cast(xs)) return with_output_mask(xs, call(cast_inputs(xs), training));
@@ -135,14 +139,7 @@ std::vector<Variable> Layer::cast_inputs(const std::vector<Variable>& xs) const 
 std::vector<Variable> Layer::call_multi(const std::vector<Variable>& xs,
                                         const CallArgs<Variable>& args, bool training) {
   if (args.empty() && num_outputs() == 1) return {(*this)(xs, training)};
-  if (!built_) {
-    std::vector<Shape> shapes;
-    for (const Variable& x : xs) {
-      OSPREY_CHECK(x.defined(), "{}: received an undefined input", name_);
-      shapes.push_back(x.shape());
-    }
-    build(shapes);
-  }
+  if (!built_) build(input_shapes_of(xs, name_));
   for (const Variable& s : args.initial_state)
     OSPREY_CHECK(s.defined(), "{}: received an undefined initial_state", name_);
   check_input_masks(xs);

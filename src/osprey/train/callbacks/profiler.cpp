@@ -1,5 +1,7 @@
 #include "osprey/train/callbacks/profiler.h"
 
+#include <fmt/format.h>
+
 #include <charconv>
 #include <string>
 
@@ -65,6 +67,13 @@ void Profiler::on_train_batch_end(int64_t /*batch*/, const Logs& /*logs*/) {
 
 void Profiler::on_train_end(const Logs& /*logs*/) {
   if (recording_) close_window();  // fit ended inside the window: write what there is
+  // A window that never opened writes nothing; say so rather than leave the folder empty.
+  if (step_ < options_.steps.first && model().trainer().strategy().is_chief()) {
+    fmt::print(stderr,
+               "osprey: warning: the profiler recorded nothing: training ended after {} steps, "
+               "before step {} (steps count from 0 across epochs)\n",
+               step_, options_.steps.first);
+  }
 }
 
 void Profiler::open_window() {
@@ -106,6 +115,11 @@ void Profiler::close_window() {
   summary += "\nOps by layer\n";
   summary += io::format_summary_table(io::summarize_trace(session, {.by_layer = true}), table);
   io::atomic_write_file(log_dir_ / "summary.txt", summary);
+  if (options_.verbose) {
+    fmt::print("profile: steps {}-{} written to {} (open it in ui.perfetto.dev) and {}\n",
+               options_.steps.first, options_.steps.last, (log_dir_ / "trace.json").string(),
+               (log_dir_ / "summary.txt").string());
+  }
 }
 
 }  // namespace osprey::train

@@ -32,6 +32,7 @@ ProfileSteps parse_profile_steps(std::string_view text, std::string_view what);
 struct ProfilerOptions {
   ProfileSteps steps{};
   int summary_rows = 40;  // rows of summary.txt's tables
+  bool verbose = false;   // the chief prints where it wrote the files (osprey train --profile)
 };
 
 class Profiler : public Callback {

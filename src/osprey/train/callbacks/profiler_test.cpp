@@ -124,6 +124,27 @@ TEST(ProfilerTest, NothingIsRecordedOutsideTheWindowOrWithoutTheCallback) {
   EXPECT_TRUE(s.threads.empty());
 }
 
+TEST(ProfilerTest, AWindowTrainingNeverReachesWritesNothingAndSaysSo) {
+  nn::clear_session();
+  const fs::path dir = fs::temp_directory_path() / "osprey_profiler_never";
+  fs::remove_all(dir);
+  osprey::Model m = osprey::Sequential({layers::Dense(2)}, {.input_shape = {3}});
+  m.compile("sgd", "mse");
+  ::testing::internal::CaptureStderr();
+  m.fit(random_normal({8, 3}, {.seed = 1}), random_normal({8, 2}, {.seed = 2}),
+        {.batch_size = 4,
+         .epochs = 1,
+         .verbose = 0,
+         .callbacks = {callbacks::Profiler(dir, {.steps = {20, 30}})}});
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("osprey: warning: the profiler recorded nothing: training ended after 2 "
+                     "steps, before step 20 (steps count from 0 across epochs)"),
+            std::string::npos)
+      << err;
+  EXPECT_FALSE(fs::exists(dir / "trace.json"));
+  EXPECT_FALSE(trace::enabled());
+}
+
 TEST(ProfilerTest, BadStepRangesNameTheirSource) {
   EXPECT_EQ(testing::error_of<ValueError>([] {
               osprey::callbacks::Profiler("logs", {.steps = {30, 20}});
