@@ -126,9 +126,8 @@ Variable make_variable(Tensor value, const char* op, std::vector<Variable> input
   auto impl = std::make_shared<detail::VariableImpl>();
   impl->value = std::move(value);
   impl->requires_grad = true;
-  impl->grad_fn = std::make_shared<Node>(op, keep == KeepInputs::yes ? inputs : std::move(inputs),
-                                         std::move(backward));
-  if (keep == KeepInputs::yes) impl->kept_inputs = std::move(inputs);
+  if (keep == KeepInputs::yes) impl->kept_inputs = inputs;
+  impl->grad_fn = std::make_shared<Node>(op, std::move(inputs), std::move(backward));
   impl->grad_fn->output_ = impl;
   return Variable(std::move(impl));
 }
