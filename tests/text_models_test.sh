@@ -15,17 +15,7 @@ osprey=$(realpath "$1")  # absolute: one check runs from another folder
 text=$2
 tmp=$(mktemp -d)
 trap '[ -n "${KEEP:-}" ] || rm -rf "$tmp"' EXIT
-failures=0
-fail() { echo "FAIL: $*"; [ -f "$tmp/out" ] && tail -n 5 "$tmp/out"; failures=$((failures + 1)); }
-# expect CODE PATTERN LABEL -- ARGS...: osprey ARGS exits CODE and prints PATTERN (grep -F).
-expect() {
-  local code=$1 pattern=$2 label=$3
-  shift 4
-  "$osprey" "$@" >"$tmp/out" 2>&1
-  local rc=$?
-  [ "$rc" = "$code" ] || fail "$label: exit $rc, expected $code"
-  grep -qF -- "$pattern" "$tmp/out" || fail "$label: '$pattern' not in the output"
-}
+source "$(dirname "$0")/cli_expect.sh"
 small=(--block-size 32 --n-layer 2 --n-head 2 --n-embd 32 --epochs 2 --steps-per-epoch 40
   --batch-size 16 --lr 3e-3 --seed 3)
 

@@ -15,17 +15,7 @@ trap '[ -n "${KEEP:-}" ] || rm -rf "$tmp"' EXIT
 head -c 20000 "$2" >"$tmp/small.txt"
 text=$tmp/small.txt
 spaces=$(dirname "$0")/data
-failures=0
-fail() { echo "FAIL: $*"; [ -f "$tmp/out" ] && tail -n 5 "$tmp/out"; failures=$((failures + 1)); }
-# expect CODE PATTERN LABEL -- ARGS...: osprey ARGS exits CODE and prints PATTERN (grep -F).
-expect() {
-  local code=$1 pattern=$2 label=$3
-  shift 4
-  "$osprey" "$@" >"$tmp/out" 2>&1
-  local rc=$?
-  [ "$rc" = "$code" ] || fail "$label: exit $rc, expected $code"
-  grep -qF -- "$pattern" "$tmp/out" || fail "$label: '$pattern' not in the output"
-}
+source "$(dirname "$0")/cli_expect.sh"
 small=(--epochs 1 --train-samples 480 --val-samples 40 --block-size 32 --batch-size 16 --seed 3
   --directory "$tmp/studies")
 
